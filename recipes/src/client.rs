@@ -1,0 +1,508 @@
+//! The client API every recipe is written against: ZooKeeper's operations, results, errors and
+//! events, and the [`ZkClient`] trait that the simulator, the model checker and a real server
+//! each implement.
+//!
+//! The names and error codes are ZooKeeper's own, so that a trace reads like a ZooKeeper log.
+
+use std::fmt;
+use std::future::Future;
+
+use crate::machine::Outcome;
+
+/// A session id, as the server assigns it.
+pub type SessionId = i64;
+
+/// A ZooKeeper transaction id. Compare zxids by order, never by value: a real server and the
+/// simulated one number them differently.
+pub type Zxid = i64;
+
+/// How a znode is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CreateMode {
+    /// Lives until deleted.
+    Persistent,
+    /// Lives until deleted; the server appends a 10-digit sequence number to its name.
+    PersistentSequential,
+    /// Deleted when its session ends; cannot have children.
+    Ephemeral,
+    /// Ephemeral, with a server-assigned sequence number appended to its name.
+    EphemeralSequential,
+}
+
+impl CreateMode {
+    /// Whether the node dies with its session.
+    pub fn is_ephemeral(self) -> bool {
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
+    }
+
+    /// Whether the server appends a sequence number.
+    pub fn is_sequential(self) -> bool {
+        matches!(
+            self,
+            CreateMode::PersistentSequential | CreateMode::EphemeralSequential
+        )
+    }
+}
+
+/// The metadata of a znode, field for field as ZooKeeper reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Stat {
+    /// The zxid of the transaction that created the node.
+    pub czxid: Zxid,
+    /// The zxid of the transaction that last modified the node's data.
+    pub mzxid: Zxid,
+    /// The zxid of the transaction that last created or deleted a child.
+    pub pzxid: Zxid,
+    /// Creation time, milliseconds since the epoch (server clock).
+    pub ctime: i64,
+    /// Last modification time, milliseconds since the epoch (server clock).
+    pub mtime: i64,
+    /// Number of changes to the data.
+    pub version: i32,
+    /// The child version as the server reports it (`2 * child-creation counter - numChildren`).
+    pub cversion: i32,
+    /// Number of changes to the ACL.
+    pub aversion: i32,
+    /// The owning session of an ephemeral node, 0 for a persistent one.
+    pub ephemeral_owner: SessionId,
+    /// Length of the data in bytes.
+    pub data_length: i32,
+    /// Number of children.
+    pub num_children: i32,
+}
+
+/// ZooKeeper's error codes, with their numeric values from the wire protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ZkError {
+    /// A system error on the server (-1).
+    SystemError,
+    /// A state inside the server is inconsistent; also the code of multi ops after a failed one (-2).
+    RuntimeInconsistency,
+    /// Data inconsistency (-3).
+    DataInconsistency,
+    /// The connection to the server was lost; the operation may or may not have been applied (-4).
+    ConnectionLoss,
+    /// Error while marshalling or unmarshalling data (-5).
+    MarshallingError,
+    /// Operation is unimplemented (-6).
+    Unimplemented,
+    /// Operation timeout (-7).
+    OperationTimeout,
+    /// Invalid arguments, such as a malformed path (-8).
+    BadArguments,
+    /// A generic API error (-100).
+    ApiError,
+    /// The node does not exist (-101).
+    NoNode,
+    /// Not authenticated (-102).
+    NoAuth,
+    /// The expected version does not match (-103).
+    BadVersion,
+    /// Ephemeral nodes may not have children (-108).
+    NoChildrenForEphemerals,
+    /// The node already exists (-110).
+    NodeExists,
+    /// The node has children (-111).
+    NotEmpty,
+    /// The session has been expired by the server (-112).
+    SessionExpired,
+    /// Invalid callback (-113).
+    InvalidCallback,
+    /// Invalid ACL (-114).
+    InvalidAcl,
+    /// Client authentication failed (-115).
+    AuthFailed,
+    /// The session moved to another server (-118).
+    SessionMoved,
+    /// The client has been closed by the application; not a server code.
+    Closed,
+}
+
+impl ZkError {
+    /// The numeric code ZooKeeper uses on the wire (`KeeperException.Code`); `Closed` has none
+    /// and reports ZooKeeper's `-1` system error code.
+    pub fn code(self) -> i32 {
+        match self {
+            ZkError::SystemError | ZkError::Closed => -1,
+            ZkError::RuntimeInconsistency => -2,
+            ZkError::DataInconsistency => -3,
+            ZkError::ConnectionLoss => -4,
+            ZkError::MarshallingError => -5,
+            ZkError::Unimplemented => -6,
+            ZkError::OperationTimeout => -7,
+            ZkError::BadArguments => -8,
+            ZkError::ApiError => -100,
+            ZkError::NoNode => -101,
+            ZkError::NoAuth => -102,
+            ZkError::BadVersion => -103,
+            ZkError::NoChildrenForEphemerals => -108,
+            ZkError::NodeExists => -110,
+            ZkError::NotEmpty => -111,
+            ZkError::SessionExpired => -112,
+            ZkError::InvalidCallback => -113,
+            ZkError::InvalidAcl => -114,
+            ZkError::AuthFailed => -115,
+            ZkError::SessionMoved => -118,
+        }
+    }
+}
+
+impl fmt::Display for ZkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl std::error::Error for ZkError {}
+
+/// One ZooKeeper request. A machine's step names the op it wants sent; a client sends it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    /// Create a znode.
+    Create {
+        /// Path; for a sequential mode, the prefix the sequence number is appended to.
+        path: String,
+        /// Initial data.
+        data: Vec<u8>,
+        /// Persistent or ephemeral, sequential or not.
+        mode: CreateMode,
+    },
+    /// Delete a znode if its version matches (`-1` matches any).
+    Delete {
+        /// Path of the node.
+        path: String,
+        /// Expected data version, or -1.
+        version: i32,
+    },
+    /// Read a node's stat; with `watch`, leave a one-time watch whether or not the node exists.
+    Exists {
+        /// Path of the node.
+        path: String,
+        /// Leave a data watch (fires on create, delete or set_data).
+        watch: bool,
+    },
+    /// Read a node's data and stat; with `watch`, leave a one-time data watch if it exists.
+    GetData {
+        /// Path of the node.
+        path: String,
+        /// Leave a data watch.
+        watch: bool,
+    },
+    /// List a node's children (names, unordered); with `watch`, leave a one-time child watch.
+    GetChildren {
+        /// Path of the parent.
+        path: String,
+        /// Leave a child watch (fires when a child is created or deleted, or the node is deleted).
+        watch: bool,
+    },
+    /// Replace a node's data if its version matches (`-1` matches any).
+    SetData {
+        /// Path of the node.
+        path: String,
+        /// New data.
+        data: Vec<u8>,
+        /// Expected data version, or -1.
+        version: i32,
+    },
+    /// Fail unless the node exists at the version (`-1` matches any); only meaningful in a multi.
+    Check {
+        /// Path of the node.
+        path: String,
+        /// Expected data version, or -1.
+        version: i32,
+    },
+    /// Bring the server this session talks to up to date with the leader.
+    Sync {
+        /// Path the sync is for.
+        path: String,
+    },
+    /// Apply write ops (create, delete, set_data, check) all or nothing.
+    Multi(Vec<Op>),
+}
+
+impl Op {
+    /// Whether the op is a transaction: it costs a zxid even when it fails. A lone `Check` is a
+    /// read; inside a multi it is part of the transaction.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_)
+        )
+    }
+
+    /// The path the op names; a multi names its first op's path, or "/" when empty.
+    pub fn path(&self) -> &str {
+        match self {
+            Op::Create { path, .. }
+            | Op::Delete { path, .. }
+            | Op::Exists { path, .. }
+            | Op::GetData { path, .. }
+            | Op::GetChildren { path, .. }
+            | Op::SetData { path, .. }
+            | Op::Check { path, .. }
+            | Op::Sync { path } => path,
+            Op::Multi(ops) => ops.first().map_or("/", Op::path),
+        }
+    }
+}
+
+/// The successful result of an [`Op`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpResult {
+    /// The node was created under this name (with the sequence number, if sequential).
+    Created {
+        /// The actual path of the new node.
+        path: String,
+        /// Its stat right after creation.
+        stat: Stat,
+    },
+    /// The node was deleted.
+    Deleted,
+    /// The node's stat, or `None` when it does not exist.
+    Exists(Option<Stat>),
+    /// The node's data and stat.
+    Data {
+        /// The data.
+        data: Vec<u8>,
+        /// The stat.
+        stat: Stat,
+    },
+    /// The node's children (names only) and its stat.
+    Children {
+        /// Child names, in the order the server lists them (unspecified: sort by sequence).
+        children: Vec<String>,
+        /// The parent's stat.
+        stat: Stat,
+    },
+    /// The node's stat after set_data.
+    SetData(Stat),
+    /// The check held.
+    Checked,
+    /// The sync completed.
+    Synced,
+    /// An op of a failed multi that would have succeeded: ZooKeeper reports it as OK (code 0),
+    /// and it was rolled back with the rest.
+    RolledBack,
+    /// The per-op results of a multi: all `Ok` when it succeeded; otherwise the ops before the
+    /// failing one report `Ok`, the failing one its code and later ones `RuntimeInconsistency`.
+    Multi(Vec<Result<OpResult, ZkError>>),
+}
+
+/// The outcome of sending an op: its result or ZooKeeper's error code.
+pub type OpReply = Result<OpResult, ZkError>;
+
+/// The kind of change a watch reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// A node was created where an `exists` watch waited.
+    NodeCreated,
+    /// A watched node was deleted.
+    NodeDeleted,
+    /// A watched node's data was set.
+    NodeDataChanged,
+    /// A child of a watched node was created or deleted.
+    NodeChildrenChanged,
+}
+
+/// A fired one-time watch.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WatchedEvent {
+    /// What changed.
+    pub event_type: EventType,
+    /// The watched path.
+    pub path: String,
+}
+
+/// A change of the connection or session state, as the client library reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SessionEvent {
+    /// The connection is lost; the session may still be alive. Operations fail with ConnectionLoss.
+    Disconnected,
+    /// Connected (again) within the same session; watches still stand.
+    SyncConnected,
+    /// The server expired the session: its ephemeral nodes and watches are gone for good.
+    Expired,
+    /// The application closed the session.
+    Closed,
+}
+
+/// One item of a session's ordered event stream.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ZkEvent {
+    /// A watch fired.
+    Watch(WatchedEvent),
+    /// The connection or session changed state.
+    Session(SessionEvent),
+}
+
+/// A ZooKeeper session as a recipe sees it.
+///
+/// One primitive, [`ZkClient::call`], sends any [`Op`]; the named methods are conveniences over it.
+/// Events (fired watches and session state changes) arrive on one ordered stream per session: a
+/// client delivers a watch event before any reply that reflects the change behind it.
+pub trait ZkClient {
+    /// Sends one op and waits for its reply.
+    fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send;
+
+    /// Waits for the next event of this session; `None` once the session is closed and drained.
+    fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send;
+
+    /// Takes the next event that has already arrived, without waiting.
+    fn try_next_event(&self) -> Option<ZkEvent>;
+
+    /// The id of this session.
+    fn session_id(&self) -> SessionId;
+
+    /// Closes the session: its ephemeral nodes go at once and later calls fail with `Closed`.
+    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send;
+
+    /// Notes what the application learned from a recipe. The simulator writes it into its trace,
+    /// where the oracles read it; a client with no trace ignores it.
+    fn record(&self, _outcome: &Outcome) {}
+
+    /// Creates a node; returns its actual path.
+    fn create(
+        &self,
+        path: &str,
+        data: &[u8],
+        mode: CreateMode,
+    ) -> impl Future<Output = Result<(String, Stat), ZkError>> + Send {
+        let op = Op::Create {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            mode,
+        };
+        let reply = self.call(op);
+        async move {
+            match reply.await? {
+                OpResult::Created { path, stat } => Ok((path, stat)),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// Deletes a node if its version matches (`-1` for any).
+    fn delete(&self, path: &str, version: i32) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let reply = self.call(Op::Delete {
+            path: path.to_owned(),
+            version,
+        });
+        async move {
+            match reply.await? {
+                OpResult::Deleted => Ok(()),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// The node's stat, or `None`; with `watch`, leaves a one-time watch either way.
+    fn exists(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> impl Future<Output = Result<Option<Stat>, ZkError>> + Send {
+        let reply = self.call(Op::Exists {
+            path: path.to_owned(),
+            watch,
+        });
+        async move {
+            match reply.await? {
+                OpResult::Exists(stat) => Ok(stat),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// The node's data and stat; with `watch`, leaves a one-time data watch.
+    fn get_data(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat), ZkError>> + Send {
+        let reply = self.call(Op::GetData {
+            path: path.to_owned(),
+            watch,
+        });
+        async move {
+            match reply.await? {
+                OpResult::Data { data, stat } => Ok((data, stat)),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// The node's children (unordered); with `watch`, leaves a one-time child watch.
+    fn get_children(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> impl Future<Output = Result<Vec<String>, ZkError>> + Send {
+        let reply = self.call(Op::GetChildren {
+            path: path.to_owned(),
+            watch,
+        });
+        async move {
+            match reply.await? {
+                OpResult::Children { children, .. } => Ok(children),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// Replaces the node's data if its version matches (`-1` for any); returns the new stat.
+    fn set_data(
+        &self,
+        path: &str,
+        data: &[u8],
+        version: i32,
+    ) -> impl Future<Output = Result<Stat, ZkError>> + Send {
+        let op = Op::SetData {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            version,
+        };
+        let reply = self.call(op);
+        async move {
+            match reply.await? {
+                OpResult::SetData(stat) => Ok(stat),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// Waits until the server this session talks to has caught up with the leader.
+    fn sync(&self, path: &str) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let reply = self.call(Op::Sync {
+            path: path.to_owned(),
+        });
+        async move {
+            match reply.await? {
+                OpResult::Synced => Ok(()),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// Applies the ops all or nothing; see [`OpResult::Multi`] for the per-op results.
+    fn multi(
+        &self,
+        ops: Vec<Op>,
+    ) -> impl Future<Output = Result<Vec<Result<OpResult, ZkError>>, ZkError>> + Send {
+        let reply = self.call(Op::Multi(ops));
+        async move {
+            match reply.await? {
+                OpResult::Multi(results) => Ok(results),
+                other => Err(unexpected(other)),
+            }
+        }
+    }
+}
+
+/// A reply of the wrong shape means the client implementation is broken, not the server:
+/// reported as ZooKeeper's marshalling error rather than a panic.
+fn unexpected(_: OpResult) -> ZkError {
+    ZkError::MarshallingError
+}

@@ -1,0 +1,11 @@
+//! zklab's recipes: ZooKeeper coordination recipes written once as pure state machines.
+//!
+//! [`client`] is the API a recipe talks to. [`machine`] is the sans-IO pattern: a recipe is a
+//! [`machine::Recipe`] that turns inputs (replies, watch events, session events, application
+//! requests) into steps (send this op, wait, done), and one async driver runs any machine over any
+//! [`client::ZkClient`]. The same machine runs in the simulator, in the model checker and against
+//! a real ZooKeeper.
+
+pub mod client;
+pub mod lock;
+pub mod machine;

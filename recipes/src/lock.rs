@@ -1,0 +1,505 @@
+//! The exclusive lock of ZooKeeper's recipes document, fault-tolerant.
+//!
+//! Each contender creates an ephemeral sequential node `<dir>/<guid>-lock-<seq>`. The lowest
+//! sequence holds the lock; every other contender watches only its immediate predecessor with
+//! `exists`, and lists the children again whenever that predecessor is gone (so one deletion wakes
+//! one waiter). The guid makes a lost create reply survivable: after ConnectionLoss on create, the
+//! contender lists the children and adopts the node that carries its guid instead of creating a
+//! second one. A disconnected holder is suspended (it may already have lost the lock), an expired
+//! one has lost it. The fencing token is the lock node's czxid.
+//!
+//! ```no_run
+//! # async fn demo(client: &impl zklab_recipes::client::ZkClient) -> Result<(), zklab_recipes::lock::LockError> {
+//! use zklab_recipes::lock::Lock;
+//! let mut guard = Lock::new("/locks/orders").acquire(client).await?;
+//! if guard.is_safe().await {
+//!     // present guard.token() to the protected resource
+//! }
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+
+use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient};
+use crate::client::{WatchedEvent, ZkError, ZkEvent};
+use crate::machine::{Action, Driver, Input, Outcome, Recipe, Step};
+
+/// The marker between a contender's guid and the server's sequence number.
+const LOCK_MARKER: &str = "-lock-";
+
+/// Which lock protocol a machine follows. Only [`LockVariant::Correct`] is fit for use: the
+/// others are known bugs of real lock implementations, kept so the simulator and the model checker
+/// can show they catch them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockVariant {
+    /// The recipe as documented.
+    #[default]
+    Correct,
+    /// After ConnectionLoss on create, create again without looking for the guid: a lost create
+    /// reply leaves an orphan node that blocks everyone until the session ends.
+    BlindRetry,
+    /// Every waiter watches the lock node's children: each deletion wakes them all.
+    Herd,
+}
+
+/// The request an application makes of a held lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LockRequest {
+    /// Let go of the lock.
+    Release,
+}
+
+/// Where the lock machine is in the protocol.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    /// Not started.
+    Idle,
+    /// The create of the contender node is in flight.
+    Creating,
+    /// The lock directory is missing: creating its ancestors, this many path components deep.
+    CreatingParent(usize),
+    /// After ConnectionLoss on create: listing the children to find the node with our guid.
+    FindingOwnNode,
+    /// Reading the stat of an adopted node, for its czxid.
+    ReadingToken,
+    /// Listing the children to see who is first.
+    Listing,
+    /// Watching the predecessor (the exists is in flight, or set and waiting).
+    Watching {
+        /// The predecessor's child name.
+        predecessor: String,
+    },
+    /// (Herd variant) waiting for any change to the lock directory's children.
+    WatchingChildren,
+    /// Holding the lock.
+    Held,
+    /// The delete of our node is in flight.
+    Releasing,
+    /// Finished.
+    Done,
+}
+
+/// The lock protocol as a pure state machine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LockMachine {
+    dir: String,
+    guid: String,
+    variant: LockVariant,
+    phase: Phase,
+    /// The op in flight, to send again after ConnectionLoss where that is safe.
+    in_flight: Option<Op>,
+    /// Our node's full path, once known.
+    node: Option<String>,
+    token: i64,
+    /// The predecessor went while a reply was still outstanding: list again when it comes.
+    relist: bool,
+    /// Held but disconnected.
+    suspended: bool,
+}
+
+impl LockMachine {
+    /// A machine contending for the lock at `dir`, naming its node with `guid` (unique per
+    /// contender and stable for its session: the session id serves).
+    pub fn new(dir: &str, guid: String, variant: LockVariant) -> Self {
+        LockMachine {
+            dir: dir.to_owned(),
+            guid,
+            variant,
+            phase: Phase::Idle,
+            in_flight: None,
+            node: None,
+            token: 0,
+            relist: false,
+            suspended: false,
+        }
+    }
+
+    /// The guid a session's contender uses: its session id, so a reconnect finds its own node.
+    pub fn guid_for(session: SessionId) -> String {
+        format!("{session:016x}")
+    }
+
+    /// Whether the machine currently holds the lock (suspended or not).
+    pub fn holds(&self) -> bool {
+        self.phase == Phase::Held
+    }
+
+    /// Whether the machine is waiting for its predecessor to go.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.phase, Phase::Watching { .. } | Phase::WatchingChildren)
+            && self.in_flight.is_none()
+    }
+
+    /// The path of the contender node, once created or adopted.
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    fn send(&mut self, phase: Phase, op: Op) -> Step {
+        self.phase = phase;
+        self.in_flight = Some(op.clone());
+        Step::send(op)
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Step {
+        self.phase = Phase::Done;
+        self.in_flight = None;
+        Step::done(outcome)
+    }
+
+    fn create(&mut self) -> Step {
+        let op = Op::Create {
+            path: format!("{}/{}{}", self.dir, self.guid, LOCK_MARKER),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        self.send(Phase::Creating, op)
+    }
+
+    fn list(&mut self) -> Step {
+        self.relist = false;
+        let watch = self.variant == LockVariant::Herd;
+        self.send(
+            Phase::Listing,
+            Op::GetChildren {
+                path: self.dir.clone(),
+                watch,
+            },
+        )
+    }
+
+    /// Creates the `depth`-th ancestor of the lock directory (1 = the top component).
+    fn create_parent(&mut self, depth: usize) -> Step {
+        let end = self
+            .dir
+            .match_indices('/')
+            .nth(depth)
+            .map_or(self.dir.len(), |(i, _)| i);
+        let op = Op::Create {
+            path: self.dir[..end].to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        self.send(Phase::CreatingParent(depth), op)
+    }
+
+    fn on_reply(&mut self, reply: Result<OpResult, ZkError>) -> Step {
+        let sent = self.in_flight.take();
+        let phase = std::mem::replace(&mut self.phase, Phase::Done);
+        match (phase, reply) {
+            (
+                Phase::Releasing,
+                Ok(OpResult::Deleted) | Err(ZkError::NoNode | ZkError::SessionExpired),
+            ) => {
+                self.phase = Phase::Done;
+                Step {
+                    action: Action::Done,
+                    outcome: None,
+                }
+            }
+            (_, Err(ZkError::SessionExpired)) => self.finish(Outcome::Lost),
+            (Phase::Creating, Err(ZkError::ConnectionLoss)) => match self.variant {
+                LockVariant::BlindRetry => self.create(),
+                _ => self.send(
+                    Phase::FindingOwnNode,
+                    Op::GetChildren {
+                        path: self.dir.clone(),
+                        watch: false,
+                    },
+                ),
+            },
+            // Reads and the release are idempotent: after ConnectionLoss, ask again. The client
+            // holds the op until it has reconnected.
+            (phase, Err(ZkError::ConnectionLoss)) if phase != Phase::Creating => match sent {
+                Some(op) => self.send(phase, op),
+                None => self.finish(Outcome::Failed(ZkError::ConnectionLoss)),
+            },
+            (Phase::Creating, Ok(OpResult::Created { path, stat })) => {
+                self.node = Some(path);
+                self.token = stat.czxid;
+                self.list()
+            }
+            (Phase::Creating, Err(ZkError::NoNode)) => self.create_parent(1),
+            (Phase::CreatingParent(depth), Ok(_) | Err(ZkError::NodeExists)) => {
+                if depth >= self.dir.matches('/').count() {
+                    self.create()
+                } else {
+                    self.create_parent(depth + 1)
+                }
+            }
+            (Phase::FindingOwnNode, Ok(OpResult::Children { children, .. })) => {
+                match children
+                    .iter()
+                    .find(|c| c.starts_with(&self.guid) && c.contains(LOCK_MARKER))
+                {
+                    Some(own) => {
+                        let path = format!("{}/{}", self.dir, own);
+                        self.node = Some(path.clone());
+                        self.send(Phase::ReadingToken, Op::Exists { path, watch: false })
+                    }
+                    None => self.create(),
+                }
+            }
+            (Phase::ReadingToken, Ok(OpResult::Exists(Some(stat)))) => {
+                self.token = stat.czxid;
+                self.list()
+            }
+            (Phase::ReadingToken, Ok(OpResult::Exists(None))) => self.create(),
+            (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.on_children(children),
+            (Phase::Watching { predecessor }, Ok(OpResult::Exists(stat))) => {
+                if stat.is_none() || self.relist {
+                    self.list()
+                } else {
+                    self.phase = Phase::Watching { predecessor };
+                    Step::wait()
+                }
+            }
+            (_, Err(error)) => self.finish(Outcome::Failed(error)),
+            (_, Ok(_)) => self.finish(Outcome::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    /// Decides from a listing: first in line holds the lock; anyone else watches its predecessor.
+    fn on_children(&mut self, children: Vec<String>) -> Step {
+        let mut contenders: Vec<(i64, String)> = children
+            .into_iter()
+            .filter_map(|name| sequence_of(&name).map(|seq| (seq, name)))
+            .collect();
+        contenders.sort();
+        let own = self
+            .node
+            .as_deref()
+            .and_then(|n| n.rsplit('/').next())
+            .unwrap_or_default();
+        let Some(position) = contenders.iter().position(|(_, name)| name == own) else {
+            // Our node is gone (its session ended under us and a new one began): contend anew.
+            return self.create();
+        };
+        if position == 0 {
+            self.phase = Phase::Held;
+            return Step::wait().telling(Outcome::Acquired { token: self.token });
+        }
+        if self.variant == LockVariant::Herd {
+            self.phase = Phase::WatchingChildren;
+            return Step::wait();
+        }
+        let predecessor = contenders[position - 1].1.clone();
+        let path = format!("{}/{}", self.dir, predecessor);
+        self.send(
+            Phase::Watching { predecessor },
+            Op::Exists { path, watch: true },
+        )
+    }
+
+    fn on_watch(&mut self, event: WatchedEvent) -> Step {
+        let wakes = match &self.phase {
+            Phase::Watching { predecessor } => {
+                event.event_type == EventType::NodeDeleted
+                    && event
+                        .path
+                        .strip_prefix(self.dir.as_str())
+                        .and_then(|p| p.strip_prefix('/'))
+                        == Some(predecessor.as_str())
+            }
+            Phase::WatchingChildren => {
+                event.event_type == EventType::NodeChildrenChanged && event.path == self.dir
+            }
+            _ => false,
+        };
+        if !wakes {
+            return Step::wait();
+        }
+        if self.in_flight.is_some() {
+            self.relist = true;
+            Step::wait()
+        } else {
+            self.list()
+        }
+    }
+
+    fn on_session(&mut self, event: SessionEvent) -> Step {
+        match event {
+            SessionEvent::Expired | SessionEvent::Closed if self.phase == Phase::Releasing => {
+                self.phase = Phase::Done;
+                self.in_flight = None;
+                Step {
+                    action: Action::Done,
+                    outcome: None,
+                }
+            }
+            SessionEvent::Expired | SessionEvent::Closed => self.finish(Outcome::Lost),
+            SessionEvent::Disconnected if self.phase == Phase::Held && !self.suspended => {
+                self.suspended = true;
+                Step::wait().telling(Outcome::Suspended)
+            }
+            SessionEvent::SyncConnected if self.phase == Phase::Held && self.suspended => {
+                self.suspended = false;
+                Step::wait().telling(Outcome::Resumed)
+            }
+            _ => Step::wait(),
+        }
+    }
+}
+
+impl Recipe for LockMachine {
+    type Request = LockRequest;
+
+    fn step(&mut self, input: Input<LockRequest>) -> Step {
+        match input {
+            _ if self.phase == Phase::Done => Step {
+                action: Action::Done,
+                outcome: None,
+            },
+            Input::Start if self.phase == Phase::Idle => self.create(),
+            Input::Start => Step::wait(),
+            Input::Reply(reply) => self.on_reply(reply),
+            Input::Event(ZkEvent::Watch(event)) => self.on_watch(event),
+            Input::Event(ZkEvent::Session(event)) => self.on_session(event),
+            // The application stops using the lock the moment it asks to release: from here the
+            // delete only cleans up, retried through ConnectionLoss.
+            Input::App(LockRequest::Release) if self.phase == Phase::Held => {
+                let path = self.node.clone().unwrap_or_default();
+                self.send(Phase::Releasing, Op::Delete { path, version: -1 })
+                    .telling(Outcome::Released)
+            }
+            Input::App(LockRequest::Release) => Step::wait(),
+        }
+    }
+}
+
+/// The server's sequence number of a contender node, or `None` for a foreign child.
+fn sequence_of(name: &str) -> Option<i64> {
+    let (_, sequence) = name.rsplit_once(LOCK_MARKER)?;
+    sequence.parse::<i32>().ok().map(i64::from)
+}
+
+/// Why a lock could not be acquired or released cleanly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockError {
+    /// The session expired (or was closed) before the lock was acquired, or while it was held.
+    SessionLost,
+    /// ZooKeeper answered with an error the recipe cannot handle.
+    Zk(ZkError),
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LockError::SessionLost => write!(f, "the session ended before the lock was released"),
+            LockError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
+        }
+    }
+}
+
+impl std::error::Error for LockError {}
+
+/// An exclusive lock at a directory path, such as `/locks/orders`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lock {
+    dir: String,
+    variant: LockVariant,
+}
+
+impl Lock {
+    /// The lock whose contender nodes live under `dir` (created if missing).
+    pub fn new(dir: &str) -> Self {
+        Lock {
+            dir: dir.to_owned(),
+            variant: LockVariant::Correct,
+        }
+    }
+
+    /// The same lock following a known-broken protocol, for testing the harness itself.
+    pub fn with_variant(mut self, variant: LockVariant) -> Self {
+        self.variant = variant;
+        self
+    }
+
+    /// The machine this lock runs for a session.
+    pub fn machine(&self, session: SessionId) -> LockMachine {
+        LockMachine::new(&self.dir, LockMachine::guid_for(session), self.variant)
+    }
+
+    /// Waits until this session holds the lock.
+    pub async fn acquire<'c, C: ZkClient>(
+        &self,
+        client: &'c C,
+    ) -> Result<LockGuard<'c, C>, LockError> {
+        let mut driver = Driver::new(client, self.machine(client.session_id()));
+        let mut outcomes = driver.feed(Input::Start).await;
+        loop {
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Acquired { token } => {
+                        return Ok(LockGuard {
+                            driver,
+                            token,
+                            safe: true,
+                        })
+                    }
+                    Outcome::Lost => return Err(LockError::SessionLost),
+                    Outcome::Failed(error) => return Err(LockError::Zk(error)),
+                    Outcome::Suspended | Outcome::Resumed | Outcome::Released => {}
+                }
+            }
+            if driver.is_done() {
+                return Err(LockError::SessionLost);
+            }
+            outcomes = driver.feed_next_event().await;
+        }
+    }
+}
+
+/// A held lock. It does not release on drop (release needs the network): call
+/// [`LockGuard::release`]; a dropped guard's node goes when its session ends.
+#[derive(Debug)]
+pub struct LockGuard<'c, C> {
+    driver: Driver<'c, C, LockMachine>,
+    token: i64,
+    safe: bool,
+}
+
+impl<C: ZkClient> LockGuard<'_, C> {
+    /// The fencing token: present it to the protected resource, which must refuse any token lower
+    /// than one it has already seen.
+    pub fn token(&self) -> i64 {
+        self.token
+    }
+
+    /// Takes in the session events that have arrived and says whether the lock can still be
+    /// trusted: false while disconnected (suspended) and for good once the session expired.
+    pub async fn is_safe(&mut self) -> bool {
+        for outcome in self.driver.feed_arrived_events().await {
+            self.safe = matches!(outcome, Outcome::Resumed | Outcome::Acquired { .. });
+        }
+        self.safe && self.driver.machine().holds()
+    }
+
+    /// Releases the lock, retrying the delete through ConnectionLoss. Fails with `SessionLost`
+    /// if the session ended before the release was asked for (the lock was already gone).
+    pub async fn release(mut self) -> Result<(), LockError> {
+        self.driver.feed_arrived_events().await;
+        if self.driver.is_done() {
+            return Err(LockError::SessionLost);
+        }
+        let mut outcomes = self.driver.feed(Input::App(LockRequest::Release)).await;
+        let mut result = Ok(());
+        loop {
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Lost => result = Err(LockError::SessionLost),
+                    Outcome::Failed(error) => result = Err(LockError::Zk(error)),
+                    Outcome::Acquired { .. }
+                    | Outcome::Suspended
+                    | Outcome::Resumed
+                    | Outcome::Released => {}
+                }
+            }
+            if self.driver.is_done() {
+                return result;
+            }
+            outcomes = self.driver.feed_next_event().await;
+        }
+    }
+}

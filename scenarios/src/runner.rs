@@ -1,0 +1,310 @@
+//! The seeded runner: one madsim runtime per seed, the scenario's clients on their own nodes,
+//! the faults of the plan, and every oracle over the resulting trace.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::channel::mpsc;
+use futures::{FutureExt, StreamExt};
+use madsim::runtime::Runtime;
+use zklab_recipes::client::ZkClient;
+use zklab_sim::client::SimClient;
+use zklab_sim::ensemble::{SimConfig, SimZk};
+use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates};
+use zklab_sim::trace::{ClientId, Trace, TraceEvent};
+
+use crate::oracle::{self, Violation, ViolationKind};
+use crate::resource::FencedResource;
+use crate::scenario::{ClientContext, Scenario};
+
+/// How a scenario runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOptions {
+    /// Number of clients.
+    pub clients: u32,
+    /// Rounds of work per client.
+    pub rounds: u32,
+    /// Which faults, how often.
+    pub faults: FaultRates,
+    /// Every client must finish within this much sim time.
+    pub time_bound: Duration,
+    /// The simulated service's timing.
+    pub sim: SimConfig,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            clients: 5,
+            rounds: 10,
+            faults: FaultRates::all(),
+            time_bound: Duration::from_secs(600),
+            sim: SimConfig::default(),
+        }
+    }
+}
+
+/// Everything one seed produced.
+#[derive(Clone, Debug)]
+pub struct SeedReport {
+    /// The seed.
+    pub seed: u64,
+    /// The whole story.
+    pub trace: Trace,
+    /// The faults injected.
+    pub faults: FaultCounts,
+    /// Every property broken, earliest first.
+    pub violations: Vec<Violation>,
+    /// The most sessions one deletion woke.
+    pub max_wakeups_per_deletion: usize,
+}
+
+/// What happened inside the simulation, before the oracles read the trace.
+struct Run {
+    violations: Vec<Violation>,
+}
+
+/// Runs one seed of a scenario.
+pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) -> SeedReport {
+    let service: Arc<Mutex<Option<SimZk>>> = Arc::default();
+    let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
+    let slot = service.clone();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        runtime.block_on(simulate(scenario, options.clone(), slot))
+    }));
+    drop(runtime);
+    let zk = service
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    let (trace, faults) = zk.map(|zk| zk.report()).unwrap_or_default();
+    let mut violations = match outcome {
+        Ok(run) => run.violations,
+        Err(panic) => {
+            let message = panic_message(&panic);
+            let at = trace
+                .entries()
+                .last()
+                .map_or(Duration::ZERO, |entry| entry.at);
+            let kind = if message.contains("all tasks will block forever") {
+                ViolationKind::Deadlock
+            } else {
+                ViolationKind::Panic
+            };
+            vec![Violation { kind, at, message }]
+        }
+    };
+    violations.extend(oracle::mutual_exclusion(&trace));
+    violations.extend(oracle::fencing(&trace));
+    violations.extend(oracle::no_failures(&trace));
+    violations.extend(oracle::wait_for_cycle(&trace));
+    let (max_wakeups_per_deletion, herd) = oracle::herd(&trace, 1);
+    violations.extend(herd);
+    violations.sort_by_key(|violation| violation.at);
+    SeedReport {
+        seed,
+        trace,
+        faults,
+        violations,
+        max_wakeups_per_deletion,
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "the simulation panicked".to_owned()
+    }
+}
+
+async fn simulate(
+    scenario: &'static Scenario,
+    options: RunOptions,
+    slot: Arc<Mutex<Option<SimZk>>>,
+) -> Run {
+    let zk = SimZk::start(
+        options.sim.clone(),
+        FaultPlan::random(options.faults.clone()),
+    );
+    *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
+    let resource = FencedResource::new(zk.clone());
+    let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
+    let handle = madsim::runtime::Handle::current();
+    for client in 0..options.clients {
+        let node = handle.create_node().name(format!("c{client}")).build();
+        zk.add_process(client, node.id());
+        let context = ClientContext {
+            zk: zk.clone(),
+            client,
+            rounds: options.rounds,
+            resource: resource.clone(),
+        };
+        let (zk, done_tx, workload) = (zk.clone(), done_tx.clone(), scenario.workload);
+        node.spawn(async move {
+            let session = workload(context).await;
+            zk.record(TraceEvent::Finished { client });
+            let _ = done_tx.unbounded_send((client, session));
+        });
+    }
+
+    let mut violations = Vec::new();
+    let mut finished: BTreeMap<ClientId, Option<SimClient>> = BTreeMap::new();
+    let start = madsim::time::Instant::now();
+    loop {
+        let pending: Vec<ClientId> = (0..options.clients)
+            .filter(|c| !finished.contains_key(c) && !zk.is_crashed(*c))
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        if start.elapsed() >= options.time_bound {
+            let names: Vec<String> = pending.iter().map(|c| format!("c{c}")).collect();
+            let message = format!(
+                "{} did not finish within {:?} of sim time (deadlocked or starved)",
+                names.join(", "),
+                options.time_bound
+            );
+            violations.push(Violation {
+                kind: ViolationKind::Liveness,
+                at: start.elapsed(),
+                message,
+            });
+            return Run { violations };
+        }
+        futures::select_biased! {
+            done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
+            _ = madsim::time::sleep(Duration::from_secs(1)).fuse() => {}
+        }
+    }
+
+    zk.stop_faults();
+    if (0..options.clients).any(|c| zk.is_crashed(c)) {
+        // A crashed client's session lives until the server expires it.
+        madsim::time::sleep(options.sim.session_timeout + Duration::from_secs(1)).await;
+    }
+    violations.extend(orphans(
+        &zk,
+        scenario.root,
+        "every client finished",
+        start.elapsed(),
+    ));
+    for session in finished.into_values().flatten() {
+        let _ = madsim::time::timeout(Duration::from_secs(60), session.close()).await;
+    }
+    if violations.is_empty() {
+        violations.extend(orphans(
+            &zk,
+            scenario.root,
+            "every session closed",
+            start.elapsed(),
+        ));
+    }
+    Run { violations }
+}
+
+/// The recipe nodes left under `root`, as a violation.
+fn orphans(zk: &SimZk, root: &str, when: &str, at: Duration) -> Option<Violation> {
+    let left = zk.with_server(|server| {
+        let children = server.children(root).unwrap_or_default();
+        children
+            .into_iter()
+            .map(|child| {
+                let path = format!("{root}/{child}");
+                let owner = server
+                    .node(&path)
+                    .map_or(0, |(_, stat)| stat.ephemeral_owner);
+                format!("{path} (owner s{owner})")
+            })
+            .collect::<Vec<_>>()
+    });
+    (!left.is_empty()).then(|| Violation {
+        kind: ViolationKind::Orphan,
+        at,
+        message: format!("{} left after {when}: {}", left.len(), left.join(", ")),
+    })
+}
+
+/// The result of running many seeds.
+#[derive(Clone, Debug)]
+pub struct SweepReport {
+    /// How many seeds ran.
+    pub seeds: u64,
+    /// Each failing seed with its first violation, by seed.
+    pub failures: Vec<(u64, Violation)>,
+    /// The faults injected across all seeds.
+    pub faults: FaultCounts,
+    /// The most sessions one deletion woke, across all seeds.
+    pub max_wakeups_per_deletion: usize,
+    /// Wall time of the sweep.
+    pub elapsed: Duration,
+}
+
+impl SweepReport {
+    /// Seeds per second of wall time.
+    pub fn seeds_per_sec(&self) -> f64 {
+        self.seeds as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed
+/// with the seeds done and the failures so far.
+pub fn sweep(
+    scenario: &'static Scenario,
+    first: u64,
+    count: u64,
+    options: &RunOptions,
+    threads: usize,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> SweepReport {
+    let started = Instant::now();
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
+    let merged = Mutex::new(SweepReport {
+        seeds: count,
+        failures: Vec::new(),
+        faults: FaultCounts::default(),
+        max_wakeups_per_deletion: 0,
+        elapsed: Duration::ZERO,
+    });
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    break;
+                }
+                let seed = first.wrapping_add(index);
+                let report = run_seed(scenario, seed, options);
+                let mut merged = merged
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                merged.faults.merge(&report.faults);
+                merged.max_wakeups_per_deletion = merged
+                    .max_wakeups_per_deletion
+                    .max(report.max_wakeups_per_deletion);
+                if let Some(violation) = report.violations.into_iter().next() {
+                    merged.failures.push((seed, violation));
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+                drop(merged);
+                progress(
+                    done.fetch_add(1, Ordering::Relaxed) + 1,
+                    failed.load(Ordering::Relaxed),
+                );
+            });
+        }
+    });
+    let mut report = merged
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    report.failures.sort_by_key(|(seed, _)| *seed);
+    report.elapsed = started.elapsed();
+    report
+}

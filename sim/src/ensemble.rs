@@ -1,0 +1,1047 @@
+//! The simulated ZooKeeper service under madsim: the pure server, the wire between it and every
+//! client, the server's session tracker, and the fault injector.
+//!
+//! The wire is one queue of deliveries ordered by (sim time, sequence). A message's delivery time
+//! is never earlier than the previous one of the same session in the same direction, so each
+//! session is FIFO while sessions overtake each other. One pump task delivers; it runs on the
+//! supervisor node, so pausing or killing a client process never stops the server.
+//!
+//! Connection state is kept as the client library keeps it: `Connected`, `Disconnected` (ops wait
+//! for the reconnect), `Expired` or `Closed`. A broken connection fails the ops in flight with
+//! ConnectionLoss; watch events in flight are held and delivered after the reconnect, as
+//! ZooKeeper's watch re-registration does.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures::channel::{mpsc, oneshot};
+use madsim::rand::{thread_rng, GlobalRng, Rng};
+use madsim::task::NodeId;
+use madsim::time::{Instant, Sleep, TimeHandle};
+use zklab_recipes::client::{EventType, Op, OpReply, SessionEvent, SessionId};
+use zklab_recipes::client::{ZkError, ZkEvent};
+
+use crate::client::SimClient;
+use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
+use crate::server::{Notification, Server};
+use crate::trace::{ClientId, OpText, Trace, TraceEvent};
+
+/// Timing of the simulated service, in ZooKeeper's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimConfig {
+    /// The negotiated session timeout. Clients ping at a third of it and declare the connection
+    /// lost after two thirds without hearing from the server; the server expires a session it has
+    /// not heard from for the whole of it.
+    pub session_timeout: Duration,
+    /// The range of a session's base one-way latency (drawn once per session, so sessions overtake
+    /// each other).
+    pub latency: (Duration, Duration),
+    /// Extra per-message jitter, at most.
+    pub jitter: Duration,
+    /// The range of the pause before a client tries to reconnect.
+    pub reconnect_delay: (Duration, Duration),
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            session_timeout: Duration::from_secs(6),
+            latency: (Duration::from_millis(1), Duration::from_millis(5)),
+            jitter: Duration::from_millis(1),
+            reconnect_delay: (Duration::from_millis(10), Duration::from_millis(200)),
+        }
+    }
+}
+
+/// What a session's client library believes about its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConnState {
+    Connected,
+    Disconnected,
+    Expired,
+    Closed,
+}
+
+/// What travels from a client to the server.
+#[derive(Debug)]
+enum Request {
+    Op { id: u64, op: Op },
+    Ping,
+    Close { id: u64 },
+}
+
+/// What travels from the server to a client.
+#[derive(Debug)]
+enum Response {
+    Reply { id: u64, reply: OpReply },
+    Pong,
+    Watch(Notification, i64, bool),
+}
+
+/// One entry of the wire or the server's timers.
+#[derive(Debug)]
+enum Delivery {
+    ToServer {
+        session: SessionId,
+        epoch: u64,
+        request: Request,
+    },
+    ToClient {
+        session: SessionId,
+        epoch: u64,
+        response: Response,
+    },
+    ExpiryCheck {
+        session: SessionId,
+    },
+}
+
+/// One session's connection, both ends.
+struct Conn {
+    client: ClientId,
+    state: ConnState,
+    /// Bumped on every break: deliveries of an older connection are dropped.
+    epoch: u64,
+    /// Ops sent on the current connection, awaiting replies.
+    pending: BTreeMap<u64, oneshot::Sender<OpReply>>,
+    /// Ops issued while disconnected, sent once reconnected.
+    held_ops: Vec<(u64, Request, oneshot::Sender<OpReply>)>,
+    /// Watch events that could not be delivered while disconnected.
+    held_events: Vec<(Notification, i64, bool)>,
+    events: mpsc::UnboundedSender<ZkEvent>,
+    heartbeat: mpsc::UnboundedSender<()>,
+    base_latency: Duration,
+    to_server_floor: Duration,
+    to_client_floor: Duration,
+    server_heard: Duration,
+    client_heard: Duration,
+    client_sent: Duration,
+    partitioned_until: Duration,
+    next_id: u64,
+}
+
+/// One simulated client process.
+struct Process {
+    node: NodeId,
+    session: Option<SessionId>,
+    crashed: bool,
+    /// Scripted message faults waiting for this client's next request.
+    armed: Vec<FaultKind>,
+}
+
+struct World {
+    /// The runtime's clock and generator, held once: looking them up per call is costly.
+    clock: TimeHandle,
+    rng: GlobalRng,
+    /// The clock's reading when the service started: trace times count from here.
+    origin: Duration,
+    server: Server,
+    config: SimConfig,
+    plan: FaultPlan,
+    trace: Trace,
+    counts: FaultCounts,
+    start: Instant,
+    wire: BTreeMap<(Duration, u64), Delivery>,
+    next_seq: u64,
+    pump: Option<Waker>,
+    conns: BTreeMap<SessionId, Conn>,
+    processes: BTreeMap<ClientId, Process>,
+    faults_stopped: bool,
+}
+
+/// The simulated ZooKeeper service. Cheap to clone; every clone is the same service.
+#[derive(Clone)]
+pub struct SimZk {
+    world: Arc<Mutex<World>>,
+}
+
+impl SimZk {
+    /// Starts the service on the current (supervisor) node of a madsim runtime: the wire's pump
+    /// and the fault injector begin running.
+    pub fn start(config: SimConfig, plan: FaultPlan) -> Self {
+        let clock = TimeHandle::current();
+        let (origin, start) = (clock.elapsed(), clock.now_instant());
+        let world = World {
+            origin,
+            start,
+            clock,
+            rng: thread_rng(),
+            server: Server::new(),
+            config,
+            plan,
+            trace: Trace::new(),
+            counts: FaultCounts::default(),
+            wire: BTreeMap::new(),
+            next_seq: 0,
+            pump: None,
+            conns: BTreeMap::new(),
+            processes: BTreeMap::new(),
+            faults_stopped: false,
+        };
+        let zk = SimZk {
+            world: Arc::new(Mutex::new(world)),
+        };
+        madsim::task::spawn(zk.clone().pump());
+        madsim::task::spawn(zk.clone().inject_faults());
+        zk
+    }
+
+    fn lock(&self) -> MutexGuard<'_, World> {
+        self.world
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Registers a client process running on `node`; faults that strike processes act on it.
+    pub fn add_process(&self, client: ClientId, node: NodeId) {
+        let process = Process {
+            node,
+            session: None,
+            crashed: false,
+            armed: Vec::new(),
+        };
+        self.lock().processes.insert(client, process);
+    }
+
+    /// Opens a new session for `client`. Call it from a task on the client's own node: the
+    /// session's heartbeat runs there, so pausing the process stops its pings.
+    pub fn connect(&self, client: ClientId) -> SimClient {
+        let (events_tx, events_rx) = mpsc::unbounded();
+        let (beat_tx, beat_rx) = mpsc::unbounded();
+        let session = {
+            let mut w = self.lock();
+            let now = w.now();
+            let session = w.server.open_session();
+            let (low, high) = w.config.latency;
+            let base_latency = w.rng.gen_range(low..=high);
+            let conn = Conn {
+                client,
+                state: ConnState::Connected,
+                epoch: 0,
+                pending: BTreeMap::new(),
+                held_ops: Vec::new(),
+                held_events: Vec::new(),
+                events: events_tx,
+                heartbeat: beat_tx,
+                base_latency,
+                to_server_floor: now,
+                to_client_floor: now,
+                server_heard: now,
+                client_heard: now,
+                client_sent: now,
+                partitioned_until: Duration::ZERO,
+                next_id: 0,
+            };
+            w.conns.insert(session, conn);
+            if let Some(process) = w.processes.get_mut(&client) {
+                process.session = Some(session);
+            }
+            w.trace
+                .push(now, TraceEvent::SessionOpened { client, session });
+            let timeout = w.config.session_timeout;
+            w.schedule(now + timeout, Delivery::ExpiryCheck { session });
+            session
+        };
+        madsim::task::spawn(self.clone().heartbeat(session, beat_rx));
+        SimClient::new(self.clone(), client, session, events_rx)
+    }
+
+    /// Sends an op for a session and waits for its reply (see [`SimClient`]).
+    pub(crate) async fn call(&self, session: SessionId, op: Op) -> OpReply {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut w = self.lock();
+            let now = w.now();
+            let Some(conn) = w.conns.get_mut(&session) else {
+                return Err(ZkError::SessionExpired);
+            };
+            let client = conn.client;
+            conn.next_id += 1;
+            let id = conn.next_id;
+            let state = conn.state;
+            w.trace.push(
+                now,
+                TraceEvent::Request {
+                    client,
+                    session,
+                    op: op.clone(),
+                },
+            );
+            let refused = match state {
+                ConnState::Connected => {
+                    w.send_to_server(session, Request::Op { id, op });
+                    w.conn(session).pending.insert(id, tx);
+                    None
+                }
+                ConnState::Disconnected => {
+                    w.conn(session)
+                        .held_ops
+                        .push((id, Request::Op { id, op }, tx));
+                    None
+                }
+                ConnState::Expired => Some(ZkError::SessionExpired),
+                ConnState::Closed => Some(ZkError::Closed),
+            };
+            if let Some(error) = refused {
+                w.trace.push(
+                    now,
+                    TraceEvent::Reply {
+                        client,
+                        session,
+                        reply: Err(error),
+                    },
+                );
+                return Err(error);
+            }
+        }
+        rx.await.unwrap_or(Err(ZkError::ConnectionLoss))
+    }
+
+    /// Closes a session: the server ends it and its ephemerals go.
+    pub(crate) async fn close(&self, session: SessionId) -> Result<(), ZkError> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut w = self.lock();
+            let Some(conn) = w.conns.get_mut(&session) else {
+                return Err(ZkError::SessionExpired);
+            };
+            conn.next_id += 1;
+            let id = conn.next_id;
+            match conn.state {
+                ConnState::Connected => {
+                    w.send_to_server(session, Request::Close { id });
+                    w.conn(session).pending.insert(id, tx);
+                }
+                ConnState::Disconnected => {
+                    w.conn(session)
+                        .held_ops
+                        .push((id, Request::Close { id }, tx));
+                }
+                ConnState::Expired => return Err(ZkError::SessionExpired),
+                ConnState::Closed => return Ok(()),
+            }
+        }
+        rx.await.unwrap_or(Err(ZkError::ConnectionLoss)).map(|_| ())
+    }
+
+    /// Appends an event to the trace at the current sim time.
+    pub fn record(&self, event: TraceEvent) {
+        let mut w = self.lock();
+        let now = w.now();
+        w.trace.push(now, event);
+    }
+
+    /// Stops injecting faults (the workload is over; what follows is the clean-up check).
+    pub fn stop_faults(&self) {
+        self.lock().faults_stopped = true;
+    }
+
+    /// Whether a fault killed the client's process.
+    pub fn is_crashed(&self, client: ClientId) -> bool {
+        self.lock()
+            .processes
+            .get(&client)
+            .is_some_and(|p| p.crashed)
+    }
+
+    /// Reads the server's state.
+    pub fn with_server<T>(&self, read: impl FnOnce(&Server) -> T) -> T {
+        read(&self.lock().server)
+    }
+
+    /// The trace so far and the faults injected.
+    pub fn report(&self) -> (Trace, FaultCounts) {
+        let w = self.lock();
+        (w.trace.clone(), w.counts)
+    }
+
+    /// Delivers the wire's messages in order, forever.
+    async fn pump(self) {
+        loop {
+            NextDelivery {
+                zk: &self,
+                sleep: None,
+            }
+            .await;
+            let mut w = self.lock();
+            let now = w.now();
+            while let Some(entry) = w.wire.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                let delivery = entry.remove();
+                w.deliver(delivery);
+            }
+        }
+    }
+
+    /// Keeps a session's connection alive from the client's side: pings when idle, declares the
+    /// connection lost when the server has been silent too long, and reconnects.
+    async fn heartbeat(self, session: SessionId, mut signal: mpsc::UnboundedReceiver<()>) {
+        use futures::{FutureExt, StreamExt};
+        loop {
+            let wake_at = {
+                let mut w = self.lock();
+                let now = w.now();
+                let third = w.config.session_timeout / 3;
+                let (low, high) = w.config.reconnect_delay;
+                let conn = w.conn(session);
+                let wake_at = match conn.state {
+                    ConnState::Connected => {
+                        (conn.client_sent + third).min(conn.client_heard + 2 * third)
+                    }
+                    ConnState::Disconnected => now + w.rng.gen_range(low..=high),
+                    ConnState::Expired | ConnState::Closed => return,
+                };
+                w.sleep_until(wake_at)
+            };
+            futures::select_biased! {
+                _ = signal.next() => continue,
+                _ = wake_at.fuse() => {}
+            }
+            let mut w = self.lock();
+            let now = w.now();
+            let third = w.config.session_timeout / 3;
+            let conn = w.conn(session);
+            match conn.state {
+                ConnState::Connected if now >= conn.client_heard + 2 * third => {
+                    w.disconnect(session)
+                }
+                ConnState::Connected if now >= conn.client_sent + third => {
+                    w.send_to_server(session, Request::Ping);
+                }
+                ConnState::Disconnected => w.reconnect(session),
+                _ => {}
+            }
+        }
+    }
+
+    /// Draws and injects the process and session faults of the plan, and its scripted faults.
+    async fn inject_faults(self) {
+        let (mut script, total_rate) = {
+            let w = self.lock();
+            let mut script = w.plan.script.clone();
+            script.sort_by_key(|fault| std::cmp::Reverse(fault.at));
+            let rate: f64 = FaultKind::ALL
+                .iter()
+                .map(|&k| w.plan.rates.per_second(k))
+                .sum();
+            (script, rate)
+        };
+        let mut rng = self.lock().rng.clone();
+        let mut next_random = draw_interval(&mut rng, total_rate);
+        loop {
+            let next_scripted = script.last().map(|fault| fault.at);
+            let (at, scripted) = match (next_scripted, next_random) {
+                (Some(s), Some(r)) if s <= r => (s, true),
+                (_, Some(r)) => (r, false),
+                (Some(s), None) => (s, true),
+                (None, None) => return,
+            };
+            let sleep = self.lock().sleep_until(at);
+            sleep.await;
+            if self.lock().faults_stopped {
+                return;
+            }
+            let fault = if scripted {
+                script.pop()
+            } else {
+                next_random = next_random
+                    .zip(draw_interval(&mut rng, total_rate))
+                    .map(|(a, b)| a + b);
+                self.draw_fault(total_rate)
+            };
+            if let Some(fault) = fault {
+                self.inject(fault);
+            }
+        }
+    }
+
+    /// Picks a kind by rate, a live client and a duration.
+    fn draw_fault(&self, total_rate: f64) -> Option<ScriptedFault> {
+        let w = self.lock();
+        let mut rng = w.rng.clone();
+        let mut pick = rng.gen_range(0.0..total_rate);
+        let kind = FaultKind::ALL.into_iter().find(|&kind| {
+            pick -= w.plan.rates.per_second(kind);
+            pick < 0.0 && w.plan.rates.per_second(kind) > 0.0
+        })?;
+        let live: Vec<ClientId> = w
+            .processes
+            .iter()
+            .filter(|(_, p)| !p.crashed)
+            .map(|(&c, _)| c)
+            .collect();
+        if live.is_empty() {
+            return None;
+        }
+        let client = live[rng.gen_range(0..live.len())];
+        let timeout = w.config.session_timeout;
+        let duration = rng.gen_range(timeout / 3..=timeout * 2);
+        Some(ScriptedFault {
+            at: w.now(),
+            kind,
+            client,
+            duration,
+        })
+    }
+
+    fn inject(&self, fault: ScriptedFault) {
+        let ScriptedFault {
+            kind,
+            client,
+            duration,
+            ..
+        } = fault;
+        let mut w = self.lock();
+        let Some(process) = w.processes.get_mut(&client) else {
+            return;
+        };
+        if process.crashed {
+            return;
+        }
+        let (node, session) = (process.node, process.session);
+        let detail = match kind {
+            FaultKind::ConnectionLoss
+            | FaultKind::LostReply
+            | FaultKind::LostCreateReply
+            | FaultKind::Reorder => {
+                process.armed.push(kind);
+                return;
+            }
+            FaultKind::SessionExpiry => {
+                let Some(session) = session.filter(|&s| w.server.session_alive(s)) else {
+                    return;
+                };
+                w.expire(session);
+                format!("server expires s{session}")
+            }
+            FaultKind::Partition => {
+                let Some(session) = session else { return };
+                let until = w.now() + duration;
+                w.conn(session).partitioned_until = until;
+                format!("s{session} cut off for {duration:?}")
+            }
+            FaultKind::Pause => {
+                madsim::runtime::Handle::current().pause(node);
+                madsim::task::spawn(async move {
+                    madsim::time::sleep(duration).await;
+                    madsim::runtime::Handle::current().resume(node);
+                });
+                format!("process paused for {duration:?}")
+            }
+            FaultKind::Crash => {
+                madsim::runtime::Handle::current().kill(node);
+                if let Some(process) = w.processes.get_mut(&client) {
+                    process.crashed = true;
+                }
+                "process killed".to_owned()
+            }
+        };
+        w.fault(kind, client, detail);
+    }
+}
+
+/// The time to the next random fault, or `None` when the rate is zero.
+fn draw_interval(rng: &mut GlobalRng, rate_per_second: f64) -> Option<Duration> {
+    if rate_per_second <= 0.0 {
+        return None;
+    }
+    let uniform: f64 = rng.gen_range(f64::EPSILON..1.0);
+    Some(Duration::from_secs_f64(-uniform.ln() / rate_per_second))
+}
+
+/// Resolves when the wire's first delivery is due; re-arms its timer when an earlier one arrives.
+struct NextDelivery<'a> {
+    zk: &'a SimZk,
+    sleep: Option<(Duration, Pin<Box<Sleep>>)>,
+}
+
+impl Future for NextDelivery<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut w = self.zk.lock();
+        let now = w.now();
+        let first = w.wire.keys().next().map(|&(at, _)| at);
+        if first.is_some_and(|at| at <= now) {
+            return Poll::Ready(());
+        }
+        w.pump = Some(cx.waker().clone());
+        let Some(due) = first else {
+            drop(w);
+            self.sleep = None;
+            return Poll::Pending;
+        };
+        if self.sleep.as_ref().is_none_or(|(at, _)| *at != due) {
+            let sleep = Box::pin(w.sleep_until(due));
+            drop(w);
+            self.sleep = Some((due, sleep));
+        } else {
+            drop(w);
+        }
+        match self.sleep.as_mut() {
+            Some((_, sleep)) => sleep.as_mut().poll(cx),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl World {
+    fn now(&self) -> Duration {
+        self.clock.elapsed().saturating_sub(self.origin)
+    }
+
+    /// A timer for `at` on the service's clock.
+    fn sleep_until(&self, at: Duration) -> Sleep {
+        self.clock.sleep_until(self.start + at)
+    }
+
+    fn conn(&mut self, session: SessionId) -> &mut Conn {
+        self.conns
+            .get_mut(&session)
+            .expect("every session the wire names has a connection")
+    }
+
+    fn fault(&mut self, kind: FaultKind, client: ClientId, detail: String) {
+        self.counts.add(kind);
+        let now = self.now();
+        self.trace.push(
+            now,
+            TraceEvent::Fault {
+                kind,
+                client,
+                detail,
+            },
+        );
+    }
+
+    fn schedule(&mut self, at: Duration, delivery: Delivery) {
+        self.next_seq += 1;
+        let first = self.wire.keys().next().is_none_or(|&(due, _)| at < due);
+        self.wire.insert((at, self.next_seq), delivery);
+        if first {
+            if let Some(waker) = self.pump.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    /// The delivery time of a message: latency plus jitter (plus a reorder hold-up, perhaps),
+    /// never before the session's previous message in the same direction, never inside a
+    /// partition.
+    fn arrival(&mut self, session: SessionId, to_server: bool) -> Duration {
+        let now = self.now();
+        let mut rng = self.rng.clone();
+        let jitter = rng.gen_range(Duration::ZERO..=self.config.jitter);
+        let mut delay = self.conn(session).base_latency + jitter;
+        let client = self.conn(session).client;
+        let armed = self.take_armed(client, |kind| kind == FaultKind::Reorder);
+        if armed || rng.gen_bool(self.plan.rates.reorder) {
+            let hold = rng.gen_range(Duration::ZERO..=self.plan.rates.reorder_delay);
+            delay += hold;
+            self.fault(
+                FaultKind::Reorder,
+                client,
+                format!("s{session} message held {hold:?}"),
+            );
+        }
+        let conn = self.conn(session);
+        let floor = if to_server {
+            &mut conn.to_server_floor
+        } else {
+            &mut conn.to_client_floor
+        };
+        let at = (now + delay)
+            .max(*floor + Duration::from_nanos(1))
+            .max(conn.partitioned_until);
+        *floor = at;
+        at
+    }
+
+    /// Takes the first armed scripted fault of a client that `wanted` accepts.
+    fn take_armed(&mut self, client: ClientId, wanted: impl Fn(FaultKind) -> bool) -> bool {
+        let Some(process) = self.processes.get_mut(&client) else {
+            return false;
+        };
+        match process.armed.iter().position(|&kind| wanted(kind)) {
+            Some(i) => {
+                process.armed.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn send_to_server(&mut self, session: SessionId, request: Request) {
+        let at = self.arrival(session, true);
+        let now = self.now();
+        let conn = self.conn(session);
+        conn.client_sent = now.max(conn.client_sent);
+        let epoch = conn.epoch;
+        self.schedule(
+            at,
+            Delivery::ToServer {
+                session,
+                epoch,
+                request,
+            },
+        );
+    }
+
+    fn send_to_client(&mut self, session: SessionId, response: Response) {
+        if !self.conns.contains_key(&session) {
+            return;
+        }
+        let at = self.arrival(session, false);
+        let epoch = self.conn(session).epoch;
+        self.schedule(
+            at,
+            Delivery::ToClient {
+                session,
+                epoch,
+                response,
+            },
+        );
+    }
+
+    fn deliver(&mut self, delivery: Delivery) {
+        let now = self.now();
+        match delivery {
+            Delivery::ExpiryCheck { session } => {
+                if !self.server.session_alive(session) {
+                    return;
+                }
+                let deadline = self.conn(session).server_heard + self.config.session_timeout;
+                if now >= deadline {
+                    self.expire(session);
+                } else {
+                    self.schedule(deadline, Delivery::ExpiryCheck { session });
+                }
+            }
+            Delivery::ToServer {
+                session,
+                epoch,
+                request,
+            } => {
+                let conn = self.conn(session);
+                if conn.partitioned_until > now {
+                    let at = conn.partitioned_until;
+                    self.schedule(
+                        at,
+                        Delivery::ToServer {
+                            session,
+                            epoch,
+                            request,
+                        },
+                    );
+                    return;
+                }
+                if conn.epoch != epoch || conn.state != ConnState::Connected {
+                    return;
+                }
+                conn.server_heard = now;
+                self.serve(session, request);
+            }
+            Delivery::ToClient {
+                session,
+                epoch,
+                response,
+            } => {
+                let conn = self.conn(session);
+                if conn.partitioned_until > now {
+                    let at = conn.partitioned_until;
+                    self.schedule(
+                        at,
+                        Delivery::ToClient {
+                            session,
+                            epoch,
+                            response,
+                        },
+                    );
+                    return;
+                }
+                match response {
+                    Response::Watch(notification, zxid, deletion) => {
+                        self.deliver_watch(session, notification, zxid, deletion);
+                    }
+                    _ if conn.epoch != epoch || conn.state != ConnState::Connected => {}
+                    Response::Pong => conn.client_heard = now,
+                    Response::Reply { id, reply } => {
+                        conn.client_heard = now;
+                        let client = conn.client;
+                        if let Some(waiter) = conn.pending.remove(&id) {
+                            self.trace.push(
+                                now,
+                                TraceEvent::Reply {
+                                    client,
+                                    session,
+                                    reply: reply.clone(),
+                                },
+                            );
+                            let _ = waiter.send(reply);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The server handles one request from a connected session.
+    fn serve(&mut self, session: SessionId, request: Request) {
+        let now = self.now();
+        let client = self.conn(session).client;
+        match request {
+            Request::Ping => self.send_to_client(session, Response::Pong),
+            Request::Close { id } => {
+                self.end_session(session, false);
+                let conn = self.conn(session);
+                conn.state = ConnState::Closed;
+                if let Some(waiter) = conn.pending.remove(&id) {
+                    // closeSession has no result of its own; the caller only waits for it.
+                    let _ = waiter.send(Ok(zklab_recipes::client::OpResult::Synced));
+                }
+                let _ = conn
+                    .events
+                    .unbounded_send(ZkEvent::Session(SessionEvent::Closed));
+                conn.events.close_channel();
+                self.trace.push(
+                    now,
+                    TraceEvent::Session {
+                        client,
+                        session,
+                        event: SessionEvent::Closed,
+                    },
+                );
+            }
+            Request::Op { id, op } => {
+                let is_create = matches!(op, Op::Create { .. });
+                let drop_before = self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
+                    || self.rng.gen_bool(self.plan.rates.connection_loss);
+                if drop_before {
+                    let detail = format!("before apply: {}", OpText(&op));
+                    self.fault(FaultKind::ConnectionLoss, client, detail);
+                    self.disconnect(session);
+                    return;
+                }
+                let applied = self.server.apply(session, &op, now.as_millis() as i64);
+                let (zxid, reply) = (applied.zxid, applied.reply.clone());
+                self.notify(applied.notifications, zxid);
+                let (kind, rate) = if is_create {
+                    (
+                        FaultKind::LostCreateReply,
+                        self.plan.rates.lost_create_reply,
+                    )
+                } else {
+                    (FaultKind::LostReply, self.plan.rates.lost_reply)
+                };
+                let lost = self.take_armed(client, |k| k == kind || k == FaultKind::LostReply)
+                    || self.rng.gen_bool(rate);
+                let detail = lost.then(|| format!("reply lost after apply: {}", OpText(&op)));
+                self.trace.push(
+                    now,
+                    TraceEvent::Applied {
+                        client,
+                        session,
+                        zxid,
+                        op,
+                        reply: reply.clone(),
+                    },
+                );
+                if let Some(detail) = detail {
+                    if kind == FaultKind::LostCreateReply {
+                        self.counts.add(FaultKind::LostReply);
+                    }
+                    self.fault(kind, client, detail);
+                    self.disconnect(session);
+                    return;
+                }
+                self.send_to_client(session, Response::Reply { id, reply });
+            }
+        }
+    }
+
+    /// Sends fired watches to their sessions; `zxid` is the change behind them.
+    fn notify(&mut self, notifications: Vec<Notification>, zxid: i64) {
+        let deleted: BTreeSet<String> = notifications
+            .iter()
+            .filter(|n| n.event.event_type == EventType::NodeDeleted)
+            .map(|n| n.cause.clone())
+            .collect();
+        for notification in notifications {
+            let deletion = deleted.contains(&notification.cause)
+                || self.server.node(&notification.cause).is_none();
+            let session = notification.session;
+            self.send_to_client(session, Response::Watch(notification, zxid, deletion));
+        }
+    }
+
+    fn deliver_watch(
+        &mut self,
+        session: SessionId,
+        notification: Notification,
+        zxid: i64,
+        deletion: bool,
+    ) {
+        let now = self.now();
+        let conn = self.conn(session);
+        match conn.state {
+            ConnState::Connected => {
+                let client = conn.client;
+                let event = notification.event.clone();
+                let _ = conn.events.unbounded_send(ZkEvent::Watch(event.clone()));
+                let cause = notification.cause;
+                self.trace.push(
+                    now,
+                    TraceEvent::Watch {
+                        client,
+                        session,
+                        event,
+                        zxid,
+                        cause,
+                        deletion,
+                    },
+                );
+            }
+            ConnState::Disconnected => conn.held_events.push((notification, zxid, deletion)),
+            ConnState::Expired | ConnState::Closed => {}
+        }
+    }
+
+    /// The server ends a session; `expired` tells expiry from close.
+    fn end_session(&mut self, session: SessionId, expired: bool) {
+        let now = self.now();
+        let Some(ended) = self.server.end_session(session, now.as_millis() as i64) else {
+            return;
+        };
+        let client = self.conn(session).client;
+        let deleted = ended.deleted.clone();
+        self.trace.push(
+            now,
+            TraceEvent::SessionEnded {
+                client,
+                session,
+                expired,
+                deleted,
+            },
+        );
+        self.notify(ended.notifications, ended.zxid);
+    }
+
+    /// The server expires a session and drops its connection; the client learns on contact.
+    fn expire(&mut self, session: SessionId) {
+        self.end_session(session, true);
+        let now = self.now();
+        if self.conn(session).partitioned_until <= now {
+            self.disconnect(session);
+        }
+    }
+
+    /// The connection breaks: ops in flight fail with ConnectionLoss, the client sees
+    /// Disconnected, and its heartbeat starts reconnecting.
+    fn disconnect(&mut self, session: SessionId) {
+        let now = self.now();
+        let conn = self.conn(session);
+        if conn.state != ConnState::Connected {
+            return;
+        }
+        conn.state = ConnState::Disconnected;
+        conn.epoch += 1;
+        let client = conn.client;
+        let pending = std::mem::take(&mut conn.pending);
+        let _ = conn
+            .events
+            .unbounded_send(ZkEvent::Session(SessionEvent::Disconnected));
+        let _ = conn.heartbeat.unbounded_send(());
+        for (_, waiter) in pending {
+            let reply = Err(ZkError::ConnectionLoss);
+            self.trace.push(
+                now,
+                TraceEvent::Reply {
+                    client,
+                    session,
+                    reply: reply.clone(),
+                },
+            );
+            let _ = waiter.send(reply);
+        }
+        let event = SessionEvent::Disconnected;
+        self.trace.push(
+            now,
+            TraceEvent::Session {
+                client,
+                session,
+                event,
+            },
+        );
+    }
+
+    /// A disconnected client tries again: within its session it resumes (held watch events
+    /// first, then held ops); past it, it learns the session expired.
+    fn reconnect(&mut self, session: SessionId) {
+        let now = self.now();
+        let alive = self.server.session_alive(session);
+        let conn = self.conn(session);
+        if conn.state != ConnState::Disconnected || conn.partitioned_until > now {
+            return;
+        }
+        let client = conn.client;
+        if !alive {
+            conn.state = ConnState::Expired;
+            conn.held_events.clear();
+            let _ = conn
+                .events
+                .unbounded_send(ZkEvent::Session(SessionEvent::Expired));
+            conn.events.close_channel();
+            let held = std::mem::take(&mut conn.held_ops);
+            self.trace.push(
+                now,
+                TraceEvent::Session {
+                    client,
+                    session,
+                    event: SessionEvent::Expired,
+                },
+            );
+            for (_, _, waiter) in held {
+                let reply = Err(ZkError::SessionExpired);
+                self.trace.push(
+                    now,
+                    TraceEvent::Reply {
+                        client,
+                        session,
+                        reply: reply.clone(),
+                    },
+                );
+                let _ = waiter.send(reply);
+            }
+            return;
+        }
+        conn.state = ConnState::Connected;
+        conn.client_heard = now;
+        conn.server_heard = now;
+        let _ = conn
+            .events
+            .unbounded_send(ZkEvent::Session(SessionEvent::SyncConnected));
+        let held_events = std::mem::take(&mut conn.held_events);
+        let held_ops = std::mem::take(&mut conn.held_ops);
+        self.trace.push(
+            now,
+            TraceEvent::Session {
+                client,
+                session,
+                event: SessionEvent::SyncConnected,
+            },
+        );
+        for (notification, zxid, deletion) in held_events {
+            self.deliver_watch(session, notification, zxid, deletion);
+        }
+        for (id, request, waiter) in held_ops {
+            self.send_to_server(session, request);
+            self.conn(session).pending.insert(id, waiter);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Faults: what can go wrong between a client and ZooKeeper, by rate or by script.
+//!
+//! Every draw comes from madsim's seeded generator, so a seed fixes every fault; every injected
+//! fault is written to the trace.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::trace::ClientId;
+
+/// A kind of fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// The connection drops before the op reaches the server: it is never applied.
+    ConnectionLoss,
+    /// The op is applied but the connection drops before its reply arrives.
+    LostReply,
+    /// A create is applied but its reply is lost: the node exists and the client does not know
+    /// its name. The classic case, with its own rate.
+    LostCreateReply,
+    /// The server expires the session: ephemerals deleted, other sessions' watches fire.
+    SessionExpiry,
+    /// A message is held up, so the server's order differs from send order (per-session FIFO kept).
+    Reorder,
+    /// No traffic to or from one client for a while; past the session timeout its session expires.
+    Partition,
+    /// The client process stops (a GC pause) and cannot notice its session expiring.
+    Pause,
+    /// The client process dies; its session lives on until the server expires it.
+    Crash,
+}
+
+impl FaultKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [FaultKind; 8] = [
+        FaultKind::ConnectionLoss,
+        FaultKind::LostReply,
+        FaultKind::LostCreateReply,
+        FaultKind::SessionExpiry,
+        FaultKind::Reorder,
+        FaultKind::Partition,
+        FaultKind::Pause,
+        FaultKind::Crash,
+    ];
+
+    /// The kind's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::ConnectionLoss => "connection-loss",
+            FaultKind::LostReply => "lost-reply",
+            FaultKind::LostCreateReply => "lost-create-reply",
+            FaultKind::SessionExpiry => "session-expiry",
+            FaultKind::Reorder => "reorder",
+            FaultKind::Partition => "partition",
+            FaultKind::Pause => "pause",
+            FaultKind::Crash => "crash",
+        }
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FaultKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        FaultKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown fault kind `{s}`; known kinds: {}",
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// How often each fault strikes when faults are drawn at random.
+///
+/// Message faults are probabilities per message; process and session faults are expected
+/// occurrences per second of sim time across the whole run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultRates {
+    /// Per request: the connection drops before the server applies it.
+    pub connection_loss: f64,
+    /// Per non-create request: applied, reply lost.
+    pub lost_reply: f64,
+    /// Per create request: applied, reply lost.
+    pub lost_create_reply: f64,
+    /// Per message: held up by [`FaultRates::reorder_delay`] at most.
+    pub reorder: f64,
+    /// The longest hold-up of a reordered message.
+    pub reorder_delay: Duration,
+    /// Per second: the server expires a random client's session.
+    pub session_expiry: f64,
+    /// Per second: a random client is cut off for a while.
+    pub partition: f64,
+    /// Per second: a random client's process pauses for a while.
+    pub pause: f64,
+    /// Per second: a random client's process dies.
+    pub crash: f64,
+}
+
+impl FaultRates {
+    /// No faults at all.
+    pub fn none() -> Self {
+        FaultRates {
+            connection_loss: 0.0,
+            lost_reply: 0.0,
+            lost_create_reply: 0.0,
+            reorder: 0.0,
+            reorder_delay: Duration::from_millis(50),
+            session_expiry: 0.0,
+            partition: 0.0,
+            pause: 0.0,
+            crash: 0.0,
+        }
+    }
+
+    /// Every kind at its default rate: frequent enough that a sweep of a few hundred seeds
+    /// meets each of them, rare enough that clients still finish their work.
+    pub fn all() -> Self {
+        FaultRates::none().with_all(&FaultKind::ALL)
+    }
+
+    /// These rates with the given kinds switched on at their default rate.
+    pub fn with_all(mut self, kinds: &[FaultKind]) -> Self {
+        for kind in kinds {
+            match kind {
+                FaultKind::ConnectionLoss => self.connection_loss = 0.01,
+                FaultKind::LostReply => self.lost_reply = 0.01,
+                FaultKind::LostCreateReply => self.lost_create_reply = 0.03,
+                FaultKind::Reorder => self.reorder = 0.02,
+                FaultKind::SessionExpiry => self.session_expiry = 0.02,
+                FaultKind::Partition => self.partition = 0.02,
+                FaultKind::Pause => self.pause = 0.02,
+                FaultKind::Crash => self.crash = 0.005,
+            }
+        }
+        self
+    }
+
+    /// Parses `none`, `all` or a comma-separated list of kinds.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        match spec {
+            "none" => Ok(FaultRates::none()),
+            "all" => Ok(FaultRates::all()),
+            list => {
+                let kinds = list
+                    .split(',')
+                    .map(|name| name.trim().parse::<FaultKind>())
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(FaultRates::none().with_all(&kinds))
+            }
+        }
+    }
+
+    /// The per-second rate of a process or session fault.
+    pub(crate) fn per_second(&self, kind: FaultKind) -> f64 {
+        match kind {
+            FaultKind::SessionExpiry => self.session_expiry,
+            FaultKind::Partition => self.partition,
+            FaultKind::Pause => self.pause,
+            FaultKind::Crash => self.crash,
+            _ => 0.0,
+        }
+    }
+}
+
+/// A fault at a fixed time, for a scripted run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedFault {
+    /// Sim time since the run began.
+    pub at: Duration,
+    /// Which kind; message kinds strike the client's next request.
+    pub kind: FaultKind,
+    /// Which client.
+    pub client: ClientId,
+    /// How long a partition or pause lasts.
+    pub duration: Duration,
+}
+
+/// What faults a run gets: random draws at these rates, plus any scripted ones.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultPlan {
+    /// The random rates.
+    pub rates: FaultRates,
+    /// Faults at fixed times.
+    pub script: Vec<ScriptedFault>,
+}
+
+impl FaultPlan {
+    /// Random faults at these rates.
+    pub fn random(rates: FaultRates) -> Self {
+        FaultPlan {
+            rates,
+            script: Vec::new(),
+        }
+    }
+
+    /// Only the scripted faults.
+    pub fn scripted(script: Vec<ScriptedFault>) -> Self {
+        FaultPlan {
+            rates: FaultRates::none(),
+            script,
+        }
+    }
+}
+
+/// How many faults of each kind a run injected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    counts: [u64; FaultKind::ALL.len()],
+}
+
+impl FaultCounts {
+    /// Counts one more of `kind`.
+    pub fn add(&mut self, kind: FaultKind) {
+        self.counts[kind as usize] += 1;
+    }
+
+    /// How many of `kind`.
+    pub fn get(&self, kind: FaultKind) -> u64 {
+        self.counts[kind as usize]
+    }
+
+    /// Adds another run's counts.
+    pub fn merge(&mut self, other: &FaultCounts) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
+    }
+
+    /// Every kind with its count, in [`FaultKind::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (FaultKind, u64)> + '_ {
+        FaultKind::ALL
+            .into_iter()
+            .map(|kind| (kind, self.get(kind)))
+    }
+}

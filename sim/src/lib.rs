@@ -1,0 +1,16 @@
+//! zklab's simulated ZooKeeper.
+//!
+//! The pure server ([`server::Server`]) is ZooKeeper's semantics with no I/O and no clock: the
+//! simulator, the model checker and the conformance tests all drive it. Around it, under madsim,
+//! [`client::SimClient`] adds sessions with latency, heartbeats, reconnection and injected faults,
+//! and every event lands in one [`trace::Trace`].
+
+pub mod client;
+pub mod ensemble;
+pub mod fault;
+pub mod path;
+pub mod server;
+pub mod session;
+pub mod trace;
+pub mod tree;
+pub mod watch;

@@ -1,0 +1,278 @@
+//! ZooKeeper path rules: what a valid znode path is (`PathUtils.validatePath`), and the parent /
+//! last-component split the tree keys its nodes by.
+//!
+//! ZooKeeper checks paths as Java strings, one UTF-16 unit at a time. A Rust `char` above
+//! U+FFFF is a surrogate pair in Java, and surrogates fall in the forbidden range
+//! U+D800..=U+F8FF, so such characters are rejected here too.
+
+use zklab_recipes::client::ZkError;
+
+/// The reserved subtree ZooKeeper keeps for itself.
+pub const ZOOKEEPER: &str = "/zookeeper";
+
+/// Checks `path` the way ZooKeeper's `PathUtils.validatePath` does; a bad path is
+/// [`ZkError::BadArguments`], as the server reports it.
+///
+/// With `sequential`, the path is a prefix the server appends a sequence number to, and it is
+/// checked with that suffix appended: `"/a/"` is a valid sequential prefix (giving
+/// `"/a/0000000000"`) but not a valid path.
+pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
+    let bytes = path.as_bytes();
+    if bytes.first() != Some(&b'/') {
+        return Err(ZkError::BadArguments);
+    }
+    if bytes.len() == 1 {
+        // The root; as a sequential prefix it gives "/<digits>", which is fine too.
+        return Ok(());
+    }
+    if !sequential && bytes.last() == Some(&b'/') {
+        return Err(ZkError::BadArguments);
+    }
+    // Check component by component. The sequence suffix (digits, maybe a '-') only lengthens the
+    // last component, so that component is never empty, "." or ".." when sequential.
+    let mut components = path[1..].split('/').peekable();
+    while let Some(component) = components.next() {
+        let last = components.peek().is_none();
+        let suffixed = sequential && last;
+        if !suffixed && (component.is_empty() || component == "." || component == "..") {
+            return Err(ZkError::BadArguments);
+        }
+        if component.chars().any(forbidden) {
+            return Err(ZkError::BadArguments);
+        }
+    }
+    Ok(())
+}
+
+/// Whether ZooKeeper refuses this character in a path (NUL, control characters, surrogates and
+/// private use, specials; anything outside the BMP is a surrogate pair in Java).
+fn forbidden(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x0000..=0x001F | 0x007F..=0x009F | 0xD800..=0xF8FF | 0xFFF0..=0xFFFF | 0x1_0000..
+    )
+}
+
+/// The parent of a path: everything before the last `/`, or `"/"` when that is empty (children of
+/// the root, and the root itself). Works on sequential prefixes too (`"/a/"` -> `"/a"`).
+pub fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// The last component of a path: the name the node has in its parent's child list.
+pub fn name(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// Whether a create of this path is refused because it lies inside the reserved `/zookeeper`
+/// subtree (the node `/zookeeper` itself exists, so creating it is NodeExists instead).
+pub fn create_reserved(path: &str) -> bool {
+    strictly_under_zookeeper(path)
+}
+
+/// Whether a delete of this path is refused: the root, `/zookeeper`, or anything under it.
+pub fn delete_reserved(path: &str) -> bool {
+    path == "/" || path == ZOOKEEPER || strictly_under_zookeeper(path)
+}
+
+fn strictly_under_zookeeper(path: &str) -> bool {
+    path.strip_prefix(ZOOKEEPER)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(path: &str) -> bool {
+        validate(path, false).is_ok()
+    }
+
+    fn ok_seq(path: &str) -> bool {
+        validate(path, true).is_ok()
+    }
+
+    #[test]
+    fn valid_paths_are_accepted() {
+        for p in [
+            "/",
+            "/a",
+            "/a/b",
+            "/a/b/c",
+            "/.a",
+            "/a.",
+            "/...",
+            "/a/..b",
+            "/zookeeper",
+            "/ a",
+            "/~",
+        ] {
+            assert!(ok(p), "{p:?} should be valid");
+        }
+    }
+
+    #[test]
+    fn bad_path_is_bad_arguments() {
+        assert_eq!(validate("a", false), Err(ZkError::BadArguments));
+        assert_eq!(validate("/a/", true), Ok(()));
+    }
+
+    #[test]
+    fn empty_path_is_rejected() {
+        assert!(!ok(""));
+        assert!(!ok_seq(""));
+    }
+
+    #[test]
+    fn path_must_start_with_slash() {
+        assert!(!ok("a"));
+        assert!(!ok("a/b"));
+        assert!(!ok(" /a"));
+        assert!(!ok_seq("a"));
+    }
+
+    #[test]
+    fn trailing_slash_is_rejected_except_for_root() {
+        assert!(ok("/"));
+        assert!(!ok("/a/"));
+        assert!(!ok("/a/b/"));
+    }
+
+    #[test]
+    fn empty_component_is_rejected() {
+        assert!(!ok("//"));
+        assert!(!ok("//a"));
+        assert!(!ok("/a//b"));
+        assert!(!ok_seq("//"));
+        assert!(!ok_seq("/a//"));
+    }
+
+    #[test]
+    fn dot_and_dotdot_components_are_rejected() {
+        for p in [
+            "/.", "/..", "/a/.", "/a/..", "/./a", "/../a", "/a/./b", "/a/../b",
+        ] {
+            assert!(!ok(p), "{p:?} should be rejected");
+        }
+        // Only whole components: "..." and ".a" are names like any other.
+        assert!(ok("/a/..."));
+        // In the middle of a sequential prefix they still count.
+        assert!(!ok_seq("/./a"));
+    }
+
+    #[test]
+    fn nul_is_rejected() {
+        assert!(!ok("/a\0"));
+        assert!(!ok("/\0"));
+        assert!(!ok("/a/\0/b"));
+        assert!(!ok_seq("/a/\0"));
+    }
+
+    #[test]
+    fn forbidden_char_ranges_are_rejected() {
+        let bad = [
+            '\u{1}',
+            '\u{1F}',
+            '\u{7F}',
+            '\u{9F}',
+            '\u{E000}',
+            '\u{F8FF}',
+            '\u{FFF0}',
+            '\u{FFFF}',
+            '\u{10000}',
+            '\u{1F600}',
+            '\u{10FFFF}',
+        ];
+        for c in bad {
+            assert!(
+                !ok(&format!("/a{c}b")),
+                "U+{:04X} should be rejected",
+                c as u32
+            );
+            assert!(
+                !ok_seq(&format!("/a/{c}")),
+                "U+{:04X} should be rejected",
+                c as u32
+            );
+        }
+        let good = [
+            '\u{20}', '\u{7E}', '\u{A0}', '\u{D7FF}', '\u{F900}', '\u{FFEF}', 'é', '日',
+        ];
+        for c in good {
+            assert!(
+                ok(&format!("/a{c}b")),
+                "U+{:04X} should be accepted",
+                c as u32
+            );
+        }
+    }
+
+    #[test]
+    fn sequential_prefix_is_validated_with_the_suffix_appended() {
+        assert!(ok_seq("/a/"));
+        assert!(ok_seq("/"));
+        assert!(ok_seq("/a/."));
+        assert!(ok_seq("/a/.."));
+        assert!(ok_seq("/lock-"));
+        assert!(!ok("/a/."));
+        assert!(!ok_seq("/a/./"));
+    }
+
+    #[test]
+    fn parent_and_name_split_at_the_last_slash() {
+        assert_eq!(parent("/"), "/");
+        assert_eq!(parent("/a"), "/");
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a/b/c"), "/a/b");
+        assert_eq!(parent("/a/"), "/a");
+        assert_eq!(name("/a"), "a");
+        assert_eq!(name("/a/b"), "b");
+        assert_eq!(name("/"), "");
+        assert_eq!(name("/a/"), "");
+    }
+
+    #[test]
+    fn zookeeper_subtree_is_reserved() {
+        assert!(delete_reserved("/"));
+        assert!(delete_reserved("/zookeeper"));
+        assert!(delete_reserved("/zookeeper/quota"));
+        assert!(delete_reserved("/zookeeper/x/y"));
+        assert!(!delete_reserved("/zookeeperx"));
+        assert!(!delete_reserved("/a/zookeeper"));
+        assert!(create_reserved("/zookeeper/x"));
+        assert!(create_reserved("/zookeeper/"));
+        assert!(!create_reserved("/zookeeper"));
+        assert!(!create_reserved("/zookeeper-"));
+    }
+
+    #[test]
+    fn garbage_paths_never_panic() {
+        let long = "/a".repeat(100_000);
+        let inputs = [
+            "",
+            "/",
+            "//",
+            "\0",
+            "/\u{10FFFF}",
+            "////////",
+            "/.../..",
+            "é",
+            "/é/",
+            &long,
+            "/\u{FEFF}",
+        ];
+        for p in inputs {
+            for seq in [false, true] {
+                let _ = validate(p, seq);
+            }
+            let _ = (parent(p), name(p), create_reserved(p), delete_reserved(p));
+        }
+        assert!(ok(&long));
+    }
+}

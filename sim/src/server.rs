@@ -1,0 +1,1274 @@
+//! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
+
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, WatchedEvent, ZkError, Zxid};
+
+use crate::path;
+use crate::session::Sessions;
+use crate::tree::{Tree, Undo};
+use crate::watch::Watches;
+
+/// A watch that fired: the session it belongs to, the event it gets, and the node whose
+/// creation, deletion or data change caused it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Notification {
+    /// The session that set the watch.
+    pub session: SessionId,
+    /// What the session receives.
+    pub event: WatchedEvent,
+    /// The path of the node that changed (for NodeChildrenChanged, the child, not the parent).
+    pub cause: String,
+}
+
+/// What applying one op did.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Applied {
+    /// The reply the session gets.
+    pub reply: OpReply,
+    /// The op's zxid for a write (success or error transaction); the last zxid for a read.
+    pub zxid: Zxid,
+    /// The watches it fired, in the order ZooKeeper fires them.
+    pub notifications: Vec<Notification>,
+}
+
+/// What ending a session (close or expiry) did.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ended {
+    /// The zxid of the closeSession transaction.
+    pub zxid: Zxid,
+    /// The session's ephemeral nodes, deleted in path order.
+    pub deleted: Vec<String>,
+    /// The watches of other sessions it fired.
+    pub notifications: Vec<Notification>,
+}
+
+/// The in-memory ZooKeeper: data tree, sessions, zxids, one-time watches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Server {
+    /// Every znode.
+    tree: Tree,
+    /// One-time data and child watches.
+    watches: Watches,
+    /// Live sessions and their ephemerals.
+    sessions: Sessions,
+    /// The zxid of the last transaction (0 before the first).
+    zxid: Zxid,
+}
+
+impl Server {
+    /// A fresh server: `/` and `/zookeeper` (with `config` and `quota`) exist, no sessions.
+    pub fn new() -> Self {
+        Server {
+            tree: Tree::new(),
+            watches: Watches::new(),
+            sessions: Sessions::new(),
+            zxid: 0,
+        }
+    }
+
+    /// Opens a session; ids are 1, 2, 3, ... in opening order.
+    pub fn open_session(&mut self) -> SessionId {
+        self.sessions.open()
+    }
+
+    /// Whether the session is open (neither closed nor expired).
+    pub fn session_alive(&self, session: SessionId) -> bool {
+        self.sessions.is_alive(session)
+    }
+
+    /// Applies one op for a session at server time `now_ms`. A dead session gets SessionExpired.
+    pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
+        let mut notifications = Vec::new();
+        let reply = if !self.sessions.is_alive(session) {
+            Err(ZkError::SessionExpired)
+        } else if op.is_write() {
+            // Every transaction takes a zxid, an error transaction too.
+            self.zxid = self.zxid.wrapping_add(1);
+            let zxid = self.zxid;
+            match op {
+                Op::Multi(ops) => self.multi(session, ops, zxid, now_ms, &mut notifications),
+                _ => self.write(session, op, zxid, now_ms).map(|(result, undo)| {
+                    self.commit(session, op, &result, &undo, &mut notifications);
+                    result
+                }),
+            }
+        } else {
+            self.read(session, op)
+        };
+        Applied {
+            reply,
+            zxid: self.zxid,
+            notifications,
+        }
+    }
+
+    /// Ends a session (close or expiry: the tree sees the same transaction). `None` if it was
+    /// not alive.
+    pub fn end_session(&mut self, session: SessionId, _now_ms: i64) -> Option<Ended> {
+        let ephemerals = self.sessions.close(session)?;
+        // Its own watches go first, so its ephemerals' deletion never notifies it.
+        self.watches.remove_session(session);
+        self.zxid = self.zxid.wrapping_add(1);
+        let zxid = self.zxid;
+        let mut notifications = Vec::new();
+        let mut deleted = Vec::with_capacity(ephemerals.len());
+        // Ephemerals have no children, so these deletes cannot fail; skip one that would.
+        for path in ephemerals {
+            if self.tree.delete(&path, -1, zxid).is_ok() {
+                self.watches.fire_deleted(&path, &mut notifications);
+                deleted.push(path);
+            }
+        }
+        Some(Ended {
+            zxid,
+            deleted,
+            notifications,
+        })
+    }
+
+    /// The sorted child names of a node, or `None` if it does not exist.
+    pub fn children(&self, path: &str) -> Option<Vec<String>> {
+        self.tree
+            .get(path)
+            .map(|node| node.children.iter().cloned().collect())
+    }
+
+    /// A node's data and stat, or `None`.
+    pub fn node(&self, path: &str) -> Option<(&[u8], zklab_recipes::client::Stat)> {
+        self.tree
+            .get(path)
+            .map(|node| (node.data.as_slice(), node.stat()))
+    }
+
+    /// The ephemeral nodes a session owns, sorted.
+    pub fn ephemerals(&self, session: SessionId) -> Vec<String> {
+        self.sessions
+            .ephemerals(session)
+            .map_or_else(Vec::new, |paths| paths.iter().cloned().collect())
+    }
+
+    /// The zxid of the last transaction.
+    pub fn last_zxid(&self) -> Zxid {
+        self.zxid
+    }
+
+    /// A read: validates the path, answers from the tree, leaves a watch if asked. No zxid.
+    fn read(&mut self, session: SessionId, op: &Op) -> OpReply {
+        match op {
+            Op::Exists { path, watch } => {
+                path::validate(path, false)?;
+                // exists leaves its watch whether or not the node is there.
+                if *watch {
+                    self.watches.add_data(path, session);
+                }
+                Ok(OpResult::Exists(self.tree.stat(path)))
+            }
+            Op::GetData { path, watch } => {
+                path::validate(path, false)?;
+                let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+                let result = OpResult::Data {
+                    data: node.data.clone(),
+                    stat: node.stat(),
+                };
+                if *watch {
+                    self.watches.add_data(path, session);
+                }
+                Ok(result)
+            }
+            Op::GetChildren { path, watch } => {
+                path::validate(path, false)?;
+                let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+                let result = OpResult::Children {
+                    children: node.children.iter().cloned().collect(),
+                    stat: node.stat(),
+                };
+                if *watch {
+                    self.watches.add_child(path, session);
+                }
+                Ok(result)
+            }
+            Op::Check { path, version } => {
+                path::validate(path, false)?;
+                self.tree.check(path, *version)?;
+                Ok(OpResult::Checked)
+            }
+            Op::Sync { path } => {
+                // A sync does not look the node up.
+                path::validate(path, false)?;
+                Ok(OpResult::Synced)
+            }
+            // `apply` sends every write elsewhere.
+            Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_) => {
+                Err(ZkError::BadArguments)
+            }
+        }
+    }
+
+    /// One create, delete, set_data or check against the tree only, in ZooKeeper's error order.
+    /// Sessions and watches are left to [`Server::commit`], so that a multi can still roll back.
+    fn write(
+        &mut self,
+        session: SessionId,
+        op: &Op,
+        zxid: Zxid,
+        now_ms: i64,
+    ) -> Result<(OpResult, Undo), ZkError> {
+        match op {
+            Op::Create { path, data, mode } => {
+                path::validate(path, mode.is_sequential())?;
+                if path::create_reserved(path) {
+                    return Err(ZkError::BadArguments);
+                }
+                let owner = if mode.is_ephemeral() { session } else { 0 };
+                let (path, stat, undo) =
+                    self.tree
+                        .create(path, mode.is_sequential(), data, owner, zxid, now_ms)?;
+                Ok((OpResult::Created { path, stat }, undo))
+            }
+            Op::Delete { path, version } => {
+                path::validate(path, false)?;
+                if path::delete_reserved(path) {
+                    return Err(ZkError::BadArguments);
+                }
+                let undo = self.tree.delete(path, *version, zxid)?;
+                Ok((OpResult::Deleted, undo))
+            }
+            Op::SetData {
+                path,
+                data,
+                version,
+            } => {
+                path::validate(path, false)?;
+                let (stat, undo) = self.tree.set_data(path, data, *version, zxid, now_ms)?;
+                Ok((OpResult::SetData(stat), undo))
+            }
+            Op::Check { path, version } => {
+                path::validate(path, false)?;
+                self.tree.check(path, *version)?;
+                Ok((OpResult::Checked, Undo::Nothing))
+            }
+            Op::Exists { .. }
+            | Op::GetData { .. }
+            | Op::GetChildren { .. }
+            | Op::Sync { .. }
+            | Op::Multi(_) => Err(ZkError::BadArguments),
+        }
+    }
+
+    /// The session-table and watch side of a successful `write`: record or forget ephemerals and
+    /// fire the watches, in ZooKeeper's order.
+    fn commit(
+        &mut self,
+        session: SessionId,
+        op: &Op,
+        result: &OpResult,
+        undo: &Undo,
+        out: &mut Vec<Notification>,
+    ) {
+        match (op, result) {
+            (Op::Create { mode, .. }, OpResult::Created { path, .. }) => {
+                if mode.is_ephemeral() {
+                    self.sessions.add_ephemeral(session, path);
+                }
+                self.watches.fire_created(path, out);
+            }
+            (Op::Delete { path, .. }, _) => {
+                if let Undo::Delete { node, .. } = undo {
+                    if node.ephemeral_owner != 0 {
+                        self.sessions.remove_ephemeral(node.ephemeral_owner, path);
+                    }
+                }
+                self.watches.fire_deleted(path, out);
+            }
+            (Op::SetData { path, .. }, _) => self.watches.fire_data_changed(path, out),
+            _ => {}
+        }
+    }
+
+    /// A multi, all or nothing: the ops run in order against the tree; on the first failure the
+    /// earlier ones are undone in reverse and nothing else changes; on success the sessions and
+    /// watches see every op in order.
+    fn multi(
+        &mut self,
+        session: SessionId,
+        ops: &[Op],
+        zxid: Zxid,
+        now_ms: i64,
+        out: &mut Vec<Notification>,
+    ) -> OpReply {
+        let allowed = |op: &Op| {
+            matches!(
+                op,
+                Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Check { .. }
+            )
+        };
+        if !ops.iter().all(allowed) {
+            return Err(ZkError::BadArguments);
+        }
+        let mut done: Vec<(OpResult, Undo)> = Vec::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            match self.write(session, op, zxid, now_ms) {
+                Ok(step) => done.push(step),
+                Err(code) => {
+                    for (op, (result, undo)) in ops.iter().zip(done).rev() {
+                        let path = match &result {
+                            OpResult::Created { path, .. } => path.as_str(),
+                            _ => op.path(),
+                        };
+                        self.tree.undo(path, undo);
+                    }
+                    let mut results = Vec::with_capacity(ops.len());
+                    results.extend((0..i).map(|_| Ok(OpResult::RolledBack)));
+                    results.push(Err(code));
+                    results.extend((i + 1..ops.len()).map(|_| Err(ZkError::RuntimeInconsistency)));
+                    return Ok(OpResult::Multi(results));
+                }
+            }
+        }
+        for (op, (result, undo)) in ops.iter().zip(&done) {
+            self.commit(session, op, result, undo, out);
+        }
+        Ok(OpResult::Multi(
+            done.into_iter().map(|(result, _)| Ok(result)).collect(),
+        ))
+    }
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zklab_recipes::client::{CreateMode, EventType, Stat};
+
+    fn create(path: &str, mode: CreateMode) -> Op {
+        Op::Create {
+            path: path.to_owned(),
+            data: Vec::new(),
+            mode,
+        }
+    }
+
+    fn persistent(path: &str) -> Op {
+        create(path, CreateMode::Persistent)
+    }
+
+    fn delete(path: &str, version: i32) -> Op {
+        Op::Delete {
+            path: path.to_owned(),
+            version,
+        }
+    }
+
+    fn set(path: &str, data: &[u8], version: i32) -> Op {
+        Op::SetData {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            version,
+        }
+    }
+
+    fn check(path: &str, version: i32) -> Op {
+        Op::Check {
+            path: path.to_owned(),
+            version,
+        }
+    }
+
+    fn exists(path: &str, watch: bool) -> Op {
+        Op::Exists {
+            path: path.to_owned(),
+            watch,
+        }
+    }
+
+    fn get_data(path: &str, watch: bool) -> Op {
+        Op::GetData {
+            path: path.to_owned(),
+            watch,
+        }
+    }
+
+    fn get_children(path: &str, watch: bool) -> Op {
+        Op::GetChildren {
+            path: path.to_owned(),
+            watch,
+        }
+    }
+
+    fn note(session: SessionId, event_type: EventType, path: &str, cause: &str) -> Notification {
+        Notification {
+            session,
+            event: WatchedEvent {
+                event_type,
+                path: path.to_owned(),
+            },
+            cause: cause.to_owned(),
+        }
+    }
+
+    /// Applies an op that must succeed, returning its result.
+    fn ok(server: &mut Server, session: SessionId, op: Op) -> OpResult {
+        server
+            .apply(session, &op, 0)
+            .reply
+            .unwrap_or_else(|e| panic!("{op:?}: {e:?}"))
+    }
+
+    fn err(server: &mut Server, session: SessionId, op: Op) -> ZkError {
+        server.apply(session, &op, 0).reply.unwrap_err()
+    }
+
+    #[test]
+    fn new_server_has_root_and_zookeeper_nodes() {
+        let s = Server::new();
+        assert_eq!(s.children("/"), Some(vec!["zookeeper".to_owned()]));
+        assert_eq!(
+            s.children("/zookeeper"),
+            Some(vec!["config".to_owned(), "quota".to_owned()])
+        );
+        assert_eq!(
+            s.node("/zookeeper/config"),
+            Some((&b""[..], Stat::default()))
+        );
+        assert_eq!(
+            s.node("/zookeeper/quota"),
+            Some((&b""[..], Stat::default()))
+        );
+        assert_eq!(
+            s.node("/").unwrap().1,
+            Stat {
+                cversion: -1,
+                num_children: 1,
+                ..Stat::default()
+            }
+        );
+        assert_eq!(s.last_zxid(), 0);
+        assert_eq!(s, Server::default());
+    }
+
+    #[test]
+    fn every_write_consumes_one_zxid_and_stamps_the_stat() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let applied = s.apply(
+            a,
+            &Op::Create {
+                path: "/x".into(),
+                data: b"d".to_vec(),
+                mode: CreateMode::Persistent,
+            },
+            77,
+        );
+        assert_eq!(applied.zxid, 1);
+        let Ok(OpResult::Created { path, stat }) = applied.reply else {
+            panic!()
+        };
+        assert_eq!(path, "/x");
+        assert_eq!(
+            stat,
+            Stat {
+                czxid: 1,
+                mzxid: 1,
+                pzxid: 1,
+                ctime: 77,
+                mtime: 77,
+                data_length: 1,
+                ..Stat::default()
+            }
+        );
+        assert_eq!(s.node("/").unwrap().1.pzxid, 1);
+        let applied = s.apply(a, &set("/x", b"d", -1), 88);
+        assert_eq!(applied.zxid, 2);
+        assert_eq!(
+            applied.reply,
+            Ok(OpResult::SetData(Stat {
+                czxid: 1,
+                mzxid: 2,
+                pzxid: 1,
+                ctime: 77,
+                mtime: 88,
+                version: 1,
+                data_length: 1,
+                ..Stat::default()
+            }))
+        );
+        assert_eq!(s.apply(a, &delete("/x", 1), 0).zxid, 3);
+        assert_eq!(s.node("/").unwrap().1.pzxid, 3);
+        assert_eq!(s.apply(a, &Op::Multi(vec![]), 0).zxid, 4);
+        assert_eq!(s.last_zxid(), 4);
+    }
+
+    #[test]
+    fn failed_write_consumes_a_zxid() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let cases = [
+            persistent("/missing/x"),
+            persistent("bad"),
+            delete("/nope", -1),
+            set("/nope", b"", -1),
+        ];
+        for (i, op) in cases.into_iter().enumerate() {
+            let applied = s.apply(a, &op, 0);
+            assert!(applied.reply.is_err(), "{op:?}");
+            assert_eq!(applied.zxid, i as Zxid + 1);
+        }
+        // A failed multi too, and one with a forbidden op.
+        let applied = s.apply(a, &Op::Multi(vec![delete("/nope", -1)]), 0);
+        assert!(matches!(applied.reply, Ok(OpResult::Multi(_))));
+        assert_eq!(applied.zxid, 5);
+        assert_eq!(s.apply(a, &Op::Multi(vec![exists("/", false)]), 0).zxid, 6);
+        assert_eq!(s.last_zxid(), 6);
+    }
+
+    #[test]
+    fn reads_lone_check_and_sync_consume_no_zxid() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        let reads = [
+            exists("/x", true),
+            exists("/nope", false),
+            get_data("/x", true),
+            get_data("/nope", false),
+            get_children("/x", true),
+            check("/x", 0),
+            check("/x", 5),
+            check("/nope", -1),
+            Op::Sync { path: "/x".into() },
+            Op::Sync { path: "bad".into() },
+        ];
+        for op in reads {
+            assert_eq!(s.apply(a, &op, 0).zxid, 1, "{op:?}");
+        }
+        assert_eq!(s.last_zxid(), 1);
+    }
+
+    #[test]
+    fn dead_session_gets_session_expired_and_changes_nothing() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        ok(&mut s, a, exists("/x", true));
+        s.end_session(b, 0).unwrap();
+        let before = s.clone();
+        for session in [b, 0, 99, -5] {
+            for op in [
+                persistent("/x"),
+                exists("/x", true),
+                get_data("/", true),
+                Op::Multi(vec![persistent("/x")]),
+            ] {
+                let applied = s.apply(session, &op, 0);
+                assert_eq!(applied.reply, Err(ZkError::SessionExpired));
+                assert_eq!(applied.zxid, before.last_zxid());
+                assert!(applied.notifications.is_empty());
+            }
+        }
+        assert_eq!(s, before);
+        assert!(!s.session_alive(b) && s.session_alive(a));
+    }
+
+    #[test]
+    fn create_error_precedence_bad_path_no_node_node_exists_no_children_for_ephemerals() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, create("/e", CreateMode::Ephemeral));
+        // A bad path wins over a missing parent.
+        assert_eq!(
+            err(&mut s, a, persistent("/missing/./x")),
+            ZkError::BadArguments
+        );
+        assert_eq!(
+            err(&mut s, a, persistent("/missing/x/")),
+            ZkError::BadArguments
+        );
+        assert_eq!(err(&mut s, a, persistent("/missing/x")), ZkError::NoNode);
+        // A missing parent wins over the (ephemeral) rest.
+        assert_eq!(err(&mut s, a, persistent("/e/x/y")), ZkError::NoNode);
+        assert_eq!(err(&mut s, a, persistent("/e")), ZkError::NodeExists);
+        assert_eq!(err(&mut s, a, persistent("/")), ZkError::NodeExists);
+        assert_eq!(
+            err(&mut s, a, persistent("/e/x")),
+            ZkError::NoChildrenForEphemerals
+        );
+        assert_eq!(
+            err(&mut s, a, create("/e/x", CreateMode::EphemeralSequential)),
+            ZkError::NoChildrenForEphemerals
+        );
+        // Nothing of that touched /e's counter.
+        assert_eq!(s.node("/e").unwrap().1.cversion, 0);
+    }
+
+    #[test]
+    fn sequential_create_appends_parent_counter_to_valid_prefix() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/q"));
+        let got = |r: OpResult| match r {
+            OpResult::Created { path, .. } => path,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            got(ok(
+                &mut s,
+                a,
+                create("/q/", CreateMode::PersistentSequential)
+            )),
+            "/q/0000000000"
+        );
+        assert_eq!(
+            got(ok(
+                &mut s,
+                a,
+                create("/q/n-", CreateMode::EphemeralSequential)
+            )),
+            "/q/n-0000000001"
+        );
+        assert_eq!(
+            got(ok(&mut s, a, create("/", CreateMode::PersistentSequential))),
+            "/0000000001"
+        );
+        assert_eq!(
+            err(&mut s, a, create("/q/", CreateMode::Persistent)),
+            ZkError::BadArguments
+        );
+    }
+
+    #[test]
+    fn counter_wrap_gives_negative_sequence_names() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/q"));
+        s.tree.set_counter("/q", -1);
+        let r = ok(&mut s, a, create("/q/n", CreateMode::PersistentSequential));
+        assert!(
+            matches!(r, OpResult::Created { ref path, .. } if path == "/q/n-000000001"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn delete_error_precedence_no_node_before_bad_version_before_not_empty() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/a"));
+        ok(&mut s, a, persistent("/a/b"));
+        assert_eq!(err(&mut s, a, delete("/a/", 7)), ZkError::BadArguments);
+        assert_eq!(err(&mut s, a, delete("/x", 7)), ZkError::NoNode);
+        assert_eq!(err(&mut s, a, delete("/a", 7)), ZkError::BadVersion);
+        assert_eq!(err(&mut s, a, delete("/a", 0)), ZkError::NotEmpty);
+        assert_eq!(ok(&mut s, a, delete("/a/b", 0)), OpResult::Deleted);
+        assert_eq!(ok(&mut s, a, delete("/a", -1)), OpResult::Deleted);
+        assert_eq!(s.children("/"), Some(vec!["zookeeper".to_owned()]));
+    }
+
+    #[test]
+    fn set_data_error_precedence_no_node_before_bad_version() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/a"));
+        assert_eq!(
+            err(&mut s, a, set("/a/../a", b"", 9)),
+            ZkError::BadArguments
+        );
+        assert_eq!(err(&mut s, a, set("/x", b"", 9)), ZkError::NoNode);
+        assert_eq!(err(&mut s, a, set("/a", b"", 9)), ZkError::BadVersion);
+        assert!(matches!(
+            ok(&mut s, a, set("/a", b"", 0)),
+            OpResult::SetData(Stat { version: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn reserved_paths_cannot_be_deleted_or_created_under() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        for p in [
+            "/",
+            "/zookeeper",
+            "/zookeeper/config",
+            "/zookeeper/quota",
+            "/zookeeper/nope",
+        ] {
+            assert_eq!(err(&mut s, a, delete(p, -1)), ZkError::BadArguments, "{p}");
+        }
+        assert_eq!(
+            err(&mut s, a, persistent("/zookeeper/x")),
+            ZkError::BadArguments
+        );
+        assert_eq!(
+            err(&mut s, a, persistent("/zookeeper/config/x")),
+            ZkError::BadArguments
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                a,
+                create("/zookeeper/", CreateMode::PersistentSequential)
+            ),
+            ZkError::BadArguments
+        );
+        assert_eq!(
+            err(&mut s, a, persistent("/zookeeper")),
+            ZkError::NodeExists
+        );
+        assert!(matches!(
+            ok(&mut s, a, persistent("/zookeeperx")),
+            OpResult::Created { .. }
+        ));
+        assert_eq!(
+            s.children("/zookeeper"),
+            Some(vec!["config".to_owned(), "quota".to_owned()])
+        );
+    }
+
+    #[test]
+    fn exists_on_missing_node_sets_watch() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        assert_eq!(ok(&mut s, a, exists("/x", true)), OpResult::Exists(None));
+        let applied = s.apply(b, &persistent("/x"), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(a, EventType::NodeCreated, "/x", "/x")]
+        );
+        // One-time: a second change does not fire it again.
+        assert!(s.apply(b, &set("/x", b"", -1), 0).notifications.is_empty());
+    }
+
+    #[test]
+    fn exists_on_existing_node_returns_stat_and_sets_data_watch() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        let stat = s.node("/x").unwrap().1;
+        assert_eq!(
+            ok(&mut s, a, exists("/x", true)),
+            OpResult::Exists(Some(stat))
+        );
+        let applied = s.apply(a, &set("/x", b"v", -1), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(a, EventType::NodeDataChanged, "/x", "/x")]
+        );
+    }
+
+    #[test]
+    fn get_data_on_missing_node_sets_no_watch() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        assert_eq!(err(&mut s, a, get_data("/x", true)), ZkError::NoNode);
+        assert!(s.watches.is_empty());
+        assert!(s.apply(a, &persistent("/x"), 0).notifications.is_empty());
+    }
+
+    #[test]
+    fn get_children_on_missing_node_sets_no_watch() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        assert_eq!(err(&mut s, a, get_children("/x", true)), ZkError::NoNode);
+        assert!(s.watches.is_empty());
+        ok(&mut s, a, persistent("/x"));
+        assert!(s.apply(a, &persistent("/x/c"), 0).notifications.is_empty());
+    }
+
+    #[test]
+    fn reads_with_bad_path_are_bad_arguments() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        for op in [
+            exists("", true),
+            get_data("/a/", true),
+            get_children("x", true),
+            check("//", -1),
+        ] {
+            assert_eq!(err(&mut s, a, op), ZkError::BadArguments);
+        }
+        assert!(s.watches.is_empty());
+    }
+
+    #[test]
+    fn get_data_returns_data_and_stat_and_sets_watch() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        s.apply(
+            a,
+            &Op::Create {
+                path: "/x".into(),
+                data: b"hello".to_vec(),
+                mode: CreateMode::Persistent,
+            },
+            5,
+        );
+        let stat = s.node("/x").unwrap().1;
+        assert_eq!(
+            ok(&mut s, b, get_data("/x", true)),
+            OpResult::Data {
+                data: b"hello".to_vec(),
+                stat
+            }
+        );
+        let applied = s.apply(a, &delete("/x", -1), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(b, EventType::NodeDeleted, "/x", "/x")]
+        );
+    }
+
+    #[test]
+    fn get_children_returns_children_sorted_by_name() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/p"));
+        for c in ["/p/b", "/p/a-0000000009", "/p/C", "/p/a-0000000010", "/p/a"] {
+            ok(&mut s, a, persistent(c));
+        }
+        let OpResult::Children { children, stat } = ok(&mut s, a, get_children("/p", false)) else {
+            panic!()
+        };
+        assert_eq!(children, ["C", "a", "a-0000000009", "a-0000000010", "b"]);
+        assert_eq!((stat.num_children, stat.cversion), (5, 5));
+    }
+
+    #[test]
+    fn child_watch_fires_children_changed_with_child_as_cause() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/p"));
+        ok(&mut s, a, get_children("/p", true));
+        let applied = s.apply(a, &create("/p/n-", CreateMode::EphemeralSequential), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(
+                a,
+                EventType::NodeChildrenChanged,
+                "/p",
+                "/p/n-0000000000"
+            )]
+        );
+        ok(&mut s, a, get_children("/p", true));
+        let applied = s.apply(a, &delete("/p/n-0000000000", -1), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(
+                a,
+                EventType::NodeChildrenChanged,
+                "/p",
+                "/p/n-0000000000"
+            )]
+        );
+    }
+
+    #[test]
+    fn delete_fires_node_deleted_once_per_session_then_parent_children_changed() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        ok(&mut s, a, persistent("/p"));
+        ok(&mut s, a, persistent("/p/c"));
+        ok(&mut s, a, exists("/p/c", true));
+        ok(&mut s, a, get_children("/p/c", true));
+        ok(&mut s, b, get_children("/p/c", true));
+        ok(&mut s, b, get_children("/p", true));
+        let applied = s.apply(a, &delete("/p/c", -1), 0);
+        assert_eq!(
+            applied.notifications,
+            [
+                note(a, EventType::NodeDeleted, "/p/c", "/p/c"),
+                note(b, EventType::NodeDeleted, "/p/c", "/p/c"),
+                note(b, EventType::NodeChildrenChanged, "/p", "/p/c"),
+            ]
+        );
+        assert!(s.watches.is_empty());
+    }
+
+    #[test]
+    fn set_data_fires_data_watches_only() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/p"));
+        ok(&mut s, a, get_children("/p", true));
+        ok(&mut s, a, get_children("/", true));
+        ok(&mut s, a, get_data("/p", true));
+        let applied = s.apply(a, &set("/p", b"x", -1), 0);
+        assert_eq!(
+            applied.notifications,
+            [note(a, EventType::NodeDataChanged, "/p", "/p")]
+        );
+        assert!(s.watches.has_child("/p", a) && s.watches.has_child("/", a));
+    }
+
+    #[test]
+    fn lone_check_reports_checked_no_node_or_bad_version() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        assert_eq!(ok(&mut s, a, check("/x", 0)), OpResult::Checked);
+        assert_eq!(ok(&mut s, a, check("/x", -1)), OpResult::Checked);
+        assert_eq!(err(&mut s, a, check("/x", 1)), ZkError::BadVersion);
+        assert_eq!(err(&mut s, a, check("/y", 1)), ZkError::NoNode);
+    }
+
+    #[test]
+    fn sync_ignores_missing_node_but_rejects_bad_path() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        assert_eq!(
+            ok(
+                &mut s,
+                a,
+                Op::Sync {
+                    path: "/nope/deeper".into()
+                }
+            ),
+            OpResult::Synced
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                a,
+                Op::Sync {
+                    path: "nope".into()
+                }
+            ),
+            ZkError::BadArguments
+        );
+    }
+
+    #[test]
+    fn ephemeral_create_records_owner_and_delete_forgets_it() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        let OpResult::Created { stat, .. } = ok(&mut s, b, create("/e2", CreateMode::Ephemeral))
+        else {
+            panic!()
+        };
+        assert_eq!(stat.ephemeral_owner, b);
+        ok(&mut s, b, create("/e1", CreateMode::EphemeralSequential));
+        ok(&mut s, b, persistent("/p"));
+        assert_eq!(s.node("/p").unwrap().1.ephemeral_owner, 0);
+        assert_eq!(s.ephemerals(b), ["/e10000000001", "/e2"]);
+        assert!(s.ephemerals(a).is_empty());
+        // Another session may delete it; the owner's table follows.
+        ok(&mut s, a, delete("/e2", -1));
+        assert_eq!(s.ephemerals(b), ["/e10000000001"]);
+    }
+
+    #[test]
+    fn session_end_deletes_ephemerals_and_fires_other_sessions_watches() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        ok(&mut s, a, persistent("/p"));
+        ok(&mut s, b, create("/p/z", CreateMode::Ephemeral));
+        ok(&mut s, b, create("/p/m", CreateMode::Ephemeral));
+        ok(&mut s, b, create("/p/keep", CreateMode::Persistent));
+        ok(&mut s, a, exists("/p/z", true));
+        ok(&mut s, a, get_children("/p", true));
+        // b's own watches never fire, and are gone afterwards.
+        ok(&mut s, b, exists("/p/m", true));
+        ok(&mut s, b, exists("/other", true));
+        let zxid_before = s.last_zxid();
+        let ended = s.end_session(b, 0).unwrap();
+        assert_eq!(ended.zxid, zxid_before + 1);
+        assert_eq!(ended.deleted, ["/p/m", "/p/z"]);
+        assert_eq!(
+            ended.notifications,
+            [
+                note(a, EventType::NodeChildrenChanged, "/p", "/p/m"),
+                note(a, EventType::NodeDeleted, "/p/z", "/p/z"),
+            ]
+        );
+        assert_eq!(s.last_zxid(), zxid_before + 1);
+        assert_eq!(s.children("/p"), Some(vec!["keep".to_owned()]));
+        assert_eq!(s.node("/p").unwrap().1.pzxid, ended.zxid);
+        assert!(s.watches.is_empty());
+        assert!(s.ephemerals(b).is_empty());
+        assert!(!s.session_alive(b));
+        assert!(s
+            .apply(a, &persistent("/other"), 0)
+            .notifications
+            .is_empty());
+    }
+
+    #[test]
+    fn ending_a_dead_session_returns_none_and_consumes_no_zxid() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        assert_eq!(s.end_session(a, 0).map(|e| e.zxid), Some(1));
+        assert_eq!(s.end_session(a, 0), None);
+        assert_eq!(s.end_session(42, 0), None);
+        assert_eq!(s.last_zxid(), 1);
+        assert_eq!(s.open_session(), 2);
+    }
+
+    #[test]
+    fn multi_success_commits_every_op_and_notifies_in_order() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        ok(&mut s, b, exists("/n", true));
+        ok(&mut s, b, get_data("/x", true));
+        ok(&mut s, b, get_children("/", true));
+        let multi = Op::Multi(vec![
+            create("/n", CreateMode::Ephemeral),
+            set("/n", b"v", 0),
+            check("/n", 1),
+            delete("/x", 0),
+        ]);
+        let applied = s.apply(a, &multi, 9);
+        assert_eq!(applied.zxid, 2);
+        let stat_n = Stat {
+            czxid: 2,
+            mzxid: 2,
+            pzxid: 2,
+            ctime: 9,
+            mtime: 9,
+            ephemeral_owner: a,
+            ..Stat::default()
+        };
+        assert_eq!(
+            applied.reply,
+            Ok(OpResult::Multi(vec![
+                Ok(OpResult::Created {
+                    path: "/n".into(),
+                    stat: stat_n
+                }),
+                Ok(OpResult::SetData(Stat {
+                    version: 1,
+                    data_length: 1,
+                    ..stat_n
+                })),
+                Ok(OpResult::Checked),
+                Ok(OpResult::Deleted),
+            ]))
+        );
+        assert_eq!(
+            applied.notifications,
+            [
+                note(b, EventType::NodeCreated, "/n", "/n"),
+                note(b, EventType::NodeChildrenChanged, "/", "/n"),
+                note(b, EventType::NodeDeleted, "/x", "/x"),
+            ]
+        );
+        assert_eq!(s.ephemerals(a), ["/n"]);
+        assert_eq!(s.node("/n").unwrap().0, b"v");
+        assert_eq!(s.node("/x"), None);
+    }
+
+    #[test]
+    fn multi_failure_reports_ok_code_runtime_inconsistency_and_rolls_back() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let b = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        ok(&mut s, a, persistent("/q"));
+        ok(&mut s, b, exists("/x", true));
+        ok(&mut s, b, get_children("/q", true));
+        let before = s.clone();
+        let multi = Op::Multi(vec![
+            create("/q/n-", CreateMode::EphemeralSequential),
+            set("/x", b"new", -1),
+            delete("/x", -1),
+            check("/x", -1),
+            persistent("/y"),
+        ]);
+        let applied = s.apply(a, &multi, 0);
+        assert_eq!(
+            applied.reply,
+            Ok(OpResult::Multi(vec![
+                Ok(OpResult::RolledBack),
+                Ok(OpResult::RolledBack),
+                Ok(OpResult::RolledBack),
+                Err(ZkError::NoNode),
+                Err(ZkError::RuntimeInconsistency),
+            ]))
+        );
+        assert!(applied.notifications.is_empty());
+        assert_eq!(applied.zxid, before.last_zxid() + 1);
+        // Tree, watches and sessions are exactly as before; only the zxid moved.
+        assert_eq!(s.tree, before.tree);
+        assert_eq!(s.watches, before.watches);
+        assert_eq!(s.sessions, before.sessions);
+        // The rolled-back sequential create did not consume a sequence number.
+        let r = ok(&mut s, a, create("/q/n-", CreateMode::PersistentSequential));
+        assert!(
+            matches!(r, OpResult::Created { ref path, .. } if path == "/q/n-0000000000"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn multi_first_op_failing_and_bad_path_inside_are_per_op_errors() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let applied = s.apply(a, &Op::Multi(vec![persistent("bad"), persistent("/ok")]), 0);
+        assert_eq!(
+            applied.reply,
+            Ok(OpResult::Multi(vec![
+                Err(ZkError::BadArguments),
+                Err(ZkError::RuntimeInconsistency)
+            ]))
+        );
+        assert_eq!(s.node("/ok"), None);
+    }
+
+    #[test]
+    fn multi_with_a_read_or_nested_multi_is_bad_arguments_and_consumes_a_zxid() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let before = s.clone();
+        let bad = [
+            exists("/", false),
+            get_data("/", false),
+            get_children("/", true),
+            Op::Sync { path: "/".into() },
+            Op::Multi(vec![]),
+        ];
+        for (i, op) in bad.into_iter().enumerate() {
+            let applied = s.apply(a, &Op::Multi(vec![persistent("/x"), op]), 0);
+            assert_eq!(applied.reply, Err(ZkError::BadArguments));
+            assert_eq!(applied.zxid, i as Zxid + 1);
+        }
+        assert_eq!(s.tree, before.tree);
+        assert!(s.watches.is_empty());
+    }
+
+    #[test]
+    fn empty_multi_succeeds_with_empty_list() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let applied = s.apply(a, &Op::Multi(vec![]), 0);
+        assert_eq!(applied.reply, Ok(OpResult::Multi(vec![])));
+        assert_eq!(applied.zxid, 1);
+        assert!(applied.notifications.is_empty());
+    }
+
+    #[test]
+    fn watch_fires_once_within_a_multi() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, exists("/n", true));
+        let multi = Op::Multi(vec![persistent("/n"), delete("/n", -1)]);
+        let applied = s.apply(a, &multi, 0);
+        assert_eq!(
+            applied.notifications,
+            [note(a, EventType::NodeCreated, "/n", "/n")]
+        );
+    }
+
+    #[test]
+    fn server_state_is_comparable_and_hashable() {
+        use std::collections::hash_map::DefaultHasher;
+        use std::hash::{Hash, Hasher};
+        let hash = |s: &Server| {
+            let mut h = DefaultHasher::new();
+            s.hash(&mut h);
+            h.finish()
+        };
+        let mut x = Server::new();
+        let mut y = Server::new();
+        let (a, b) = (x.open_session(), y.open_session());
+        ok(&mut x, a, persistent("/n"));
+        ok(&mut y, b, persistent("/n"));
+        assert_eq!(x, y);
+        assert_eq!(hash(&x), hash(&y));
+        ok(&mut y, b, exists("/w", true));
+        assert_ne!(x, y);
+    }
+
+    #[test]
+    fn garbage_inputs_never_panic() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        let long = "/x".repeat(50_000);
+        let paths: Vec<String> = [
+            "",
+            "/",
+            "//",
+            ".",
+            "/.",
+            "/..",
+            "\0",
+            "/\0",
+            "/\u{10FFFF}",
+            "/é",
+            "/zookeeper",
+            "/zookeeper/",
+            "/zookeeper/quota",
+            "/a",
+            "/a/",
+            "/a/b",
+            "/a/b/c",
+            "-",
+            "/-2147483648",
+        ]
+        .iter()
+        .map(|p| (*p).to_owned())
+        .chain([long.clone(), format!("{long}/"), "/a".repeat(2_000)])
+        .collect();
+        let modes = [
+            CreateMode::Persistent,
+            CreateMode::PersistentSequential,
+            CreateMode::Ephemeral,
+            CreateMode::EphemeralSequential,
+        ];
+        let versions = [-1, 0, 1, i32::MAX, i32::MIN];
+        s.tree.set_counter("/", i32::MAX - 3);
+        for (i, p) in paths.iter().enumerate() {
+            let v = versions[i % versions.len()];
+            let mode = modes[i % modes.len()];
+            let ops = vec![
+                Op::Create {
+                    path: p.clone(),
+                    data: vec![0xff; i],
+                    mode,
+                },
+                Op::SetData {
+                    path: p.clone(),
+                    data: vec![],
+                    version: v,
+                },
+                Op::Check {
+                    path: p.clone(),
+                    version: v,
+                },
+                Op::Delete {
+                    path: p.clone(),
+                    version: v,
+                },
+            ];
+            for op in
+                ops.iter()
+                    .chain([&exists(p, true), &get_data(p, true), &get_children(p, true)])
+            {
+                s.apply(a, op, i64::MAX);
+                s.apply(-1, op, i64::MIN);
+            }
+            s.apply(a, &Op::Multi(ops.clone()), 0);
+            s.apply(a, &Op::Multi(vec![Op::Multi(ops)]), 0);
+            s.apply(a, &Op::Sync { path: p.clone() }, 0);
+            let _ = (s.children(p), s.node(p));
+        }
+        // Creating the long paths level by level works, as deep as asked.
+        let mut deep = String::new();
+        for _ in 0..1_000 {
+            deep.push_str("/d");
+            ok(&mut s, a, create(&deep, CreateMode::Persistent));
+        }
+        s.end_session(a, 0);
+        s.end_session(a, 0);
+        s.end_session(i64::MIN, 0);
+        assert!(s.node(&deep).is_some());
+        assert!(s.node("/long").is_none());
+    }
+}

@@ -1,0 +1,363 @@
+//! The trace: every request, reply, watch event, session event, fault and recipe outcome of a
+//! run, stamped with sim time. Oracles judge runs by reading it; a replay prints it.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionEvent, SessionId, WatchedEvent, Zxid};
+use zklab_recipes::machine::Outcome;
+
+use crate::fault::FaultKind;
+
+/// Which simulated client (process) an event belongs to; rendered `c0`, `c1`, ...
+pub type ClientId = u32;
+
+/// One thing that happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// A client sent an op.
+    Request {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The op.
+        op: Op,
+    },
+    /// The server applied an op (the reply may still be lost on the way back).
+    Applied {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The op's zxid (the last zxid for a read).
+        zxid: Zxid,
+        /// The op.
+        op: Op,
+        /// What the server answered, whether or not the client ever hears it.
+        reply: OpReply,
+    },
+    /// A client received the reply to an op.
+    Reply {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The reply.
+        reply: OpReply,
+    },
+    /// A client received a watch event.
+    Watch {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The event.
+        event: WatchedEvent,
+        /// The zxid of the change behind it.
+        zxid: Zxid,
+        /// The node whose change fired it.
+        cause: String,
+        /// Whether that change was the node's deletion.
+        deletion: bool,
+    },
+    /// A client's connection or session changed state, as the client sees it.
+    Session {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The new state.
+        event: SessionEvent,
+    },
+    /// The server opened a session.
+    SessionOpened {
+        /// The client.
+        client: ClientId,
+        /// The new session.
+        session: SessionId,
+    },
+    /// The server ended a session (closed or expired): from here on it is not live.
+    SessionEnded {
+        /// The client.
+        client: ClientId,
+        /// The session.
+        session: SessionId,
+        /// Whether it expired (rather than being closed).
+        expired: bool,
+        /// The ephemeral nodes it took with it.
+        deleted: Vec<String>,
+    },
+    /// A fault was injected.
+    Fault {
+        /// Which kind.
+        kind: FaultKind,
+        /// The client it struck.
+        client: ClientId,
+        /// What exactly (the op it hit, how long it lasts).
+        detail: String,
+    },
+    /// A recipe told the application something.
+    Outcome {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// What it learned.
+        outcome: Outcome,
+    },
+    /// A client used the resource the recipe protects, presenting a fencing token.
+    Resource {
+        /// The client.
+        client: ClientId,
+        /// The token presented.
+        token: i64,
+        /// Whether the resource accepted it.
+        accepted: bool,
+    },
+    /// A client finished its workload.
+    Finished {
+        /// The client.
+        client: ClientId,
+    },
+}
+
+/// One trace line: when, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// Sim time since the run began.
+    pub at: Duration,
+    /// What happened.
+    pub event: TraceEvent,
+}
+
+/// The log of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    entries: Vec<TraceEntry>,
+}
+
+impl Trace {
+    /// An empty trace.
+    pub fn new() -> Self {
+        Trace::default()
+    }
+
+    /// Appends an event at sim time `at`.
+    pub fn push(&mut self, at: Duration, event: TraceEvent) {
+        self.entries.push(TraceEntry { at, event });
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[TraceEntry] {
+        &self.entries
+    }
+
+    /// The trace as text, one line per event.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for entry in &self.entries {
+            let _ = writeln!(out, "{entry}");
+        }
+        out
+    }
+
+    /// A 64-bit FNV-1a digest of the rendered trace: equal digests, equal runs.
+    pub fn digest(&self) -> u64 {
+        self.render()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+    }
+}
+
+impl fmt::Display for TraceEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.at.as_secs();
+        let micros = self.at.subsec_micros();
+        write!(f, "{secs:>4}.{micros:06} ")?;
+        match &self.event {
+            TraceEvent::Request {
+                client,
+                session,
+                op,
+            } => {
+                write!(f, "c{client} s{session} -> {}", OpText(op))
+            }
+            TraceEvent::Applied {
+                client,
+                session,
+                zxid,
+                op,
+                reply,
+            } => {
+                write!(f, "c{client} s{session} .. applied zxid={zxid}")?;
+                if op.is_write() {
+                    write!(f, ": {}", ReplyText(reply))?;
+                }
+                Ok(())
+            }
+            TraceEvent::Reply {
+                client,
+                session,
+                reply,
+            } => {
+                write!(f, "c{client} s{session} <- {}", ReplyText(reply))
+            }
+            TraceEvent::Watch {
+                client,
+                session,
+                event,
+                zxid,
+                cause,
+                deletion,
+            } => {
+                let change = if *deletion { "deleted" } else { "changed" };
+                write!(
+                    f,
+                    "c{client} s{session} !! watch {:?} {} (zxid={zxid}, {cause} {change})",
+                    event.event_type, event.path
+                )
+            }
+            TraceEvent::Session {
+                client,
+                session,
+                event,
+            } => {
+                write!(f, "c{client} s{session} ** {event:?}")
+            }
+            TraceEvent::SessionOpened { client, session } => {
+                write!(f, "c{client} s{session} ++ session opened")
+            }
+            TraceEvent::SessionEnded {
+                client,
+                session,
+                expired,
+                deleted,
+            } => {
+                let how = if *expired { "expired" } else { "closed" };
+                write!(
+                    f,
+                    "c{client} s{session} -- session {how} (deleted {deleted:?})"
+                )
+            }
+            TraceEvent::Fault {
+                kind,
+                client,
+                detail,
+            } => {
+                write!(f, "c{client} XX fault {kind}: {detail}")
+            }
+            TraceEvent::Outcome {
+                client,
+                session,
+                outcome,
+            } => {
+                write!(f, "c{client} s{session} => {outcome:?}")
+            }
+            TraceEvent::Resource {
+                client,
+                token,
+                accepted,
+            } => {
+                let verdict = if *accepted { "accepted" } else { "refused" };
+                write!(f, "c{client} $$ resource token={token} {verdict}")
+            }
+            TraceEvent::Finished { client } => write!(f, "c{client} ## finished"),
+        }
+    }
+}
+
+/// An op in zkCli's words.
+pub struct OpText<'a>(pub &'a Op);
+
+impl fmt::Display for OpText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let watch = |w: &bool| if *w { " watch" } else { "" };
+        match self.0 {
+            Op::Create { path, data, mode } => {
+                write!(
+                    f,
+                    "create {path} {:?} {mode:?}",
+                    String::from_utf8_lossy(data)
+                )
+            }
+            Op::Delete { path, version } => write!(f, "delete {path} v={version}"),
+            Op::Exists { path, watch: w } => write!(f, "exists {path}{}", watch(w)),
+            Op::GetData { path, watch: w } => write!(f, "getData {path}{}", watch(w)),
+            Op::GetChildren { path, watch: w } => write!(f, "getChildren {path}{}", watch(w)),
+            Op::SetData {
+                path,
+                data,
+                version,
+            } => {
+                write!(
+                    f,
+                    "setData {path} {:?} v={version}",
+                    String::from_utf8_lossy(data)
+                )
+            }
+            Op::Check { path, version } => write!(f, "check {path} v={version}"),
+            Op::Sync { path } => write!(f, "sync {path}"),
+            Op::Multi(ops) => {
+                write!(f, "multi [")?;
+                for (i, op) in ops.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(f, "{sep}{}", OpText(op))?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}
+
+/// A reply, compactly.
+pub struct ReplyText<'a>(pub &'a OpReply);
+
+impl fmt::Display for ReplyText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Err(error) => write!(f, "error {error:?}"),
+            Ok(result) => write!(f, "{}", ResultText(result)),
+        }
+    }
+}
+
+struct ResultText<'a>(&'a OpResult);
+
+impl fmt::Display for ResultText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            OpResult::Created { path, stat } => write!(f, "created {path} czxid={}", stat.czxid),
+            OpResult::Deleted => write!(f, "deleted"),
+            OpResult::Exists(None) => write!(f, "exists: no node"),
+            OpResult::Exists(Some(stat)) => write!(f, "exists czxid={}", stat.czxid),
+            OpResult::Data { data, stat } => {
+                write!(
+                    f,
+                    "data {:?} v={}",
+                    String::from_utf8_lossy(data),
+                    stat.version
+                )
+            }
+            OpResult::Children { children, .. } => {
+                let mut sorted: Vec<&String> = children.iter().collect();
+                sorted.sort();
+                write!(f, "children {sorted:?}")
+            }
+            OpResult::SetData(stat) => write!(f, "set v={}", stat.version),
+            OpResult::Checked => write!(f, "checked"),
+            OpResult::Synced => write!(f, "synced"),
+            OpResult::RolledBack => write!(f, "rolled back"),
+            OpResult::Multi(results) => {
+                write!(f, "multi [")?;
+                for (i, result) in results.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(f, "{sep}{}", ReplyText(result))?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}

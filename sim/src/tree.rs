@@ -1,0 +1,533 @@
+//! The data tree: every znode by path, with its data, its stat fields and its children.
+//!
+//! The tree knows ZooKeeper's per-node rules (stats, versions, sequence numbers, the error a
+//! mutation fails with) but nothing of sessions or watches: the server glues those on. Paths
+//! given to it must already be valid (see [`crate::path`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
+
+use crate::path;
+
+/// One znode. Its `Stat` is derived on demand: `data_length`, `num_children` and the `cversion`
+/// a client sees are computed from the fields here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Znode {
+    /// The node's data.
+    pub data: Vec<u8>,
+    /// The zxid that created it.
+    pub czxid: Zxid,
+    /// The zxid that last set its data (its creation, at first).
+    pub mzxid: Zxid,
+    /// The zxid that last created or deleted a child (its creation, at first).
+    pub pzxid: Zxid,
+    /// Creation time (ms).
+    pub ctime: i64,
+    /// Last data change time (ms).
+    pub mtime: i64,
+    /// The data version.
+    pub version: i32,
+    /// The owning session of an ephemeral node, 0 for a persistent one.
+    pub ephemeral_owner: SessionId,
+    /// Child names (last components), sorted.
+    pub children: BTreeSet<String>,
+    /// The child-creation counter (ZooKeeper's stored `cversion`): every successful child creation
+    /// adds one, wrapping like a Java `int`; deletes leave it. The next sequence suffix is its value.
+    pub counter: i32,
+}
+
+impl Znode {
+    /// The stat a client sees for this node.
+    pub fn stat(&self) -> Stat {
+        let num_children = clamp_len(self.children.len());
+        Stat {
+            czxid: self.czxid,
+            mzxid: self.mzxid,
+            pzxid: self.pzxid,
+            ctime: self.ctime,
+            mtime: self.mtime,
+            version: self.version,
+            // ZooKeeper stores the count of creates and reports the count of changes (v3
+            // semantics): every create has a delete except for the children still present.
+            cversion: self.counter.wrapping_mul(2).wrapping_sub(num_children),
+            aversion: 0,
+            ephemeral_owner: self.ephemeral_owner,
+            data_length: clamp_len(self.data.len()),
+            num_children,
+        }
+    }
+}
+
+/// A length as the `i32` a stat carries, saturating instead of wrapping.
+fn clamp_len(len: usize) -> i32 {
+    i32::try_from(len).unwrap_or(i32::MAX)
+}
+
+/// What a successful mutation replaced, so that a failed multi can put the tree back exactly.
+/// Undo records must be applied in reverse order of the mutations, each with the path it was for
+/// (the created path for a create).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Undo {
+    /// Nothing changed (a check).
+    Nothing,
+    /// A node was created: remove it, and restore its parent's counter, child list and pzxid.
+    Create {
+        /// The parent's pzxid before the create.
+        parent_pzxid: Zxid,
+    },
+    /// A node was deleted: this is the node; reinsert it and restore its parent's pzxid.
+    Delete {
+        /// The deleted node, whole.
+        node: Znode,
+        /// The parent's pzxid before the delete.
+        parent_pzxid: Zxid,
+    },
+    /// A node's data was set: these are the fields it had.
+    SetData {
+        /// The old data.
+        data: Vec<u8>,
+        /// The old version.
+        version: i32,
+        /// The old mzxid.
+        mzxid: Zxid,
+        /// The old mtime.
+        mtime: i64,
+    },
+}
+
+/// All znodes, keyed by full path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tree {
+    nodes: BTreeMap<String, Znode>,
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tree {
+    /// A fresh tree as a new ZooKeeper has it: `/`, `/zookeeper`, `/zookeeper/config` and
+    /// `/zookeeper/quota`, all persistent with zero stats (so `/` reports cversion -1: its child
+    /// was added without counting as a create).
+    pub fn new() -> Self {
+        let mut nodes = BTreeMap::new();
+        let node = |children: &[&str]| Znode {
+            children: children.iter().map(|c| (*c).to_owned()).collect(),
+            ..Znode::default()
+        };
+        nodes.insert("/".to_owned(), node(&["zookeeper"]));
+        nodes.insert("/zookeeper".to_owned(), node(&["config", "quota"]));
+        nodes.insert("/zookeeper/config".to_owned(), node(&[]));
+        nodes.insert("/zookeeper/quota".to_owned(), node(&[]));
+        Tree { nodes }
+    }
+
+    /// The node at `path`, if any.
+    pub fn get(&self, path: &str) -> Option<&Znode> {
+        self.nodes.get(path)
+    }
+
+    /// The stat of the node at `path`, if any.
+    pub fn stat(&self, path: &str) -> Option<Stat> {
+        self.nodes.get(path).map(Znode::stat)
+    }
+
+    /// Number of znodes, the reserved ones included.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree is empty (never, since the root always exists).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Creates a node at `path` (for `sequential`, the prefix the parent's counter is appended to
+    /// as `%010d`). Errors in ZooKeeper's order: NoNode (parent missing), NodeExists,
+    /// NoChildrenForEphemerals. Returns the actual path, the new node's stat and the undo record.
+    pub fn create(
+        &mut self,
+        path: &str,
+        sequential: bool,
+        data: &[u8],
+        ephemeral_owner: SessionId,
+        zxid: Zxid,
+        now_ms: i64,
+    ) -> Result<(String, Stat, Undo), ZkError> {
+        let parent_path = path::parent(path);
+        let parent = self.nodes.get(parent_path).ok_or(ZkError::NoNode)?;
+        let full = if sequential {
+            // Java's %010d: zero-padded to 10 including the sign ("-000000001").
+            format!("{path}{:010}", parent.counter)
+        } else {
+            if self.nodes.contains_key(path) {
+                return Err(ZkError::NodeExists);
+            }
+            path.to_owned()
+        };
+        if sequential && self.nodes.contains_key(&full) {
+            return Err(ZkError::NodeExists);
+        }
+        if parent.ephemeral_owner != 0 {
+            return Err(ZkError::NoChildrenForEphemerals);
+        }
+        let parent = self.nodes.get_mut(parent_path).ok_or(ZkError::NoNode)?;
+        let undo = Undo::Create {
+            parent_pzxid: parent.pzxid,
+        };
+        parent.counter = parent.counter.wrapping_add(1);
+        parent.pzxid = zxid;
+        parent.children.insert(path::name(&full).to_owned());
+        let node = Znode {
+            data: data.to_vec(),
+            czxid: zxid,
+            mzxid: zxid,
+            pzxid: zxid,
+            ctime: now_ms,
+            mtime: now_ms,
+            version: 0,
+            ephemeral_owner,
+            children: BTreeSet::new(),
+            counter: 0,
+        };
+        let stat = node.stat();
+        self.nodes.insert(full.clone(), node);
+        Ok((full, stat, undo))
+    }
+
+    /// Deletes the node at `path` if `version` matches (-1 matches any). Errors in ZooKeeper's
+    /// order: NoNode, BadVersion, NotEmpty. The undo record holds the deleted node.
+    pub fn delete(&mut self, path: &str, version: i32, zxid: Zxid) -> Result<Undo, ZkError> {
+        let node = self.nodes.get(path).ok_or(ZkError::NoNode)?;
+        check_version(node, version)?;
+        if !node.children.is_empty() {
+            return Err(ZkError::NotEmpty);
+        }
+        let parent = self
+            .nodes
+            .get_mut(path::parent(path))
+            .ok_or(ZkError::NoNode)?;
+        let parent_pzxid = parent.pzxid;
+        parent.children.remove(path::name(path));
+        parent.pzxid = zxid;
+        let node = self.nodes.remove(path).ok_or(ZkError::NoNode)?;
+        Ok(Undo::Delete { node, parent_pzxid })
+    }
+
+    /// Replaces the data of the node at `path` if `version` matches (-1 matches any); the version
+    /// goes up by one even when the data is equal. Errors: NoNode, BadVersion. Returns the new stat.
+    pub fn set_data(
+        &mut self,
+        path: &str,
+        data: &[u8],
+        version: i32,
+        zxid: Zxid,
+        now_ms: i64,
+    ) -> Result<(Stat, Undo), ZkError> {
+        let node = self.nodes.get_mut(path).ok_or(ZkError::NoNode)?;
+        check_version(node, version)?;
+        let undo = Undo::SetData {
+            data: std::mem::replace(&mut node.data, data.to_vec()),
+            version: node.version,
+            mzxid: node.mzxid,
+            mtime: node.mtime,
+        };
+        node.version = node.version.wrapping_add(1);
+        node.mzxid = zxid;
+        node.mtime = now_ms;
+        Ok((node.stat(), undo))
+    }
+
+    /// Fails unless the node at `path` exists at `version` (-1 matches any): NoNode, BadVersion.
+    pub fn check(&self, path: &str, version: i32) -> Result<(), ZkError> {
+        check_version(self.nodes.get(path).ok_or(ZkError::NoNode)?, version)
+    }
+
+    /// Puts back what a mutation at `path` replaced. Records must come in reverse order of the
+    /// mutations; a record that does not fit the tree is ignored rather than panicking.
+    pub fn undo(&mut self, path: &str, undo: Undo) {
+        match undo {
+            Undo::Nothing => {}
+            Undo::Create { parent_pzxid } => {
+                self.nodes.remove(path);
+                if let Some(parent) = self.nodes.get_mut(path::parent(path)) {
+                    parent.children.remove(path::name(path));
+                    parent.counter = parent.counter.wrapping_sub(1);
+                    parent.pzxid = parent_pzxid;
+                }
+            }
+            Undo::Delete { node, parent_pzxid } => {
+                if let Some(parent) = self.nodes.get_mut(path::parent(path)) {
+                    parent.children.insert(path::name(path).to_owned());
+                    parent.pzxid = parent_pzxid;
+                }
+                self.nodes.insert(path.to_owned(), node);
+            }
+            Undo::SetData {
+                data,
+                version,
+                mzxid,
+                mtime,
+            } => {
+                if let Some(node) = self.nodes.get_mut(path) {
+                    node.data = data;
+                    node.version = version;
+                    node.mzxid = mzxid;
+                    node.mtime = mtime;
+                }
+            }
+        }
+    }
+
+    /// Sets a node's child-creation counter; lets tests reach the i32 wrap without 2^31 creates.
+    #[cfg(test)]
+    pub(crate) fn set_counter(&mut self, path: &str, counter: i32) {
+        if let Some(node) = self.nodes.get_mut(path) {
+            node.counter = counter;
+        }
+    }
+}
+
+/// ZooKeeper's version check: -1 matches any version.
+fn check_version(node: &Znode, version: i32) -> Result<(), ZkError> {
+    if version != -1 && version != node.version {
+        return Err(ZkError::BadVersion);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree_with(paths: &[&str]) -> Tree {
+        let mut t = Tree::new();
+        for p in paths {
+            t.create(p, false, b"", 0, 1, 1).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn new_tree_has_root_and_reserved_nodes_with_zero_stats() {
+        let t = Tree::new();
+        assert_eq!(t.len(), 4);
+        let root = t.get("/").unwrap();
+        assert_eq!(root.children.iter().collect::<Vec<_>>(), ["zookeeper"]);
+        assert_eq!(
+            t.stat("/").unwrap(),
+            Stat {
+                cversion: -1,
+                num_children: 1,
+                ..Stat::default()
+            }
+        );
+        assert_eq!(t.stat("/zookeeper").unwrap().cversion, -2);
+        assert_eq!(t.stat("/zookeeper/config"), Some(Stat::default()));
+        assert_eq!(t.stat("/zookeeper/quota"), Some(Stat::default()));
+    }
+
+    #[test]
+    fn create_sets_czxid_mzxid_pzxid_and_times() {
+        let mut t = Tree::new();
+        let (path, stat, _) = t.create("/a", false, b"xyz", 0, 7, 1234).unwrap();
+        assert_eq!(Some(stat), t.stat("/a"));
+        assert_eq!(path, "/a");
+        assert_eq!(
+            t.stat("/a").unwrap(),
+            Stat {
+                czxid: 7,
+                mzxid: 7,
+                pzxid: 7,
+                ctime: 1234,
+                mtime: 1234,
+                version: 0,
+                cversion: 0,
+                aversion: 0,
+                ephemeral_owner: 0,
+                data_length: 3,
+                num_children: 0,
+            }
+        );
+        assert_eq!(t.get("/a").unwrap().data, b"xyz");
+    }
+
+    #[test]
+    fn create_sets_parent_pzxid_but_not_its_mzxid() {
+        let mut t = tree_with(&["/a"]);
+        t.create("/a/b", false, b"", 0, 9, 50).unwrap();
+        let a = t.stat("/a").unwrap();
+        assert_eq!((a.pzxid, a.mzxid, a.mtime), (9, 1, 1));
+    }
+
+    #[test]
+    fn delete_sets_parent_pzxid() {
+        let mut t = tree_with(&["/a", "/a/b"]);
+        t.delete("/a/b", -1, 12).unwrap();
+        assert_eq!(t.stat("/a").unwrap().pzxid, 12);
+        assert_eq!(t.get("/a/b"), None);
+        assert!(t.get("/a").unwrap().children.is_empty());
+    }
+
+    #[test]
+    fn set_data_bumps_version_even_for_equal_data() {
+        let mut t = Tree::new();
+        t.create("/a", false, b"same", 0, 1, 10).unwrap();
+        let (s1, _) = t.set_data("/a", b"same", -1, 2, 20).unwrap();
+        let (s2, _) = t.set_data("/a", b"same", -1, 3, 30).unwrap();
+        assert_eq!((s1.version, s1.mzxid, s1.mtime), (1, 2, 20));
+        assert_eq!((s2.version, s2.mzxid, s2.mtime), (2, 3, 30));
+        assert_eq!((s2.czxid, s2.ctime, s2.pzxid), (1, 10, 1));
+    }
+
+    #[test]
+    fn version_minus_one_matches_any_version() {
+        let mut t = tree_with(&["/a"]);
+        t.set_data("/a", b"1", -1, 2, 2).unwrap();
+        t.set_data("/a", b"2", 1, 3, 3).unwrap();
+        assert_eq!(
+            t.set_data("/a", b"3", 1, 4, 4).unwrap_err(),
+            ZkError::BadVersion
+        );
+        assert_eq!(t.check("/a", -1), Ok(()));
+        assert_eq!(t.check("/a", 2), Ok(()));
+        assert_eq!(t.check("/a", 0), Err(ZkError::BadVersion));
+        assert_eq!(t.delete("/a", 5, 5).unwrap_err(), ZkError::BadVersion);
+        assert!(t.delete("/a", -1, 6).is_ok());
+    }
+
+    #[test]
+    fn set_data_version_wraps_like_java_int() {
+        let mut t = tree_with(&["/a"]);
+        t.nodes.get_mut("/a").unwrap().version = i32::MAX;
+        let (s, _) = t.set_data("/a", b"", i32::MAX, 2, 2).unwrap();
+        assert_eq!(s.version, i32::MIN);
+    }
+
+    #[test]
+    fn sequential_suffix_counts_every_child_creation_not_deletes() {
+        let mut t = tree_with(&["/q"]);
+        let (p0, _, _) = t.create("/q/n-", true, b"", 0, 2, 0).unwrap();
+        t.create("/q/plain", false, b"", 0, 3, 0).unwrap();
+        t.delete("/q/plain", -1, 4).unwrap();
+        t.delete(&p0, -1, 5).unwrap();
+        let (p2, _, _) = t.create("/q/n-", true, b"", 0, 6, 0).unwrap();
+        let (p3, _, _) = t.create("/q/", true, b"", 0, 7, 0).unwrap();
+        assert_eq!(p0, "/q/n-0000000000");
+        assert_eq!(p2, "/q/n-0000000002");
+        assert_eq!(p3, "/q/0000000003");
+        // The root's counter started at 0 although /zookeeper exists; creating /q counted 1.
+        let (r, _, _) = t.create("/", true, b"", 0, 8, 0).unwrap();
+        assert_eq!(r, "/0000000001");
+    }
+
+    #[test]
+    fn counter_wraps_to_negative() {
+        let mut t = tree_with(&["/q"]);
+        t.set_counter("/q", i32::MAX);
+        let (a, _, _) = t.create("/q/n", true, b"", 0, 2, 0).unwrap();
+        let (b, _, _) = t.create("/q/n", true, b"", 0, 3, 0).unwrap();
+        let (c, _, _) = t.create("/q/n", true, b"", 0, 4, 0).unwrap();
+        assert_eq!(a, "/q/n2147483647");
+        assert_eq!(b, "/q/n-2147483648");
+        assert_eq!(c, "/q/n-2147483647");
+        t.set_counter("/q", -1);
+        let (d, _, _) = t.create("/q/n", true, b"", 0, 5, 0).unwrap();
+        assert_eq!(d, "/q/n-000000001");
+        assert_eq!(t.get("/q").unwrap().counter, 0);
+    }
+
+    #[test]
+    fn sequential_name_taken_is_node_exists() {
+        let mut t = tree_with(&["/q", "/q/n0000000001"]);
+        // counter is 1 now: the next sequential name collides.
+        assert_eq!(
+            t.create("/q/n", true, b"", 0, 3, 0).unwrap_err(),
+            ZkError::NodeExists
+        );
+        assert_eq!(t.get("/q").unwrap().counter, 1);
+    }
+
+    #[test]
+    fn cversion_reported_is_twice_counter_minus_children() {
+        let mut t = tree_with(&["/p", "/p/a", "/p/b", "/p/c"]);
+        assert_eq!(t.stat("/p").unwrap().cversion, 3);
+        t.delete("/p/a", -1, 2).unwrap();
+        assert_eq!(t.stat("/p").unwrap().cversion, 4);
+        t.delete("/p/b", -1, 3).unwrap();
+        t.delete("/p/c", -1, 4).unwrap();
+        assert_eq!(t.stat("/p").unwrap().cversion, 6);
+        t.set_counter("/p", i32::MAX);
+        assert_eq!(t.stat("/p").unwrap().cversion, -2);
+    }
+
+    #[test]
+    fn data_length_and_num_children_are_derived() {
+        let mut t = Tree::new();
+        t.create("/p", false, &[0; 5], 0, 1, 0).unwrap();
+        t.create("/p/a", false, b"", 0, 2, 0).unwrap();
+        t.create("/p/b", false, b"", 0, 3, 0).unwrap();
+        let s = t.stat("/p").unwrap();
+        assert_eq!((s.data_length, s.num_children), (5, 2));
+        t.set_data("/p", b"", -1, 4, 0).unwrap();
+        assert_eq!(t.stat("/p").unwrap().data_length, 0);
+    }
+
+    #[test]
+    fn create_error_precedence_no_node_then_node_exists_then_no_children_for_ephemerals() {
+        let mut t = Tree::new();
+        t.create("/e", false, b"", 42, 1, 0).unwrap();
+        assert_eq!(
+            t.create("/x/y", false, b"", 0, 2, 0).unwrap_err(),
+            ZkError::NoNode
+        );
+        assert_eq!(
+            t.create("/e", false, b"", 0, 2, 0).unwrap_err(),
+            ZkError::NodeExists
+        );
+        assert_eq!(
+            t.create("/e/c", false, b"", 0, 2, 0).unwrap_err(),
+            ZkError::NoChildrenForEphemerals
+        );
+        assert_eq!(
+            t.create("/e/c", true, b"", 0, 2, 0).unwrap_err(),
+            ZkError::NoChildrenForEphemerals
+        );
+        assert_eq!(
+            t.create("/", false, b"", 0, 2, 0).unwrap_err(),
+            ZkError::NodeExists
+        );
+        assert_eq!(t.stat("/e").unwrap().ephemeral_owner, 42);
+        assert_eq!(t.get("/e").unwrap().counter, 0);
+    }
+
+    #[test]
+    fn delete_error_precedence_no_node_then_bad_version_then_not_empty() {
+        let mut t = tree_with(&["/a", "/a/b"]);
+        assert_eq!(t.delete("/x", 3, 2).unwrap_err(), ZkError::NoNode);
+        assert_eq!(t.delete("/a", 3, 2).unwrap_err(), ZkError::BadVersion);
+        assert_eq!(t.delete("/a", 0, 2).unwrap_err(), ZkError::NotEmpty);
+        assert_eq!(t.delete("/a", -1, 2).unwrap_err(), ZkError::NotEmpty);
+    }
+
+    #[test]
+    fn undo_in_reverse_order_restores_the_tree_exactly() {
+        let mut t = tree_with(&["/a", "/a/old"]);
+        let before = t.clone();
+        let mut log = Vec::new();
+        let (p, _, u) = t.create("/a/n", true, b"", 0, 5, 9).unwrap();
+        log.push((p.clone(), u));
+        log.push((p.clone(), t.set_data(&p, b"new", -1, 5, 9).unwrap().1));
+        log.push((p.clone(), t.delete(&p, -1, 5).unwrap()));
+        log.push(("/a/old".to_owned(), t.delete("/a/old", -1, 5).unwrap()));
+        log.push(("/a".to_owned(), t.set_data("/a", b"z", 0, 5, 9).unwrap().1));
+        assert_ne!(t, before);
+        for (path, undo) in log.into_iter().rev() {
+            t.undo(&path, undo);
+        }
+        assert_eq!(t, before);
+    }
+}

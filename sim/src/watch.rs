@@ -1,0 +1,242 @@
+//! One-time watches: which sessions wait on which path, and which of them a change fires.
+//!
+//! Like ZooKeeper's two `WatchManager`s: data watches (set by `exists`, also on a missing node,
+//! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zklab_recipes::client::{EventType, SessionId, WatchedEvent};
+
+use crate::path;
+use crate::server::Notification;
+
+/// Sessions waiting on a path, per path.
+type Table = BTreeMap<String, BTreeSet<SessionId>>;
+
+/// The data and child watch tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Watches {
+    data: Table,
+    child: Table,
+}
+
+impl Watches {
+    /// No watches.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Leaves a data watch (fires on the node's creation, deletion or data change).
+    pub fn add_data(&mut self, path: &str, session: SessionId) {
+        add(&mut self.data, path, session);
+    }
+
+    /// Leaves a child watch (fires when a child is created or deleted, or the node is deleted).
+    pub fn add_child(&mut self, path: &str, session: SessionId) {
+        add(&mut self.child, path, session);
+    }
+
+    /// Whether the session holds a data watch on the path.
+    pub fn has_data(&self, path: &str, session: SessionId) -> bool {
+        self.data.get(path).is_some_and(|s| s.contains(&session))
+    }
+
+    /// Whether the session holds a child watch on the path.
+    pub fn has_child(&self, path: &str, session: SessionId) -> bool {
+        self.child.get(path).is_some_and(|s| s.contains(&session))
+    }
+
+    /// Whether no watch is set at all.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty() && self.child.is_empty()
+    }
+
+    /// A node was created at `path`: NodeCreated for its data watches, then NodeChildrenChanged
+    /// for its parent's child watches.
+    pub fn fire_created(&mut self, path: &str, out: &mut Vec<Notification>) {
+        if let Some(sessions) = self.data.remove(path) {
+            emit(out, sessions, EventType::NodeCreated, path, path);
+        }
+        self.fire_parent(path, out);
+    }
+
+    /// The node at `path` was deleted: NodeDeleted for its data watches and its child watches
+    /// (once per session holding both), then NodeChildrenChanged for its parent's child watches.
+    pub fn fire_deleted(&mut self, path: &str, out: &mut Vec<Notification>) {
+        let data = self.data.remove(path);
+        let child = self.child.remove(path);
+        let sessions = match (data, child) {
+            (Some(mut d), Some(c)) => {
+                d.extend(c);
+                Some(d)
+            }
+            (d, c) => d.or(c),
+        };
+        if let Some(sessions) = sessions {
+            emit(out, sessions, EventType::NodeDeleted, path, path);
+        }
+        self.fire_parent(path, out);
+    }
+
+    /// The data of the node at `path` was set: NodeDataChanged for its data watches only.
+    pub fn fire_data_changed(&mut self, path: &str, out: &mut Vec<Notification>) {
+        if let Some(sessions) = self.data.remove(path) {
+            emit(out, sessions, EventType::NodeDataChanged, path, path);
+        }
+    }
+
+    /// Drops every watch the session holds (its session ended).
+    pub fn remove_session(&mut self, session: SessionId) {
+        for table in [&mut self.data, &mut self.child] {
+            table.retain(|_, sessions| {
+                sessions.remove(&session);
+                !sessions.is_empty()
+            });
+        }
+    }
+
+    fn fire_parent(&mut self, path: &str, out: &mut Vec<Notification>) {
+        if self.child.is_empty() {
+            return;
+        }
+        let parent = path::parent(path);
+        if let Some(sessions) = self.child.remove(parent) {
+            emit(out, sessions, EventType::NodeChildrenChanged, parent, path);
+        }
+    }
+}
+
+fn add(table: &mut Table, path: &str, session: SessionId) {
+    match table.get_mut(path) {
+        Some(sessions) => {
+            sessions.insert(session);
+        }
+        None => {
+            table.insert(path.to_owned(), BTreeSet::from([session]));
+        }
+    }
+}
+
+fn emit(
+    out: &mut Vec<Notification>,
+    sessions: BTreeSet<SessionId>,
+    event_type: EventType,
+    watched: &str,
+    cause: &str,
+) {
+    out.extend(sessions.into_iter().map(|session| Notification {
+        session,
+        event: WatchedEvent {
+            event_type,
+            path: watched.to_owned(),
+        },
+        cause: cause.to_owned(),
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(session: SessionId, event_type: EventType, path: &str, cause: &str) -> Notification {
+        Notification {
+            session,
+            event: WatchedEvent {
+                event_type,
+                path: path.to_owned(),
+            },
+            cause: cause.to_owned(),
+        }
+    }
+
+    #[test]
+    fn create_fires_node_created_on_data_watches_and_children_changed_on_parent() {
+        let mut w = Watches::new();
+        w.add_data("/p/c", 2);
+        w.add_data("/p/c", 1);
+        w.add_child("/p", 3);
+        w.add_child("/p/c", 4); // a child watch on the new node itself does not fire
+        w.add_data("/p", 5); // nor does a data watch on the parent
+        let mut out = Vec::new();
+        w.fire_created("/p/c", &mut out);
+        assert_eq!(
+            out,
+            [
+                n(1, EventType::NodeCreated, "/p/c", "/p/c"),
+                n(2, EventType::NodeCreated, "/p/c", "/p/c"),
+                n(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
+            ]
+        );
+        assert!(w.has_child("/p/c", 4) && w.has_data("/p", 5));
+    }
+
+    #[test]
+    fn child_of_root_fires_children_changed_on_root() {
+        let mut w = Watches::new();
+        w.add_child("/", 1);
+        let mut out = Vec::new();
+        w.fire_created("/a", &mut out);
+        assert_eq!(out, [n(1, EventType::NodeChildrenChanged, "/", "/a")]);
+    }
+
+    #[test]
+    fn delete_fires_one_node_deleted_for_data_and_child_watches_and_parent_children_changed() {
+        let mut w = Watches::new();
+        w.add_data("/p/c", 1);
+        w.add_child("/p/c", 1);
+        w.add_child("/p/c", 2);
+        w.add_child("/p", 3);
+        w.add_data("/p", 4);
+        let mut out = Vec::new();
+        w.fire_deleted("/p/c", &mut out);
+        assert_eq!(
+            out,
+            [
+                n(1, EventType::NodeDeleted, "/p/c", "/p/c"),
+                n(2, EventType::NodeDeleted, "/p/c", "/p/c"),
+                n(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
+            ]
+        );
+        assert!(w.has_data("/p", 4));
+    }
+
+    #[test]
+    fn set_data_fires_data_watches_only() {
+        let mut w = Watches::new();
+        w.add_data("/a", 1);
+        w.add_child("/a", 2);
+        w.add_child("/", 3);
+        let mut out = Vec::new();
+        w.fire_data_changed("/a", &mut out);
+        assert_eq!(out, [n(1, EventType::NodeDataChanged, "/a", "/a")]);
+        assert!(w.has_child("/a", 2) && w.has_child("/", 3));
+    }
+
+    #[test]
+    fn watches_are_one_time_and_set_once_per_session() {
+        let mut w = Watches::new();
+        w.add_data("/a", 1);
+        w.add_data("/a", 1);
+        let mut out = Vec::new();
+        w.fire_data_changed("/a", &mut out);
+        assert_eq!(out.len(), 1);
+        w.fire_data_changed("/a", &mut out);
+        w.fire_deleted("/a", &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn removing_a_session_drops_all_its_watches() {
+        let mut w = Watches::new();
+        w.add_data("/a", 1);
+        w.add_child("/a", 1);
+        w.add_child("/b", 1);
+        w.add_child("/b", 2);
+        w.remove_session(1);
+        assert!(!w.has_data("/a", 1) && !w.has_child("/a", 1) && !w.has_child("/b", 1));
+        assert!(w.has_child("/b", 2));
+        w.remove_session(2);
+        assert!(w.is_empty());
+    }
+}

@@ -1,0 +1,277 @@
+//! The `zklab` command line: list scenarios, sweep seeds, replay one seed.
+//!
+//! Exit status: 0 when every seed holds, 1 when a property is violated, 2 on bad usage.
+
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+use zklab::scenarios::catalogue::{self, CATALOGUE};
+use zklab::scenarios::runner::{self, RunOptions, SweepReport};
+use zklab::scenarios::scenario::Scenario;
+use zklab::sim::fault::{FaultKind, FaultRates};
+
+use crate::progress::Progress;
+
+/// Deterministic simulation and model checking for ZooKeeper recipes.
+#[derive(Parser)]
+#[command(name = "zklab", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the scenarios.
+    List,
+    /// Run a scenario over many seeds with injected faults.
+    Run {
+        /// The scenario (see `zklab list`), or `all` for every scenario that is not a known bug.
+        scenario: String,
+        /// How many seeds.
+        #[arg(long, default_value_t = 100)]
+        seeds: u64,
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        start_seed: u64,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        setup: Setup,
+    },
+    /// Run one seed and print its whole trace.
+    Replay {
+        /// The scenario (see `zklab list`).
+        scenario: String,
+        /// The seed.
+        #[arg(long)]
+        seed: u64,
+        #[command(flatten)]
+        setup: Setup,
+    },
+}
+
+/// The options that fix what a seed does: a replay needs the same ones as the run.
+#[derive(Args, Clone)]
+struct Setup {
+    /// Number of clients.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=64))]
+    clients: u32,
+    /// Rounds of work (lock acquisitions) per client.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    rounds: u32,
+    /// Faults: `none`, `all`, or a comma-separated list of kinds
+    /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash).
+    #[arg(long, default_value = "all", value_parser = parse_faults)]
+    faults: String,
+}
+
+fn parse_faults(spec: &str) -> Result<String, String> {
+    FaultRates::parse(spec).map(|_| spec.to_owned())
+}
+
+impl Setup {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            clients: self.clients,
+            rounds: self.rounds,
+            faults: FaultRates::parse(&self.faults).expect("validated by clap"),
+            ..RunOptions::default()
+        }
+    }
+
+    /// The exact command that replays `seed` of `scenario` with these options.
+    fn replay_command(&self, scenario: &str, seed: u64) -> String {
+        format!(
+            "cargo run --release -- replay {scenario} --seed {seed} --clients {} --rounds {} --faults {}",
+            self.clients, self.rounds, self.faults
+        )
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Panics inside a seed are caught and reported as violations; the default hook would only
+    // repeat them on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
+    match cli.command {
+        Command::List => {
+            for scenario in CATALOGUE {
+                let tag = if scenario.known_bug {
+                    " (known bug: expected to fail)"
+                } else {
+                    ""
+                };
+                println!("{:<24} {}{tag}", scenario.name, scenario.about);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Run {
+            scenario,
+            seeds,
+            start_seed,
+            threads,
+            json,
+            setup,
+        } => {
+            let scenarios = match select(&scenario) {
+                Ok(scenarios) => scenarios,
+                Err(message) => return usage_error(&message),
+            };
+            if seeds == 0 {
+                return usage_error("--seeds must be at least 1");
+            }
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let mut failed = false;
+            let mut objects = Vec::new();
+            for scenario in scenarios {
+                let progress = Progress::new(seeds, json);
+                let options = setup.options();
+                let report = runner::sweep(
+                    scenario,
+                    start_seed,
+                    seeds,
+                    &options,
+                    threads,
+                    &|done, failures| progress.update(done, failures),
+                );
+                progress.finish();
+                failed |= !report.failures.is_empty();
+                if json {
+                    objects.push(sweep_json(scenario, &report, &setup));
+                } else {
+                    print_sweep(scenario, &report, &setup);
+                }
+            }
+            if json {
+                let value = if objects.len() == 1 {
+                    objects.remove(0)
+                } else {
+                    Value::Array(objects)
+                };
+                println!("{value}");
+            }
+            if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Command::Replay {
+            scenario,
+            seed,
+            setup,
+        } => {
+            let scenario = match catalogue::find(&scenario) {
+                Ok(scenario) => scenario,
+                Err(message) => return usage_error(&message),
+            };
+            let report = runner::run_seed(scenario, seed, &setup.options());
+            print!("{}", report.trace.render());
+            println!(
+                "-- {} seed {seed}: {} events, digest {:016x}",
+                scenario.name,
+                report.trace.entries().len(),
+                report.trace.digest()
+            );
+            if report.violations.is_empty() {
+                println!("-- every property holds");
+                ExitCode::SUCCESS
+            } else {
+                for violation in &report.violations {
+                    println!("-- VIOLATION {violation}");
+                }
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+/// The scenarios a `run` argument names.
+fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
+    if name == "all" {
+        return Ok(CATALOGUE
+            .iter()
+            .filter(|scenario| !scenario.known_bug)
+            .collect());
+    }
+    catalogue::find(name).map(|scenario| vec![scenario])
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+fn print_sweep(scenario: &Scenario, report: &SweepReport, setup: &Setup) {
+    println!(
+        "{}: {} seeds, {} failing, {:.0} seeds/s ({:.2} s)",
+        scenario.name,
+        report.seeds,
+        report.failures.len(),
+        report.seeds_per_sec(),
+        report.elapsed.as_secs_f64()
+    );
+    let counts: Vec<String> = report
+        .faults
+        .iter()
+        .map(|(kind, n)| format!("{kind}={n}"))
+        .collect();
+    println!("faults injected: {}", counts.join(" "));
+    println!(
+        "max wake-ups per deletion: {}",
+        report.max_wakeups_per_deletion
+    );
+    if let Some((seed, violation)) = report.failures.first() {
+        println!("first failing seed {seed}: {violation}");
+        println!(
+            "replay it with: {}",
+            setup.replay_command(scenario.name, *seed)
+        );
+    }
+}
+
+fn sweep_json(scenario: &Scenario, report: &SweepReport, setup: &Setup) -> Value {
+    let failures: Vec<Value> = report
+        .failures
+        .iter()
+        .map(|(seed, violation)| {
+            json!({
+                "seed": seed,
+                "violation": violation.to_string(),
+                "kind": violation.kind.name(),
+                "replay": setup.replay_command(scenario.name, *seed),
+            })
+        })
+        .collect();
+    let faults: serde_json::Map<String, Value> = report
+        .faults
+        .iter()
+        .map(|(kind, n)| (json_key(kind), json!(n)))
+        .collect();
+    json!({
+        "scenario": scenario.name,
+        "seeds": report.seeds,
+        "clients": setup.clients,
+        "rounds": setup.rounds,
+        "faults": setup.faults,
+        "failures": failures,
+        "faults_injected": faults,
+        "max_wakeups_per_deletion": report.max_wakeups_per_deletion,
+        "seeds_per_sec": report.seeds_per_sec(),
+        "seconds": report.elapsed.as_secs_f64(),
+    })
+}
+
+/// A fault kind's key in JSON (`lost-create-reply` becomes `lost_create_reply`).
+fn json_key(kind: FaultKind) -> String {
+    kind.name().replace('-', "_")
+}

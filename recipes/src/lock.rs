@@ -503,3 +503,306 @@ impl<C: ZkClient> LockGuard<'_, C> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Stat;
+
+    const DIR: &str = "/locks/x";
+
+    fn machine(variant: LockVariant) -> LockMachine {
+        LockMachine::new(DIR, "g1".to_owned(), variant)
+    }
+
+    fn created(name: &str, czxid: i64) -> Input<LockRequest> {
+        let stat = Stat {
+            czxid,
+            ..Stat::default()
+        };
+        Input::Reply(Ok(OpResult::Created {
+            path: format!("{DIR}/{name}"),
+            stat,
+        }))
+    }
+
+    fn children(names: &[&str]) -> Input<LockRequest> {
+        let children = names.iter().map(|n| n.to_string()).collect();
+        Input::Reply(Ok(OpResult::Children {
+            children,
+            stat: Stat::default(),
+        }))
+    }
+
+    fn op(step: &Step) -> &Op {
+        match &step.action {
+            Action::Send(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn deleted(name: &str) -> Input<LockRequest> {
+        let event = WatchedEvent {
+            event_type: EventType::NodeDeleted,
+            path: format!("{DIR}/{name}"),
+        };
+        Input::Event(ZkEvent::Watch(event))
+    }
+
+    fn session(event: SessionEvent) -> Input<LockRequest> {
+        Input::Event(ZkEvent::Session(event))
+    }
+
+    /// A machine that holds the lock with node g1-lock-0000000001 and token 7.
+    fn holder() -> LockMachine {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000001", 7));
+        let step = m.step(children(&["g1-lock-0000000001"]));
+        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 7 }));
+        m
+    }
+
+    #[test]
+    fn start_creates_an_ephemeral_sequential_node_named_with_the_guid() {
+        let step = machine(LockVariant::Correct).step(Input::Start);
+        let expected = Op::Create {
+            path: format!("{DIR}/g1-lock-"),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        assert_eq!(op(&step), &expected);
+    }
+
+    #[test]
+    fn lowest_sequence_acquires_with_the_czxid_as_token() {
+        assert!(holder().holds());
+    }
+
+    #[test]
+    fn sorts_by_sequence_number_not_by_name() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000002", 9));
+        // By name "a9-..." sorts first, but its sequence (3) is after ours (2).
+        let step = m.step(children(&[
+            "zz-lock-0000000001",
+            "g1-lock-0000000002",
+            "a9-lock-0000000003",
+        ]));
+        assert_eq!(
+            op(&step),
+            &Op::Exists {
+                path: format!("{DIR}/zz-lock-0000000001"),
+                watch: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_waiter_watches_only_its_immediate_predecessor() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000003", 9));
+        let step = m.step(children(&[
+            "a-lock-0000000001",
+            "b-lock-0000000002",
+            "g1-lock-0000000003",
+        ]));
+        assert_eq!(
+            op(&step),
+            &Op::Exists {
+                path: format!("{DIR}/b-lock-0000000002"),
+                watch: true
+            }
+        );
+        let step = m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
+        assert_eq!(step.action, Action::Wait);
+        assert!(m.is_waiting());
+        // The predecessor's deletion makes it list again rather than assume it is first.
+        let step = m.step(deleted("b-lock-0000000002"));
+        assert_eq!(
+            op(&step),
+            &Op::GetChildren {
+                path: DIR.to_owned(),
+                watch: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_predecessor_already_gone_means_listing_again() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000002", 9));
+        m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
+        let step = m.step(Input::Reply(Ok(OpResult::Exists(None))));
+        assert_eq!(
+            op(&step),
+            &Op::GetChildren {
+                path: DIR.to_owned(),
+                watch: false
+            }
+        );
+    }
+
+    #[test]
+    fn after_connection_loss_on_create_it_adopts_the_node_carrying_its_guid() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert_eq!(
+            op(&step),
+            &Op::GetChildren {
+                path: DIR.to_owned(),
+                watch: false
+            }
+        );
+        let step = m.step(children(&["other-lock-0000000004", "g1-lock-0000000005"]));
+        assert_eq!(
+            op(&step),
+            &Op::Exists {
+                path: format!("{DIR}/g1-lock-0000000005"),
+                watch: false
+            }
+        );
+        assert_eq!(m.node(), Some("/locks/x/g1-lock-0000000005"));
+        let step = m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat {
+            czxid: 11,
+            ..Stat::default()
+        })))));
+        assert_eq!(
+            op(&step),
+            &Op::GetChildren {
+                path: DIR.to_owned(),
+                watch: false
+            }
+        );
+        let step = m.step(children(&["g1-lock-0000000005", "other-lock-0000000006"]));
+        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 11 }));
+    }
+
+    #[test]
+    fn after_connection_loss_on_create_with_no_node_it_creates_again() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        let step = m.step(children(&["other-lock-0000000004"]));
+        assert!(matches!(op(&step), Op::Create { .. }));
+    }
+
+    #[test]
+    fn blind_retry_variant_creates_again_without_looking() {
+        let mut m = machine(LockVariant::BlindRetry);
+        m.step(Input::Start);
+        let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(op(&step), Op::Create { .. }));
+    }
+
+    #[test]
+    fn herd_variant_watches_the_children_of_the_lock_node() {
+        let mut m = machine(LockVariant::Herd);
+        m.step(Input::Start);
+        let step = m.step(created("g1-lock-0000000002", 9));
+        assert_eq!(
+            op(&step),
+            &Op::GetChildren {
+                path: DIR.to_owned(),
+                watch: true
+            }
+        );
+        let step = m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
+        assert_eq!(step.action, Action::Wait);
+    }
+
+    #[test]
+    fn a_missing_lock_directory_is_created_level_by_level() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        let step = m.step(Input::Reply(Err(ZkError::NoNode)));
+        assert!(
+            matches!(op(&step), Op::Create { path, mode: CreateMode::Persistent, .. } if path == "/locks")
+        );
+        let step = m.step(Input::Reply(Err(ZkError::NodeExists)));
+        assert!(
+            matches!(op(&step), Op::Create { path, mode: CreateMode::Persistent, .. } if path == DIR)
+        );
+        let step = m.step(Input::Reply(Ok(OpResult::Created {
+            path: DIR.to_owned(),
+            stat: Stat::default(),
+        })));
+        assert!(matches!(
+            op(&step),
+            Op::Create {
+                mode: CreateMode::EphemeralSequential,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn disconnect_suspends_the_holder_and_reconnect_resumes_it() {
+        let mut m = holder();
+        assert_eq!(
+            m.step(session(SessionEvent::Disconnected)).outcome,
+            Some(Outcome::Suspended)
+        );
+        assert_eq!(
+            m.step(session(SessionEvent::SyncConnected)).outcome,
+            Some(Outcome::Resumed)
+        );
+        assert!(m.holds());
+    }
+
+    #[test]
+    fn expiry_loses_the_lock() {
+        let mut m = holder();
+        assert_eq!(
+            m.step(session(SessionEvent::Expired)),
+            Step::done(Outcome::Lost)
+        );
+    }
+
+    #[test]
+    fn session_expired_reply_while_waiting_loses_the_lock() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        assert_eq!(
+            m.step(Input::Reply(Err(ZkError::SessionExpired))),
+            Step::done(Outcome::Lost)
+        );
+    }
+
+    #[test]
+    fn release_tells_the_application_at_once_and_retries_the_delete_through_connection_loss() {
+        let mut m = holder();
+        let step = m.step(Input::App(LockRequest::Release));
+        assert_eq!(step.outcome, Some(Outcome::Released));
+        let delete = Op::Delete {
+            path: format!("{DIR}/g1-lock-0000000001"),
+            version: -1,
+        };
+        assert_eq!(op(&step), &delete);
+        let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert_eq!(op(&step), &delete);
+        // The first delete was applied after all: NoNode means released.
+        let step = m.step(Input::Reply(Err(ZkError::NoNode)));
+        assert_eq!(step.action, Action::Done);
+    }
+
+    #[test]
+    fn an_unexpected_error_is_reported_not_swallowed() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000001", 7));
+        let step = m.step(Input::Reply(Err(ZkError::NoAuth)));
+        assert_eq!(step, Step::done(Outcome::Failed(ZkError::NoAuth)));
+    }
+
+    #[test]
+    fn foreign_children_are_ignored_when_ordering() {
+        assert_eq!(sequence_of("g1-lock-0000000042"), Some(42));
+        assert_eq!(sequence_of("g1-lock--000000001"), Some(-1));
+        assert_eq!(sequence_of("readme"), None);
+    }
+}

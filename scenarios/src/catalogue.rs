@@ -15,15 +15,14 @@ pub const CATALOGUE: &[Scenario] = &[
     },
     Scenario {
         name: "lock-bug-blind-retry",
-        about:
-            "known bug: after ConnectionLoss on create, create again without looking for the guid",
+        about: "after ConnectionLoss on create, create again without looking for the guid",
         root: lock::LOCK_DIR,
         known_bug: true,
         workload: lock::blind_retry,
     },
     Scenario {
         name: "lock-bug-herd",
-        about: "known bug: every waiter watches the lock node's children (herd effect)",
+        about: "every waiter watches the lock node's children (herd effect)",
         root: lock::LOCK_DIR,
         known_bug: true,
         workload: lock::herd,

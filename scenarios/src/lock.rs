@@ -39,9 +39,11 @@ async fn contend(ctx: ClientContext, variant: LockVariant) -> Option<SimClient> 
                 // Present the token at once: the resource learns of the new holder before any
                 // older holder can come back from a pause.
                 ctx.resource.write(ctx.client, guard.token());
-                let work = Duration::from_millis(thread_rng().gen_range(1..=20));
-                madsim::time::sleep(work).await;
                 if guard.is_safe().await {
+                    let work = Duration::from_millis(thread_rng().gen_range(1..=20));
+                    madsim::time::sleep(work).await;
+                    // A pause may have struck during the work and the session expired meanwhile:
+                    // only the fencing token protects this write.
                     ctx.resource.write(ctx.client, guard.token());
                 }
                 rounds += 1;

@@ -273,3 +273,220 @@ fn cycle_through(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
+
+    fn trace(events: Vec<TraceEvent>) -> Trace {
+        let mut trace = Trace::new();
+        for (i, event) in events.into_iter().enumerate() {
+            trace.push(Duration::from_millis(i as u64), event);
+        }
+        trace
+    }
+
+    fn outcome(client: ClientId, session: SessionId, outcome: Outcome) -> TraceEvent {
+        TraceEvent::Outcome {
+            client,
+            session,
+            outcome,
+        }
+    }
+
+    fn ended(client: ClientId, session: SessionId, deleted: &[&str]) -> TraceEvent {
+        let deleted = deleted.iter().map(|p| p.to_string()).collect();
+        TraceEvent::SessionEnded {
+            client,
+            session,
+            expired: true,
+            deleted,
+        }
+    }
+
+    fn created(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+        let op = Op::Create {
+            path: path.to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        let reply = Ok(OpResult::Created {
+            path: path.to_owned(),
+            stat: Stat::default(),
+        });
+        TraceEvent::Applied {
+            client,
+            session,
+            zxid: 1,
+            op,
+            reply,
+        }
+    }
+
+    fn watches(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+        let op = Op::Exists {
+            path: path.to_owned(),
+            watch: true,
+        };
+        TraceEvent::Applied {
+            client,
+            session,
+            zxid: 1,
+            op,
+            reply: Ok(OpResult::Exists(Some(Stat::default()))),
+        }
+    }
+
+    #[test]
+    fn two_live_holders_break_mutual_exclusion() {
+        let t = trace(vec![
+            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(1, 2, Outcome::Acquired { token: 7 }),
+        ]);
+        let violation = mutual_exclusion(&t).expect("a violation");
+        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
+        assert_eq!(violation.at, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_holder_whose_session_ended_does_not_count() {
+        let t = trace(vec![
+            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            ended(0, 1, &[]),
+            outcome(1, 2, Outcome::Acquired { token: 7 }),
+        ]);
+        assert_eq!(mutual_exclusion(&t), None);
+    }
+
+    #[test]
+    fn a_suspended_or_released_holder_does_not_count_until_resumed() {
+        let t = trace(vec![
+            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(0, 1, Outcome::Suspended),
+            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            outcome(1, 2, Outcome::Released),
+            outcome(0, 1, Outcome::Resumed),
+        ]);
+        assert_eq!(mutual_exclusion(&t), None);
+        let mut events = t
+            .entries()
+            .iter()
+            .map(|e| e.event.clone())
+            .collect::<Vec<_>>();
+        events.insert(3, outcome(0, 1, Outcome::Resumed));
+        assert!(mutual_exclusion(&trace(events)).is_some());
+    }
+
+    #[test]
+    fn an_accepted_token_older_than_the_newest_grant_is_stale() {
+        let t = trace(vec![
+            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            TraceEvent::Resource {
+                client: 0,
+                token: 5,
+                accepted: false,
+            },
+        ]);
+        assert_eq!(fencing(&t), None);
+        let t = trace(vec![
+            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            TraceEvent::Resource {
+                client: 0,
+                token: 5,
+                accepted: true,
+            },
+        ]);
+        assert_eq!(fencing(&t).map(|v| v.kind), Some(ViolationKind::StaleToken));
+    }
+
+    #[test]
+    fn one_deletion_waking_two_sessions_is_a_herd() {
+        let watch = |session, event_type, deletion| TraceEvent::Watch {
+            client: 0,
+            session,
+            event: WatchedEvent {
+                event_type,
+                path: "/l".to_owned(),
+            },
+            zxid: 9,
+            cause: "/l/a".to_owned(),
+            deletion,
+        };
+        let one = trace(vec![
+            watch(1, EventType::NodeDeleted, true),
+            watch(2, EventType::NodeChildrenChanged, false),
+        ]);
+        assert_eq!(herd(&one, 1), (1, None));
+        let two = trace(vec![
+            watch(1, EventType::NodeChildrenChanged, true),
+            watch(2, EventType::NodeChildrenChanged, true),
+        ]);
+        let (most, violation) = herd(&two, 1);
+        assert_eq!(most, 2);
+        assert_eq!(violation.map(|v| v.kind), Some(ViolationKind::Herd));
+    }
+
+    #[test]
+    fn a_session_waiting_for_its_own_node_is_a_deadlock() {
+        let t = trace(vec![
+            created(0, 1, "/l/a-1"),
+            created(0, 1, "/l/a-2"),
+            watches(0, 1, "/l/a-1"),
+        ]);
+        assert_eq!(
+            wait_for_cycle(&t).map(|v| v.kind),
+            Some(ViolationKind::Deadlock)
+        );
+    }
+
+    #[test]
+    fn a_chain_of_waiters_is_no_deadlock_but_a_cycle_is() {
+        let chain = vec![
+            created(0, 1, "/l/a-1"),
+            created(1, 2, "/l/b-2"),
+            created(2, 3, "/l/c-3"),
+            watches(1, 2, "/l/a-1"),
+            watches(2, 3, "/l/b-2"),
+        ];
+        assert_eq!(wait_for_cycle(&trace(chain.clone())), None);
+        let mut cycle = chain;
+        cycle.push(watches(0, 1, "/l/c-3"));
+        let violation = wait_for_cycle(&trace(cycle)).expect("a cycle");
+        assert!(
+            violation
+                .message
+                .contains("s1 waits for /l/c-3 (owned by s3)"),
+            "{}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_deleted_node_or_ended_session_breaks_the_wait() {
+        let t = trace(vec![
+            created(0, 1, "/l/a-1"),
+            created(1, 2, "/l/b-2"),
+            watches(1, 2, "/l/a-1"),
+            ended(0, 1, &["/l/a-1"]),
+            created(0, 3, "/l/a-3"),
+            watches(0, 3, "/l/b-2"),
+        ]);
+        assert_eq!(wait_for_cycle(&t), None);
+    }
+
+    #[test]
+    fn a_recipe_that_gives_up_is_reported() {
+        let t = trace(vec![outcome(
+            2,
+            4,
+            Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
+        )]);
+        assert_eq!(
+            no_failures(&t).map(|v| v.kind),
+            Some(ViolationKind::RecipeFailed)
+        );
+    }
+}

@@ -13,7 +13,7 @@ use madsim::runtime::Runtime;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::ensemble::{SimConfig, SimZk};
-use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates};
+use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::oracle::{self, Violation, ViolationKind};
@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub rounds: u32,
     /// Which faults, how often.
     pub faults: FaultRates,
+    /// Faults at fixed times, on top of the random ones.
+    pub script: Vec<ScriptedFault>,
     /// Every client must finish within this much sim time.
     pub time_bound: Duration,
     /// The simulated service's timing.
@@ -41,6 +43,7 @@ impl Default for RunOptions {
             clients: 5,
             rounds: 10,
             faults: FaultRates::all(),
+            script: Vec::new(),
             time_bound: Duration::from_secs(600),
             sim: SimConfig::default(),
         }
@@ -130,7 +133,10 @@ async fn simulate(
 ) -> Run {
     let zk = SimZk::start(
         options.sim.clone(),
-        FaultPlan::random(options.faults.clone()),
+        FaultPlan {
+            rates: options.faults.clone(),
+            script: options.script.clone(),
+        },
     );
     *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
     let resource = FencedResource::new(zk.clone());
@@ -307,4 +313,16 @@ pub fn sweep(
     report.failures.sort_by_key(|(seed, _)| *seed);
     report.elapsed = started.elapsed();
     report
+}
+
+/// Runs a scenario inside the current madsim runtime and returns its trace: the form madsim's
+/// own determinism check (`Runtime::check_determinism`) needs.
+pub async fn simulate_trace(scenario: &'static Scenario, options: RunOptions) -> Trace {
+    let slot: Arc<Mutex<Option<SimZk>>> = Arc::default();
+    simulate(scenario, options, slot.clone()).await;
+    let zk = slot
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    zk.map(|zk| zk.report().0).unwrap_or_default()
 }

@@ -196,24 +196,6 @@ pub struct FaultPlan {
     pub script: Vec<ScriptedFault>,
 }
 
-impl FaultPlan {
-    /// Random faults at these rates.
-    pub fn random(rates: FaultRates) -> Self {
-        FaultPlan {
-            rates,
-            script: Vec::new(),
-        }
-    }
-
-    /// Only the scripted faults.
-    pub fn scripted(script: Vec<ScriptedFault>) -> Self {
-        FaultPlan {
-            rates: FaultRates::none(),
-            script,
-        }
-    }
-}
-
 /// How many faults of each kind a run injected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {

@@ -1,0 +1,125 @@
+//! The `zklab` command line as a user meets it: exit codes, JSON, replay commands, usage errors.
+
+use std::process::{Command, Output};
+
+fn zklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args(args)
+        .output()
+        .expect("zklab runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn list_names_every_scenario_and_marks_known_bugs() {
+    let output = zklab(&["list"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    for name in ["lock ", "lock-bug-blind-retry", "lock-bug-herd"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    assert_eq!(text.matches("known bug").count(), 2, "{text}");
+}
+
+#[test]
+fn run_json_reports_seeds_failures_faults_and_rate() {
+    let output = zklab(&["run", "lock", "--seeds", "40", "--faults", "all", "--json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(json["scenario"], "lock");
+    assert_eq!(json["seeds"], 40);
+    assert_eq!(json["failures"].as_array().map(Vec::len), Some(0));
+    for key in [
+        "connection_loss",
+        "lost_reply",
+        "session_expiry",
+        "reorder",
+        "partition",
+        "pause",
+        "crash",
+    ] {
+        assert!(
+            json["faults_injected"][key].is_u64(),
+            "faults_injected.{key} missing: {json}"
+        );
+    }
+    assert!(json["faults_injected"]["lost_reply"].as_u64() > Some(0));
+    assert!(json["max_wakeups_per_deletion"].as_u64() <= Some(1));
+    assert!(json["seeds_per_sec"].as_f64() > Some(0.0));
+    assert!(output.stderr.is_empty(), "--json must keep stderr quiet");
+}
+
+#[test]
+fn a_violation_exits_1_and_prints_a_replay_command_that_reproduces_it() {
+    let output = zklab(&["run", "lock-bug-herd", "--seeds", "20"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    let replay = text
+        .lines()
+        .find_map(|line| line.strip_prefix("replay it with: "))
+        .expect("a replay command");
+    let args: Vec<&str> = replay
+        .strip_prefix("cargo run --release -- ")
+        .expect("a cargo command")
+        .split(' ')
+        .collect();
+    let first_violation = text
+        .lines()
+        .find(|l| l.starts_with("first failing seed"))
+        .expect("the first failure");
+    let replayed = zklab(&args);
+    assert_eq!(replayed.status.code(), Some(1));
+    let replay_text = stdout(&replayed);
+    let violation = first_violation
+        .split_once(": ")
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    assert!(
+        replay_text.contains(&format!("-- VIOLATION {violation}")),
+        "replay did not reproduce `{violation}`"
+    );
+}
+
+#[test]
+fn replay_prints_the_same_bytes_twice() {
+    let first = zklab(&["replay", "lock", "--seed", "42"]);
+    let second = zklab(&["replay", "lock", "--seed", "42"]);
+    assert_eq!(first.status.code(), Some(0));
+    assert!(first.stdout.len() > 10_000);
+    assert_eq!(first.stdout, second.stdout);
+}
+
+#[test]
+fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
+    let output = zklab(&["run", "lokc"]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("unknown scenario `lokc`") && err.contains("lock-bug-herd"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    for args in [
+        &["run", "lock", "--faults", "meteor"][..],
+        &["run", "lock", "--seeds", "many"],
+        &["run", "lock", "--seeds", "0"],
+        &["run", "lock", "--clients", "0"],
+        &["replay", "lock"],
+        &["frobnicate"],
+    ] {
+        let output = zklab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(!output.stderr.is_empty(), "{args:?} gave no message");
+    }
+}

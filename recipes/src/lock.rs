@@ -221,6 +221,9 @@ impl LockMachine {
                 self.list()
             }
             (Phase::Creating, Err(ZkError::NoNode)) => self.create_parent(1),
+            // No lock directory, so no node of ours in it: contend from the start, which creates
+            // the directory (the first create's ConnectionLoss can come before anyone made it).
+            (Phase::FindingOwnNode | Phase::Listing, Err(ZkError::NoNode)) => self.create(),
             (Phase::CreatingParent(depth), Ok(_) | Err(ZkError::NodeExists)) => {
                 if depth >= self.dir.matches('/').count() {
                     self.create()
@@ -689,6 +692,21 @@ mod tests {
         m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         let step = m.step(children(&["other-lock-0000000004"]));
         assert!(matches!(op(&step), Op::Create { .. }));
+    }
+
+    #[test]
+    fn connection_loss_on_create_before_the_directory_exists_contends_again() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        let step = m.step(Input::Reply(Err(ZkError::NoNode)));
+        assert!(matches!(
+            op(&step),
+            Op::Create {
+                mode: CreateMode::EphemeralSequential,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -9,3 +9,4 @@
 pub mod client;
 pub mod lock;
 pub mod machine;
+pub mod symmetry;

@@ -24,6 +24,7 @@ use std::fmt;
 use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{WatchedEvent, ZkError, ZkEvent};
 use crate::machine::{Action, Driver, Input, Outcome, Recipe, Step};
+use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
 
 /// The marker between a contender's guid and the server's sequence number.
 const LOCK_MARKER: &str = "-lock-";
@@ -100,7 +101,7 @@ pub struct LockMachine {
 
 impl LockMachine {
     /// A machine contending for the lock at `dir`, naming its node with `guid` (unique per
-    /// contender and stable for its session: the session id serves).
+    /// contender and stable for its session: [`session_guid`] gives one).
     pub fn new(dir: &str, guid: String, variant: LockVariant) -> Self {
         LockMachine {
             dir: dir.to_owned(),
@@ -113,11 +114,6 @@ impl LockMachine {
             relist: false,
             suspended: false,
         }
-    }
-
-    /// The guid a session's contender uses: its session id, so a reconnect finds its own node.
-    pub fn guid_for(session: SessionId) -> String {
-        format!("{session:016x}")
     }
 
     /// Whether the machine currently holds the lock (suspended or not).
@@ -371,6 +367,28 @@ impl Recipe for LockMachine {
     }
 }
 
+impl RenameSessions for LockMachine {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        let phase = match &self.phase {
+            Phase::Watching { predecessor } => Phase::Watching {
+                predecessor: renaming.text(predecessor),
+            },
+            other => other.clone(),
+        };
+        LockMachine {
+            dir: self.dir.clone(),
+            guid: renaming.guid(&self.guid),
+            variant: self.variant,
+            phase,
+            in_flight: self.in_flight.rename_sessions(renaming),
+            node: self.node.rename_sessions(renaming),
+            token: self.token,
+            relist: self.relist,
+            suspended: self.suspended,
+        }
+    }
+}
+
 /// The server's sequence number of a contender node, or `None` for a foreign child.
 fn sequence_of(name: &str) -> Option<i64> {
     let (_, sequence) = name.rsplit_once(LOCK_MARKER)?;
@@ -421,7 +439,7 @@ impl Lock {
 
     /// The machine this lock runs for a session.
     pub fn machine(&self, session: SessionId) -> LockMachine {
-        LockMachine::new(&self.dir, LockMachine::guid_for(session), self.variant)
+        LockMachine::new(&self.dir, session_guid(session), self.variant)
     }
 
     /// Waits until this session holds the lock.

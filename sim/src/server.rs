@@ -1,6 +1,7 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, WatchedEvent, ZkError, Zxid};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use crate::path;
 use crate::session::Sessions;
@@ -339,8 +340,83 @@ impl Default for Server {
     }
 }
 
+/// Renaming sessions throughout the server: the session table, ephemeral owners, watches, and
+/// the session guids inside znode names. The model checker's symmetry reduction rests on it.
+impl RenameSessions for Server {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        Server {
+            tree: self.tree.rename_sessions(renaming),
+            watches: self.watches.rename_sessions(renaming),
+            sessions: self.sessions.rename_sessions(renaming),
+            zxid: self.zxid,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn renaming_sessions_swaps_owners_names_and_watches_everywhere() {
+        use zklab_recipes::client::CreateMode;
+        use zklab_recipes::symmetry::{session_guid, RenameSessions, SessionRenaming};
+        let mut server = Server::new();
+        let (a, b) = (server.open_session(), server.open_session());
+        let dir = Op::Create {
+            path: "/l".to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        server.apply(a, &dir, 0);
+        let contend = |s: i64| Op::Create {
+            path: format!("/l/{}-lock-", session_guid(s)),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        server.apply(a, &contend(a), 0);
+        server.apply(b, &contend(b), 0);
+        let first = format!("/l/{}-lock-0000000000", session_guid(a));
+        server.apply(
+            b,
+            &Op::Exists {
+                path: first.clone(),
+                watch: true,
+            },
+            0,
+        );
+
+        let swap = SessionRenaming::new([(a, b), (b, a)]);
+        let swapped = server.rename_sessions(&swap);
+        let renamed_first = format!("/l/{}-lock-0000000000", session_guid(b));
+        assert_eq!(
+            swapped
+                .node(&renamed_first)
+                .map(|(_, stat)| stat.ephemeral_owner),
+            Some(b)
+        );
+        assert_eq!(swapped.ephemerals(b), vec![renamed_first.clone()]);
+        assert!(swapped
+            .node(&first)
+            .is_none_or(|(_, stat)| stat.ephemeral_owner == a));
+        // The watch moved with its session: deleting the renamed node notifies the renamed watcher.
+        let mut after = swapped.clone();
+        let fired = after
+            .apply(
+                b,
+                &Op::Delete {
+                    path: renamed_first,
+                    version: -1,
+                },
+                0,
+            )
+            .notifications;
+        assert_eq!(fired.iter().map(|n| n.session).collect::<Vec<_>>(), vec![a]);
+        assert_eq!(
+            swapped.rename_sessions(&swap),
+            server,
+            "a swap undone is the identity"
+        );
+    }
+
     use super::*;
     use zklab_recipes::client::{CreateMode, EventType, Stat};
 

@@ -2,6 +2,7 @@
 //! ending a session knows what to delete.
 
 use std::collections::{BTreeMap, BTreeSet};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use zklab_recipes::client::SessionId;
 
@@ -69,6 +70,25 @@ impl Sessions {
     /// Ends the session and hands back its ephemeral nodes; `None` if it was not alive.
     pub fn close(&mut self, session: SessionId) -> Option<BTreeSet<String>> {
         self.live.remove(&session)
+    }
+}
+
+impl RenameSessions for Sessions {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        let live = self
+            .live
+            .iter()
+            .map(|(&session, paths)| {
+                (
+                    renaming.id(session),
+                    paths.iter().map(|p| renaming.text(p)).collect(),
+                )
+            })
+            .collect();
+        Sessions {
+            next: self.next,
+            live,
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use crate::path;
 
@@ -56,6 +57,24 @@ impl Znode {
             data_length: clamp_len(self.data.len()),
             num_children,
         }
+    }
+}
+
+impl RenameSessions for Tree {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|(path, node)| {
+                let node = Znode {
+                    ephemeral_owner: renaming.id(node.ephemeral_owner),
+                    children: node.children.iter().map(|c| renaming.text(c)).collect(),
+                    ..node.clone()
+                };
+                (renaming.text(path), node)
+            })
+            .collect();
+        Tree { nodes }
     }
 }
 

@@ -4,6 +4,7 @@
 //! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use zklab_recipes::client::{EventType, SessionId, WatchedEvent};
 
@@ -132,6 +133,26 @@ fn emit(
         },
         cause: cause.to_owned(),
     }));
+}
+
+impl RenameSessions for Watches {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        let table = |table: &Table| -> Table {
+            table
+                .iter()
+                .map(|(path, sessions)| {
+                    (
+                        renaming.text(path),
+                        sessions.iter().map(|&s| renaming.id(s)).collect(),
+                    )
+                })
+                .collect()
+        };
+        Watches {
+            data: table(&self.data),
+            child: table(&self.child),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //!
 //! This crate is the `zklab` command line and re-exports the workspace's crates:
 //! [`recipes`] (the product library: client API, sans-IO machines, recipes), [`sim`] (the pure
-//! ZooKeeper server and the simulated client under madsim) and [`scenarios`] (the scenario
-//! catalogue, oracles and seeded runner).
+//! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the scenario
+//! catalogue, oracles and seeded runner) and [`models`] (the model checker).
 
+pub use zklab_models as models;
 pub use zklab_recipes as recipes;
 pub use zklab_scenarios as scenarios;
 pub use zklab_sim as sim;

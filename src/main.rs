@@ -1,19 +1,23 @@
-//! The `zklab` command line: list scenarios, sweep seeds, replay one seed.
+//! The `zklab` command line: list scenarios and models, sweep seeds, replay one seed, check a
+//! model.
 //!
-//! Exit status: 0 when every seed holds, 1 when a property is violated, 2 on bad usage.
+//! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage.
 
+mod check;
 mod progress;
 
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
+use zklab::models::catalogue::MODELS;
 use zklab::scenarios::catalogue::{self, CATALOGUE};
 use zklab::scenarios::runner::{self, RunOptions, SweepReport};
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::{FaultKind, FaultRates};
 
-use crate::progress::Progress;
+use crate::check::CheckArgs;
+use crate::progress::{seed_bar, StatusLine};
 
 /// Deterministic simulation and model checking for ZooKeeper recipes.
 #[derive(Parser)]
@@ -25,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the scenarios.
+    /// List the scenarios and the models.
     List,
     /// Run a scenario over many seeds with injected faults.
     Run {
@@ -46,6 +50,8 @@ enum Command {
         #[command(flatten)]
         setup: Setup,
     },
+    /// Model-check a recipe exhaustively for a few clients, with a budget of each fault.
+    Check(CheckArgs),
     /// Run one seed and print its whole trace.
     Replay {
         /// The scenario (see `zklab list`).
@@ -103,13 +109,15 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     match cli.command {
         Command::List => {
+            println!("scenarios (zklab run, zklab replay):");
             for scenario in CATALOGUE {
-                let tag = if scenario.known_bug {
-                    " (known bug: expected to fail)"
-                } else {
-                    ""
-                };
-                println!("{:<24} {}{tag}", scenario.name, scenario.about);
+                let tag = known_bug_tag(scenario.known_bug);
+                println!("  {:<24} {}{tag}", scenario.name, scenario.about);
+            }
+            println!("models (zklab check):");
+            for model in MODELS {
+                let tag = known_bug_tag(model.known_bug);
+                println!("  {:<24} {}{tag}", model.name, model.about);
             }
             ExitCode::SUCCESS
         }
@@ -133,7 +141,7 @@ fn main() -> ExitCode {
             let mut failed = false;
             let mut objects = Vec::new();
             for scenario in scenarios {
-                let progress = Progress::new(seeds, json);
+                let status = StatusLine::new(json);
                 let options = setup.options();
                 let report = runner::sweep(
                     scenario,
@@ -141,9 +149,13 @@ fn main() -> ExitCode {
                     seeds,
                     &options,
                     threads,
-                    &|done, failures| progress.update(done, failures),
+                    &|done, failures| {
+                        status.show(done == seeds, || {
+                            seed_bar(done, seeds, failures, status.elapsed())
+                        })
+                    },
                 );
-                progress.finish();
+                status.finish();
                 failed |= !report.failures.is_empty();
                 if json {
                     objects.push(sweep_json(scenario, &report, &setup));
@@ -165,6 +177,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
+        Command::Check(args) => check::run(&args),
         Command::Replay {
             scenario,
             seed,
@@ -206,6 +219,15 @@ fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
     catalogue::find(name).map(|scenario| vec![scenario])
 }
 
+fn known_bug_tag(known_bug: bool) -> &'static str {
+    if known_bug {
+        " (known bug: expected to fail)"
+    } else {
+        ""
+    }
+}
+
+/// Prints a usage error; exit status 2.
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)

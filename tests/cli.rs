@@ -21,7 +21,12 @@ fn list_names_every_scenario_and_marks_known_bugs() {
     for name in ["lock ", "lock-bug-blind-retry", "lock-bug-herd"] {
         assert!(text.contains(name), "{name} missing from:\n{text}");
     }
-    assert_eq!(text.matches("known bug").count(), 2, "{text}");
+    assert_eq!(
+        text.matches("known bug").count(),
+        4,
+        "two scenarios and two models: {text}"
+    );
+    assert!(text.contains("models (zklab check)"), "{text}");
 }
 
 #[test]
@@ -117,6 +122,66 @@ fn bad_options_are_usage_errors() {
         &["run", "lock", "--clients", "0"],
         &["replay", "lock"],
         &["frobnicate"],
+    ] {
+        let output = zklab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(!output.stderr.is_empty(), "{args:?} gave no message");
+    }
+}
+
+#[test]
+fn check_json_reports_counts_and_each_property() {
+    let output = zklab(&["check", "lock", "--clients", "2", "--json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(json["model"], "lock");
+    assert_eq!(json["clients"], 2);
+    for key in ["states", "unique_states", "max_depth"] {
+        assert!(json[key].as_u64() > Some(0), "{key}: {json}");
+    }
+    assert!(json["seconds"].is_f64());
+    let properties = json["properties"].as_array().expect("properties");
+    assert_eq!(properties.len(), 5);
+    assert!(properties
+        .iter()
+        .all(|p| p["holds"] == true && p.get("counterexample").is_none()));
+}
+
+#[test]
+fn a_failing_model_exits_1_with_its_counterexample() {
+    let output = zklab(&[
+        "check",
+        "lock-bug-herd",
+        "--clients",
+        "3",
+        "--faults",
+        "none",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let herd = json["properties"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "herd-freedom")
+        .expect("herd");
+    assert_eq!(herd["holds"], false);
+    let steps = herd["counterexample"].as_array().expect("a counterexample");
+    assert!(!steps.is_empty() && steps.len() <= 20, "{steps:?}");
+}
+
+#[test]
+fn check_usage_errors() {
+    for args in [
+        &["check", "lokc"][..],
+        &["check", "lock", "--faults", "partition"],
+        &["check", "lock", "--clients", "9"],
     ] {
         let output = zklab(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");

@@ -1,6 +1,14 @@
-//! zklab's model checker: stateright models that step the real recipe machines against the pure
-//! server, exploring every interleaving and fault up to a bound.
+//! zklab's model checker: stateright models that step the real recipe machines against the
+//! real pure server, exploring every interleaving and every fault within a budget.
 //!
-//! Not built yet: this crate holds the place the workspace layout gives it. The machines it will
-//! drive already exist ([`zklab_recipes`]' `Recipe` trait) and so does the server it will step
-//! them against (`zklab_sim::server::Server`, `Clone + Eq + Hash`).
+//! [`model::RecipeModel`] is generic over any [`workload::Workload`] (a recipe machine plus what
+//! its application does); [`check::check`] runs it with symmetry reduction and finds the
+//! shortest counterexample of each failing property; [`render`] tells a counterexample as trace
+//! lines and a Mermaid diagram; [`catalogue::MODELS`] names the models `zklab check` knows.
+
+pub mod catalogue;
+pub mod check;
+pub mod model;
+pub mod render;
+pub mod symmetry;
+pub mod workload;

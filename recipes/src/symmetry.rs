@@ -13,21 +13,39 @@ use crate::client::{Op, OpResult, SessionId, Stat, WatchedEvent, ZkEvent};
 /// Stable across reconnects (so a client can find its own node after a lost reply) and unique
 /// per session.
 pub fn session_guid(session: SessionId) -> String {
-    format!("{session:016x}")
+    // Written by hand rather than with `format!`: the model checker renames guids per state.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bits = session as u64;
+    (0..16)
+        .rev()
+        .map(|digit| char::from(HEX[((bits >> (digit * 4)) & 0xf) as usize]))
+        .collect()
 }
 
 /// A renaming of session ids (those not named stay as they are).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionRenaming {
     map: BTreeMap<SessionId, SessionId>,
+    /// Each renamed session's guid and its new guid, made once: renaming runs per state.
+    guids: Vec<(String, String)>,
 }
 
 impl SessionRenaming {
-    /// A renaming that sends each `from` to its `to`. It must be a permutation of the ids it names.
+    /// A renaming that sends each `from` to its `to`: a permutation of the ids it names, or, to
+    /// erase which session is which (for a key that ignores identities), many to one.
     pub fn new(pairs: impl IntoIterator<Item = (SessionId, SessionId)>) -> Self {
-        SessionRenaming {
-            map: pairs.into_iter().collect(),
-        }
+        let map: BTreeMap<SessionId, SessionId> =
+            pairs.into_iter().filter(|(from, to)| from != to).collect();
+        let guids = map
+            .iter()
+            .map(|(&from, &to)| (session_guid(from), session_guid(to)))
+            .collect();
+        SessionRenaming { map, guids }
+    }
+
+    /// Whether it renames nothing.
+    pub fn is_identity(&self) -> bool {
+        self.map.is_empty()
     }
 
     /// The new id of a session.
@@ -37,33 +55,39 @@ impl SessionRenaming {
 
     /// A bare session guid, renamed.
     pub fn guid(&self, guid: &str) -> String {
-        match SessionId::from_str_radix(guid, 16) {
-            Ok(session) if guid.len() == 16 => session_guid(self.id(session)),
-            _ => guid.to_owned(),
-        }
+        self.renamed_guid(guid).unwrap_or(guid).to_owned()
     }
 
-    /// A path or a znode name with every component's session guid renamed.
+    fn renamed_guid(&self, guid: &str) -> Option<&str> {
+        self.guids
+            .iter()
+            .find(|(from, _)| from == guid)
+            .map(|(_, to)| to.as_str())
+    }
+
+    /// A path or a znode name with every component's session guid renamed: a component that
+    /// starts with a renamed session's guid followed by `-`.
     pub fn text(&self, text: &str) -> String {
-        if !text.contains('-') {
+        let mut out = String::new();
+        let mut copied = 0;
+        let mut start = 0;
+        for end in text.match_indices('/').map(|(i, _)| i).chain([text.len()]) {
+            let component = &text[start..end];
+            let renamed = (component.as_bytes().get(16) == Some(&b'-'))
+                .then(|| self.renamed_guid(&component[..16]))
+                .flatten();
+            if let Some(to) = renamed {
+                out.push_str(&text[copied..start]);
+                out.push_str(to);
+                copied = start + 16;
+            }
+            start = end + 1;
+        }
+        if copied == 0 {
             return text.to_owned();
         }
-        text.split('/')
-            .map(|component| self.component(component))
-            .collect::<Vec<_>>()
-            .join("/")
-    }
-
-    fn component(&self, component: &str) -> String {
-        let guid = component
-            .get(..16)
-            .filter(|_| component.as_bytes().get(16) == Some(&b'-'));
-        match guid.and_then(|hex| SessionId::from_str_radix(hex, 16).ok()) {
-            Some(session) if self.map.contains_key(&session) => {
-                format!("{}{}", session_guid(self.id(session)), &component[16..])
-            }
-            _ => component.to_owned(),
-        }
+        out.push_str(&text[copied..]);
+        out
     }
 }
 
@@ -199,6 +223,14 @@ impl RenameSessions for ZkEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guid_is_the_session_id_in_16_hex_digits() {
+        assert_eq!(session_guid(1), "0000000000000001");
+        assert_eq!(session_guid(0x72a5_0001_2b3c), "000072a500012b3c");
+        assert_eq!(session_guid(-1), "ffffffffffffffff");
+        assert_eq!(session_guid(-1), format!("{:016x}", -1i64));
+    }
 
     #[test]
     fn guids_at_the_start_of_components_are_renamed_and_nothing_else() {

@@ -83,7 +83,7 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .take();
-    let (trace, faults) = zk.map(|zk| zk.report()).unwrap_or_default();
+    let (trace, faults) = zk.map(|zk| zk.take_report()).unwrap_or_default();
     let mut violations = match outcome {
         Ok(run) => run.violations,
         Err(panic) => {

@@ -11,7 +11,8 @@
 //! ConnectionLoss; watch events in flight are held and delivered after the reconnect, as
 //! ZooKeeper's watch re-registration does.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,6 +30,9 @@ use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
 use crate::server::{Notification, Server};
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
+
+/// madsim's shortest sleep: a timer set for sooner goes off this long after it was set.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
 
 /// Timing of the simulated service, in ZooKeeper's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +104,51 @@ enum Delivery {
     },
 }
 
+/// Every message in flight, delivered in order of (delivery time, send order). The order is a
+/// heap of small keys and the deliveries wait in slots beside it: deliveries are large, and
+/// keeping them in order directly would move them around on every send and delivery.
+#[derive(Default)]
+struct Wire {
+    order: BinaryHeap<Reverse<(Duration, u64, usize)>>,
+    slots: Vec<Option<Delivery>>,
+    free: Vec<usize>,
+    sent: u64,
+}
+
+impl Wire {
+    /// When the first delivery is due.
+    fn first_due(&self) -> Option<Duration> {
+        self.order.peek().map(|&Reverse((at, _, _))| at)
+    }
+
+    /// Puts a delivery on the wire, due at `at`.
+    fn push(&mut self, at: Duration, delivery: Delivery) {
+        self.sent += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(delivery);
+                slot
+            }
+            None => {
+                self.slots.push(Some(delivery));
+                self.slots.len() - 1
+            }
+        };
+        self.order.push(Reverse((at, self.sent, slot)));
+    }
+
+    /// Takes the first delivery, if it is due by `now`.
+    fn pop_due(&mut self, now: Duration) -> Option<Delivery> {
+        let &Reverse((at, _, slot)) = self.order.peek()?;
+        if at > now {
+            return None;
+        }
+        self.order.pop();
+        self.free.push(slot);
+        self.slots[slot].take()
+    }
+}
+
 /// One session's connection, both ends.
 struct Conn {
     client: ClientId,
@@ -139,15 +188,25 @@ struct World {
     rng: GlobalRng,
     /// The clock's reading when the service started: trace times count from here.
     origin: Duration,
+    /// The sim time, read once per lock of the world: madsim's clock stands still while a task
+    /// runs, and every reading of it takes a lock of its own.
+    now: Duration,
     server: Server,
     config: SimConfig,
     plan: FaultPlan,
     trace: Trace,
     counts: FaultCounts,
     start: Instant,
-    wire: BTreeMap<(Duration, u64), Delivery>,
-    next_seq: u64,
+    wire: Wire,
+    /// The pump task's waker, once it has run: the wire's timers wake it.
     pump: Option<Waker>,
+    /// The wire's timer, re-set for each wake-up of the pump rather than made anew: making one
+    /// clones the clock's handles and reads the clock.
+    pump_timer: Sleep,
+    /// When the pump's timers that have not fired yet go off. madsim cannot cancel a timer, so a
+    /// new one is armed only when none of these wakes the pump in time: one wake-up per delivery
+    /// time, not one per message.
+    timers: Vec<Duration>,
     conns: BTreeMap<SessionId, Conn>,
     processes: BTreeMap<ClientId, Process>,
     faults_stopped: bool,
@@ -167,7 +226,9 @@ impl SimZk {
         let (origin, start) = (clock.elapsed(), clock.now_instant());
         let world = World {
             origin,
+            now: Duration::ZERO,
             start,
+            pump_timer: clock.sleep_until(start),
             clock,
             rng: thread_rng(),
             server: Server::new(),
@@ -175,9 +236,9 @@ impl SimZk {
             plan,
             trace: Trace::new(),
             counts: FaultCounts::default(),
-            wire: BTreeMap::new(),
-            next_seq: 0,
+            wire: Wire::default(),
             pump: None,
+            timers: Vec::new(),
             conns: BTreeMap::new(),
             processes: BTreeMap::new(),
             faults_stopped: false,
@@ -191,9 +252,12 @@ impl SimZk {
     }
 
     fn lock(&self) -> MutexGuard<'_, World> {
-        self.world
+        let mut world = self
+            .world
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        world.now = world.clock.elapsed().saturating_sub(world.origin);
+        world
     }
 
     /// Registers a client process running on `node`; faults that strike processes act on it.
@@ -359,24 +423,20 @@ impl SimZk {
         (w.trace.clone(), w.counts)
     }
 
+    /// The trace and the faults injected, taken out at the end of a run without copying the
+    /// trace; the service's own trace is left empty.
+    pub fn take_report(&self) -> (Trace, FaultCounts) {
+        let mut w = self.lock();
+        (std::mem::take(&mut w.trace), w.counts)
+    }
+
     /// Delivers the wire's messages in order, forever.
     async fn pump(self) {
-        loop {
-            NextDelivery {
-                zk: &self,
-                sleep: None,
-            }
-            .await;
-            let mut w = self.lock();
-            let now = w.now();
-            while let Some(entry) = w.wire.first_entry() {
-                if entry.key().0 > now {
-                    break;
-                }
-                let delivery = entry.remove();
-                w.deliver(delivery);
-            }
-        }
+        std::future::poll_fn(|cx| {
+            self.lock().pump(cx.waker());
+            Poll::<()>::Pending
+        })
+        .await
     }
 
     /// Keeps a session's connection alive from the client's side: pings when idle, declares the
@@ -555,45 +615,9 @@ fn draw_interval(rng: &mut GlobalRng, rate_per_second: f64) -> Option<Duration> 
     Some(Duration::from_secs_f64(-uniform.ln() / rate_per_second))
 }
 
-/// Resolves when the wire's first delivery is due; re-arms its timer when an earlier one arrives.
-struct NextDelivery<'a> {
-    zk: &'a SimZk,
-    sleep: Option<(Duration, Pin<Box<Sleep>>)>,
-}
-
-impl Future for NextDelivery<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut w = self.zk.lock();
-        let now = w.now();
-        let first = w.wire.keys().next().map(|&(at, _)| at);
-        if first.is_some_and(|at| at <= now) {
-            return Poll::Ready(());
-        }
-        w.pump = Some(cx.waker().clone());
-        let Some(due) = first else {
-            drop(w);
-            self.sleep = None;
-            return Poll::Pending;
-        };
-        if self.sleep.as_ref().is_none_or(|(at, _)| *at != due) {
-            let sleep = Box::pin(w.sleep_until(due));
-            drop(w);
-            self.sleep = Some((due, sleep));
-        } else {
-            drop(w);
-        }
-        match self.sleep.as_mut() {
-            Some((_, sleep)) => sleep.as_mut().poll(cx),
-            None => Poll::Pending,
-        }
-    }
-}
-
 impl World {
     fn now(&self) -> Duration {
-        self.clock.elapsed().saturating_sub(self.origin)
+        self.now
     }
 
     /// A timer for `at` on the service's clock.
@@ -621,14 +645,43 @@ impl World {
     }
 
     fn schedule(&mut self, at: Duration, delivery: Delivery) {
-        self.next_seq += 1;
-        let first = self.wire.keys().next().is_none_or(|&(due, _)| at < due);
-        self.wire.insert((at, self.next_seq), delivery);
+        let first = self.wire.first_due().is_none_or(|due| at < due);
+        self.wire.push(at, delivery);
         if first {
-            if let Some(waker) = self.pump.take() {
-                waker.wake();
-            }
+            self.arm_pump();
         }
+    }
+
+    /// One run of the pump task: delivers everything due, then arms a timer for what is next.
+    fn pump(&mut self, waker: &Waker) {
+        if !self.pump.as_ref().is_some_and(|pump| pump.will_wake(waker)) {
+            self.pump = Some(waker.clone());
+        }
+        let now = self.now();
+        while let Some(delivery) = self.wire.pop_due(now) {
+            self.deliver(delivery);
+        }
+        self.arm_pump();
+    }
+
+    /// Makes sure a timer wakes the pump when the wire's first delivery is due. The timer is
+    /// registered here, with the pump's waker, so a sender does not wake the pump just for that.
+    fn arm_pump(&mut self) {
+        let (Some(waker), Some(due)) = (&self.pump, self.wire.first_due()) else {
+            return;
+        };
+        let now = self.now();
+        self.timers.retain(|&at| at > now);
+        // As madsim's own sleeps do, sleep at least `MIN_SLEEP` (a reset timer does not).
+        let deadline = due.max(now + MIN_SLEEP);
+        if self.timers.iter().any(|&at| at <= deadline) {
+            return;
+        }
+        let mut timer = Pin::new(&mut self.pump_timer);
+        timer.as_mut().reset(self.start + deadline);
+        let armed = timer.poll(&mut Context::from_waker(waker)).is_pending();
+        debug_assert!(armed, "the deadline is in the future");
+        self.timers.push(deadline);
     }
 
     /// The delivery time of a message: latency plus jitter (plus a reorder hold-up, perhaps),
@@ -636,13 +689,14 @@ impl World {
     /// partition.
     fn arrival(&mut self, session: SessionId, to_server: bool) -> Duration {
         let now = self.now();
-        let mut rng = self.rng.clone();
-        let jitter = rng.gen_range(Duration::ZERO..=self.config.jitter);
-        let mut delay = self.conn(session).base_latency + jitter;
-        let client = self.conn(session).client;
+        let jitter = self.rng.gen_range(Duration::ZERO..=self.config.jitter);
+        let conn = self.conn(session);
+        let (mut delay, client) = (conn.base_latency + jitter, conn.client);
         let armed = self.take_armed(client, |kind| kind == FaultKind::Reorder);
-        if armed || rng.gen_bool(self.plan.rates.reorder) {
-            let hold = rng.gen_range(Duration::ZERO..=self.plan.rates.reorder_delay);
+        if armed || self.rng.gen_bool(self.plan.rates.reorder) {
+            let hold = self
+                .rng
+                .gen_range(Duration::ZERO..=self.plan.rates.reorder_delay);
             delay += hold;
             self.fault(
                 FaultKind::Reorder,
@@ -829,7 +883,7 @@ impl World {
                     return;
                 }
                 let applied = self.server.apply(session, &op, now.as_millis() as i64);
-                let (zxid, reply) = (applied.zxid, applied.reply.clone());
+                let (zxid, reply) = (applied.zxid, applied.reply);
                 self.notify(applied.notifications, zxid);
                 let (kind, rate) = if is_create {
                     (
@@ -867,14 +921,16 @@ impl World {
 
     /// Sends fired watches to their sessions; `zxid` is the change behind them.
     fn notify(&mut self, notifications: Vec<Notification>, zxid: i64) {
-        let deleted: BTreeSet<String> = notifications
+        let deletions: Vec<bool> = notifications
             .iter()
-            .filter(|n| n.event.event_type == EventType::NodeDeleted)
-            .map(|n| n.cause.clone())
+            .map(|n| {
+                notifications
+                    .iter()
+                    .any(|m| m.event.event_type == EventType::NodeDeleted && m.cause == n.cause)
+                    || self.server.node(&n.cause).is_none()
+            })
             .collect();
-        for notification in notifications {
-            let deletion = deleted.contains(&notification.cause)
-                || self.server.node(&notification.cause).is_none();
+        for (notification, deletion) in notifications.into_iter().zip(deletions) {
             let session = notification.session;
             self.send_to_client(session, Response::Watch(notification, zxid, deletion));
         }

@@ -1,0 +1,167 @@
+//! Running the checker: an exhaustive search (depth-first, with symmetry reduction unless asked
+//! not to), then, for each property that fails, the shortest counterexample by iterative
+//! deepening, replayed from the initial state to prove it is a real path.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use stateright::{Checker, HasDiscoveries, Model};
+
+use crate::model::{ActionOf, Budget, RecipeModel, StateOf};
+use crate::render;
+use crate::workload::Workload;
+
+/// How to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Number of clients.
+    pub clients: usize,
+    /// Fault budgets.
+    pub budget: Budget,
+    /// Checker threads.
+    pub threads: usize,
+    /// Explore states up to a permutation of clients only once.
+    pub symmetry: bool,
+}
+
+/// One property's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PropertyReport {
+    /// The property's name.
+    pub name: &'static str,
+    /// Whether it holds in every reachable state.
+    pub holds: bool,
+    /// When it fails: the shortest path to a failing state, one trace line per step.
+    pub counterexample: Vec<String>,
+    /// The same path as a Mermaid sequence diagram.
+    pub mermaid: String,
+}
+
+/// The result of a check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckReport {
+    /// States generated (with repeats).
+    pub states: usize,
+    /// Distinct states (up to symmetry, when on).
+    pub unique_states: usize,
+    /// The longest path explored.
+    pub max_depth: usize,
+    /// Wall time of the exhaustive search.
+    pub elapsed: Duration,
+    /// Every property, in the model's order.
+    pub properties: Vec<PropertyReport>,
+}
+
+impl CheckReport {
+    /// Whether every property holds.
+    pub fn all_hold(&self) -> bool {
+        self.properties.iter().all(|property| property.holds)
+    }
+}
+
+/// Checks a workload's model exhaustively; `progress` hears the states generated and the unique
+/// states so far, a few times a second.
+pub fn check<W: Workload>(
+    workload: W,
+    options: &CheckOptions,
+    progress: &dyn Fn(usize, usize),
+) -> CheckReport {
+    let model = RecipeModel::new(workload, options.clients, options.budget);
+    let started = Instant::now();
+    let checker = builder(model.clone(), options).spawn_dfs();
+    while !checker.is_done() {
+        progress(checker.state_count(), checker.unique_state_count());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let checker = checker.join();
+    let elapsed = started.elapsed();
+    let failing: BTreeSet<&'static str> = checker.discoveries().into_keys().collect();
+    let properties = model
+        .properties()
+        .iter()
+        .map(|property| {
+            let holds = !failing.contains(property.name);
+            let steps = if holds {
+                Vec::new()
+            } else {
+                shortest_counterexample(&model, options, property.name)
+            };
+            PropertyReport {
+                name: property.name,
+                holds,
+                counterexample: render::lines::<W>(&steps),
+                mermaid: if holds {
+                    String::new()
+                } else {
+                    render::mermaid::<W>(options.clients, &steps)
+                },
+            }
+        })
+        .collect();
+    CheckReport {
+        states: checker.state_count(),
+        unique_states: checker.unique_state_count(),
+        max_depth: checker.max_depth(),
+        elapsed,
+        properties,
+    }
+}
+
+fn builder<W: Workload>(
+    model: RecipeModel<W>,
+    options: &CheckOptions,
+) -> stateright::CheckerBuilder<RecipeModel<W>> {
+    let builder = model.checker().threads(options.threads.max(1));
+    if options.symmetry {
+        builder.symmetry()
+    } else {
+        builder
+    }
+}
+
+/// The shortest path that breaks `property` (empty if none does): depth-bounded searches of
+/// growing depth, each stopping at the first discovery. The path is replayed from the initial
+/// state, so every step is enabled where it is taken.
+pub fn shortest_counterexample<W: Workload>(
+    model: &RecipeModel<W>,
+    options: &CheckOptions,
+    property: &'static str,
+) -> Vec<(StateOf<W>, ActionOf<W>, StateOf<W>)> {
+    for depth in 2.. {
+        let checker = builder(model.clone(), options)
+            .target_max_depth(depth)
+            .finish_when(HasDiscoveries::AnyOf([property].into()))
+            .spawn_dfs()
+            .join();
+        if let Some(path) = checker.discovery(property) {
+            return replay(model, path.into_actions());
+        }
+        if checker.max_depth() < depth.saturating_sub(1) {
+            break;
+        }
+    }
+    Vec::new()
+}
+
+/// Re-runs `actions` from the initial state; every action must be enabled where it is taken.
+pub fn replay<W: Workload>(
+    model: &RecipeModel<W>,
+    actions: Vec<ActionOf<W>>,
+) -> Vec<(StateOf<W>, ActionOf<W>, StateOf<W>)> {
+    let mut state = model.init_states().remove(0);
+    let mut steps = Vec::new();
+    for action in actions {
+        let mut enabled = Vec::new();
+        model.actions(&state, &mut enabled);
+        assert!(
+            enabled.contains(&action),
+            "counterexample step {action:?} is not enabled"
+        );
+        let next = model
+            .next_state(&state, action.clone())
+            .expect("an enabled action has a next state");
+        steps.push((state, action, next.clone()));
+        state = next;
+    }
+    steps
+}

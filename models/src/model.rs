@@ -1,0 +1,394 @@
+//! The model: N clients, each running the real recipe machine, against the real pure server.
+//!
+//! Each client has at most one op in flight (its outbox) and an inbox of replies and watch
+//! events in server order. An action is one step of the world: the server applies a client's
+//! op, a client takes its next inbox item, the application makes a request, or a fault strikes
+//! (each kind from its own budget). Nothing here models the recipe: the machines do.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use stateright::{Model, Property};
+use zklab_recipes::client::{
+    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
+};
+use zklab_recipes::machine::{Action as Next, Input, Outcome, Recipe};
+use zklab_sim::server::{Notification, Server};
+
+use crate::workload::Workload;
+
+/// What a client receives, in the order the server sent it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Inbound {
+    /// The reply to the client's op.
+    Reply(OpReply),
+    /// A watch event.
+    Event(ZkEvent),
+    /// The connection broke: the client sees Disconnected, ConnectionLoss for the op it had in
+    /// flight (if any), then `then` (SyncConnected, or Expired when the session is gone). One
+    /// step, since nothing another client does can come between them in what this client sees.
+    Break {
+        /// An op was in flight and fails with ConnectionLoss.
+        lost_op: bool,
+        /// How it ends.
+        then: SessionEvent,
+    },
+}
+
+/// One client: its machine, its session, the op in flight, its inbox, and what the
+/// application believes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Client<M> {
+    /// The recipe machine.
+    pub machine: M,
+    /// The current session.
+    pub session: SessionId,
+    /// The op sent and not yet applied.
+    pub outbox: Option<Op>,
+    /// Replies and events not yet taken, in server order.
+    pub inbox: VecDeque<Inbound>,
+    /// The application believes it holds the lock.
+    pub holds: bool,
+    /// The application has let go (its round is over once the machine is done).
+    pub released: bool,
+    /// The round is over.
+    pub finished: bool,
+    /// The recipe gave up on this error.
+    pub failed: Option<ZkError>,
+}
+
+/// How many more faults of each kind may strike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Budget {
+    /// Connection lost before the op reached the server.
+    pub connection_loss: u8,
+    /// Op applied, reply lost.
+    pub lost_reply: u8,
+    /// Session expired by the server.
+    pub session_expiry: u8,
+}
+
+/// The whole world at one moment.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State<M> {
+    /// The pure ZooKeeper server.
+    pub server: Server,
+    /// The clients, by id.
+    pub clients: Vec<Client<M>>,
+    /// The faults still allowed.
+    pub budget: Budget,
+    /// Some deletion woke more than one waiting client (kept, so the property can see it).
+    pub herd: bool,
+}
+
+/// One step of the world.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Action<R> {
+    /// The server applies the client's op; the reply joins its inbox, fired watches join theirs.
+    Apply(usize),
+    /// The client takes its next inbox item.
+    Deliver(usize),
+    /// The application asks something of the client.
+    Request(usize, R),
+    /// Fault: the client's op never reaches the server; the client sees ConnectionLoss.
+    ConnectionLoss(usize),
+    /// Fault: the client's op is applied but its reply is lost.
+    LostReply(usize),
+    /// Fault: the server expires the client's session.
+    SessionExpiry(usize),
+}
+
+impl<R> Action<R> {
+    /// Whether the action is a fault (liveness must not depend on one).
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Action::ConnectionLoss(_) | Action::LostReply(_) | Action::SessionExpiry(_)
+        )
+    }
+
+    /// The client it concerns.
+    pub fn client(&self) -> usize {
+        match self {
+            Action::Apply(c)
+            | Action::Deliver(c)
+            | Action::Request(c, _)
+            | Action::ConnectionLoss(c)
+            | Action::LostReply(c)
+            | Action::SessionExpiry(c) => *c,
+        }
+    }
+}
+
+/// The stateright model of a recipe.
+#[derive(Clone, Debug)]
+pub struct RecipeModel<W> {
+    /// The recipe and its application.
+    pub workload: W,
+    /// Number of clients.
+    pub clients: usize,
+    /// Fault budgets.
+    pub budget: Budget,
+}
+
+/// The model's state for a workload.
+pub type StateOf<W> = State<<W as Workload>::Machine>;
+/// The model's action for a workload.
+pub type ActionOf<W> = Action<<<W as Workload>::Machine as Recipe>::Request>;
+
+impl<W: Workload> RecipeModel<W> {
+    /// A model of `clients` clients running `workload`, with these fault budgets.
+    pub fn new(workload: W, clients: usize, budget: Budget) -> Self {
+        RecipeModel {
+            workload,
+            clients,
+            budget,
+        }
+    }
+
+    /// Whether any action other than a fault is enabled.
+    pub fn can_progress(&self, state: &StateOf<W>) -> bool {
+        let mut actions = Vec::new();
+        self.actions(state, &mut actions);
+        actions.iter().any(|action| !action.is_fault())
+    }
+
+    /// Feeds a client's machine one input and applies what it says.
+    fn feed(
+        &self,
+        state: &mut StateOf<W>,
+        c: usize,
+        input: Input<<W::Machine as Recipe>::Request>,
+    ) {
+        let client = &mut state.clients[c];
+        let step = client.machine.step(input);
+        match step.outcome {
+            Some(Outcome::Acquired { .. } | Outcome::Resumed) => client.holds = true,
+            Some(Outcome::Suspended | Outcome::Lost) => client.holds = false,
+            Some(Outcome::Released) => (client.holds, client.released) = (false, true),
+            Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(error)),
+            None => {}
+        }
+        match step.action {
+            Next::Send(op) => client.outbox = Some(op),
+            Next::Wait => {}
+            Next::Done if client.released || client.failed.is_some() => client.finished = true,
+            Next::Done => {
+                // The session is lost before the round was done: start over in a new session.
+                let session = state.server.open_session();
+                let client = &mut state.clients[c];
+                client.session = session;
+                client.machine = self.workload.machine(session);
+                client.outbox = None;
+                client.inbox.clear();
+                self.feed(state, c, Input::Start);
+            }
+        }
+    }
+
+    /// Delivers fired watches to the clients whose current session set them, and notes a herd:
+    /// a deleted node whose deletion notified more than one waiting client (one that neither
+    /// holds, nor has let go, nor is done).
+    fn notify(
+        state: &mut StateOf<W>,
+        notifications: Vec<Notification>,
+        deleted: &BTreeSet<String>,
+    ) {
+        let mut woken: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+        for notification in &notifications {
+            let Some(c) = state
+                .clients
+                .iter()
+                .position(|client| client.session == notification.session)
+            else {
+                continue;
+            };
+            let client = &mut state.clients[c];
+            client
+                .inbox
+                .push_back(Inbound::Event(ZkEvent::Watch(notification.event.clone())));
+            let waiting = !client.holds && !client.released && !client.finished;
+            if waiting && deleted.contains(&notification.cause) {
+                woken
+                    .entry(notification.cause.as_str())
+                    .or_default()
+                    .insert(c);
+            }
+        }
+        if woken.values().any(|clients| clients.len() > 1) {
+            state.herd = true;
+        }
+    }
+
+    /// The server applies a client's op; returns its reply.
+    fn apply(state: &mut StateOf<W>, c: usize, op: &Op) -> OpReply {
+        let session = state.clients[c].session;
+        let applied = state.server.apply(session, op, 0);
+        let mut deleted = BTreeSet::new();
+        if let (Op::Delete { path, .. }, Ok(OpResult::Deleted)) = (op, &applied.reply) {
+            deleted.insert(path.clone());
+        }
+        Self::notify(state, applied.notifications, &deleted);
+        applied.reply
+    }
+
+    /// The connection breaks under an op in flight and comes back within the session.
+    fn reconnect(client: &mut Client<W::Machine>) {
+        client.inbox.push_back(Inbound::Break {
+            lost_op: true,
+            then: SessionEvent::SyncConnected,
+        });
+    }
+}
+
+impl<W: Workload> Model for RecipeModel<W> {
+    type State = StateOf<W>;
+    type Action = ActionOf<W>;
+
+    fn init_states(&self) -> Vec<Self::State> {
+        // The recipe's directory exists from the start (made by a session that has gone), so the
+        // search spends its depth on the protocol rather than on creating parents.
+        let mut server = Server::new();
+        let setup = server.open_session();
+        let root = Op::Create {
+            path: self.workload.root().to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        server.apply(setup, &root, 0);
+        server.end_session(setup, 0);
+        let clients = (0..self.clients)
+            .map(|_| {
+                let session = server.open_session();
+                Client {
+                    machine: self.workload.machine(session),
+                    session,
+                    outbox: None,
+                    inbox: VecDeque::new(),
+                    holds: false,
+                    released: false,
+                    finished: false,
+                    failed: None,
+                }
+            })
+            .collect();
+        let mut state = State {
+            server,
+            clients,
+            budget: self.budget,
+            herd: false,
+        };
+        for c in 0..self.clients {
+            self.feed(&mut state, c, Input::Start);
+        }
+        vec![state]
+    }
+
+    fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        for (c, client) in state.clients.iter().enumerate() {
+            if client.outbox.is_some() {
+                actions.push(Action::Apply(c));
+                if state.budget.connection_loss > 0 {
+                    actions.push(Action::ConnectionLoss(c));
+                }
+                if state.budget.lost_reply > 0 {
+                    actions.push(Action::LostReply(c));
+                }
+            }
+            if !client.inbox.is_empty() {
+                actions.push(Action::Deliver(c));
+            }
+            if client.holds && !client.released && client.outbox.is_none() {
+                actions.push(Action::Request(c, self.workload.request_when_holding()));
+            }
+            if state.budget.session_expiry > 0
+                && !client.finished
+                && state.server.session_alive(client.session)
+            {
+                actions.push(Action::SessionExpiry(c));
+            }
+        }
+    }
+
+    fn next_state(&self, last: &Self::State, action: Self::Action) -> Option<Self::State> {
+        let mut state = last.clone();
+        match action {
+            Action::Apply(c) => {
+                let op = state.clients[c].outbox.take()?;
+                let reply = Self::apply(&mut state, c, &op);
+                state.clients[c].inbox.push_back(Inbound::Reply(reply));
+            }
+            Action::Deliver(c) => {
+                match state.clients[c].inbox.pop_front()? {
+                    Inbound::Reply(reply) => self.feed(&mut state, c, Input::Reply(reply)),
+                    Inbound::Event(event) => self.feed(&mut state, c, Input::Event(event)),
+                    Inbound::Break { lost_op, then } => {
+                        let session = state.clients[c].session;
+                        self.feed(
+                            &mut state,
+                            c,
+                            Input::Event(ZkEvent::Session(SessionEvent::Disconnected)),
+                        );
+                        if lost_op {
+                            self.feed(&mut state, c, Input::Reply(Err(ZkError::ConnectionLoss)));
+                        }
+                        // A machine that gave up meanwhile has been replaced in a new session.
+                        if state.clients[c].session == session {
+                            self.feed(&mut state, c, Input::Event(ZkEvent::Session(then)));
+                        }
+                    }
+                }
+            }
+            Action::Request(c, request) => self.feed(&mut state, c, Input::App(request)),
+            Action::ConnectionLoss(c) => {
+                state.budget.connection_loss -= 1;
+                state.clients[c].outbox.take()?;
+                Self::reconnect(&mut state.clients[c]);
+            }
+            Action::LostReply(c) => {
+                state.budget.lost_reply -= 1;
+                let op = state.clients[c].outbox.take()?;
+                let _lost = Self::apply(&mut state, c, &op);
+                Self::reconnect(&mut state.clients[c]);
+            }
+            Action::SessionExpiry(c) => {
+                state.budget.session_expiry -= 1;
+                let session = state.clients[c].session;
+                let ended = state.server.end_session(session, 0)?;
+                let deleted: BTreeSet<String> = ended.deleted.into_iter().collect();
+                Self::notify(&mut state, ended.notifications, &deleted);
+                let client = &mut state.clients[c];
+                let lost_op = client.outbox.take().is_some();
+                client.inbox.push_back(Inbound::Break {
+                    lost_op,
+                    then: SessionEvent::Expired,
+                });
+            }
+        }
+        Some(state)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("mutual exclusion", |_, state: &Self::State| {
+                let live = |client: &&Client<W::Machine>| {
+                    client.holds && state.server.session_alive(client.session)
+                };
+                state.clients.iter().filter(live).count() <= 1
+            }),
+            Property::always("herd-freedom", |_, state: &Self::State| !state.herd),
+            Property::always("no stuck state", |model: &Self, state: &Self::State| {
+                state.clients.iter().all(|client| client.finished) || model.can_progress(state)
+            }),
+            Property::always("no orphans", |model: &Self, state: &Self::State| {
+                !state.clients.iter().all(|client| client.finished)
+                    || state
+                        .server
+                        .children(model.workload.root())
+                        .is_none_or(|children| children.is_empty())
+            }),
+            Property::always("no recipe failure", |_, state: &Self::State| {
+                state.clients.iter().all(|client| client.failed.is_none())
+            }),
+        ]
+    }
+}

@@ -1,0 +1,186 @@
+//! `zklab check`: model-check a recipe and report each property as holds or fails, with the
+//! shortest counterexample as trace lines and a Mermaid diagram.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value};
+use zklab::models::catalogue;
+use zklab::models::check::{CheckOptions, CheckReport};
+use zklab::models::model::Budget;
+use zklab::sim::fault::FaultKind;
+
+use crate::progress::StatusLine;
+use crate::usage_error;
+
+/// The faults the model checker can inject.
+const MODEL_FAULTS: [FaultKind; 3] = [
+    FaultKind::ConnectionLoss,
+    FaultKind::LostReply,
+    FaultKind::SessionExpiry,
+];
+
+/// Options of `zklab check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The model (see `zklab list`).
+    model: String,
+    /// Number of clients.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
+    clients: u8,
+    /// Faults: `none`, `all`, or a comma-separated list of connection-loss, lost-reply,
+    /// session-expiry.
+    #[arg(long, default_value = "all")]
+    faults: String,
+    /// How many of each chosen fault may strike in one execution.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
+    budget: u8,
+    /// Checker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Explore every state rather than one per permutation of clients.
+    #[arg(long)]
+    no_symmetry: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The fault budgets a `--faults` value asks for.
+fn budget(spec: &str, each: u8) -> Result<Budget, String> {
+    let kinds: Vec<FaultKind> = match spec {
+        "none" => Vec::new(),
+        "all" => MODEL_FAULTS.to_vec(),
+        list => list
+            .split(',')
+            .map(|name| name.trim().parse::<FaultKind>())
+            .collect::<Result<_, _>>()?,
+    };
+    let mut budget = Budget::default();
+    for kind in kinds {
+        match kind {
+            FaultKind::ConnectionLoss => budget.connection_loss = each,
+            FaultKind::LostReply => budget.lost_reply = each,
+            FaultKind::SessionExpiry => budget.session_expiry = each,
+            other => {
+                return Err(format!(
+                    "the model checker does not inject {other}; it injects connection-loss, lost-reply, session-expiry"
+                ))
+            }
+        }
+    }
+    Ok(budget)
+}
+
+/// Runs `zklab check`.
+pub fn run(args: &CheckArgs) -> ExitCode {
+    let model = match catalogue::find(&args.model) {
+        Ok(model) => model,
+        Err(message) => return usage_error(&message),
+    };
+    let budget = match budget(&args.faults, args.budget) {
+        Ok(budget) => budget,
+        Err(message) => return usage_error(&message),
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let options = CheckOptions {
+        clients: usize::from(args.clients),
+        budget,
+        threads,
+        symmetry: !args.no_symmetry,
+    };
+    let status = StatusLine::new(args.json);
+    let report = model.check(&options, &|states, unique| {
+        status.show(false, || {
+            let seconds = status.elapsed().as_secs_f64();
+            format!(
+                "checking {}: {states} states, {unique} unique, {seconds:.0} s",
+                model.name
+            )
+        })
+    });
+    status.finish();
+    if args.json {
+        println!("{}", report_json(model.name, &options, &report));
+    } else {
+        print_report(model.name, &options, &report);
+    }
+    if report.all_hold() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn describe_budget(budget: &Budget) -> String {
+    format!(
+        "connection-loss={} lost-reply={} session-expiry={}",
+        budget.connection_loss, budget.lost_reply, budget.session_expiry
+    )
+}
+
+fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
+    let symmetry = if options.symmetry { "on" } else { "off" };
+    println!(
+        "{name}: {} clients, faults {}, symmetry {symmetry}",
+        options.clients,
+        describe_budget(&options.budget)
+    );
+    println!(
+        "{} states, {} unique, max depth {}, {:.2} s",
+        report.states,
+        report.unique_states,
+        report.max_depth,
+        report.elapsed.as_secs_f64()
+    );
+    for property in &report.properties {
+        if property.holds {
+            println!("  holds  {}", property.name);
+            continue;
+        }
+        println!(
+            "  FAILS  {}: shortest counterexample, {} steps:",
+            property.name,
+            property.counterexample.len()
+        );
+        for (i, step) in property.counterexample.iter().enumerate() {
+            println!("    {:>3}. {step}", i + 1);
+        }
+        println!("  as a Mermaid sequence diagram:");
+        for line in property.mermaid.lines() {
+            println!("    {line}");
+        }
+    }
+}
+
+fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Value {
+    let properties: Vec<Value> = report
+        .properties
+        .iter()
+        .map(|property| {
+            let mut value = json!({ "name": property.name, "holds": property.holds });
+            if !property.holds {
+                value["counterexample"] = json!(property.counterexample);
+                value["mermaid"] = json!(property.mermaid);
+            }
+            value
+        })
+        .collect();
+    json!({
+        "model": name,
+        "clients": options.clients,
+        "symmetry": options.symmetry,
+        "faults": {
+            "connection_loss": options.budget.connection_loss,
+            "lost_reply": options.budget.lost_reply,
+            "session_expiry": options.budget.session_expiry,
+        },
+        "states": report.states,
+        "unique_states": report.unique_states,
+        "max_depth": report.max_depth,
+        "seconds": report.elapsed.as_secs_f64(),
+        "properties": properties,
+    })
+}

@@ -1,0 +1,175 @@
+//! The model checker on the real lock machine and the real pure server: the lock holds every
+//! property for 2 and 3 clients under one of each fault; the known bugs fail the property that
+//! names them, with a short counterexample that is a real path; symmetry reduction pays.
+
+use stateright::Model;
+use zklab::models::check::{check, shortest_counterexample, CheckOptions};
+use zklab::models::model::{Budget, RecipeModel};
+use zklab::models::workload::LockWorkload;
+use zklab::recipes::lock::LockVariant;
+
+const ONE_OF_EACH: Budget = Budget {
+    connection_loss: 1,
+    lost_reply: 1,
+    session_expiry: 1,
+};
+
+fn options(clients: usize, budget: Budget, symmetry: bool) -> CheckOptions {
+    CheckOptions {
+        clients,
+        budget,
+        threads: 2,
+        symmetry,
+    }
+}
+
+fn quiet(_: usize, _: usize) {}
+
+#[test]
+fn the_lock_holds_every_property_for_two_and_three_clients_with_one_of_each_fault() {
+    for clients in [2, 3] {
+        let report = check(
+            LockWorkload::new(LockVariant::Correct),
+            &options(clients, ONE_OF_EACH, true),
+            &quiet,
+        );
+        assert_eq!(report.properties.len(), 5);
+        for property in &report.properties {
+            assert!(
+                property.holds,
+                "{clients} clients: {} fails:\n{}",
+                property.name,
+                property.counterexample.join("\n")
+            );
+        }
+        assert!(
+            report.unique_states > 10_000,
+            "{clients} clients: only {} states",
+            report.unique_states
+        );
+    }
+}
+
+/// Asserts the shortest counterexample of `property` is a real path of 1 to 20 steps ending in
+/// a state that breaks it.
+fn assert_counterexample(
+    variant: LockVariant,
+    clients: usize,
+    budget: Budget,
+    property: &'static str,
+) {
+    let model = RecipeModel::new(LockWorkload::new(variant), clients, budget);
+    let path = shortest_counterexample(&model, &options(clients, budget, true), property);
+    assert!(
+        (1..=20).contains(&path.len()),
+        "{variant:?}: {property} counterexample of {} steps",
+        path.len()
+    );
+    let (_, _, last) = path.last().expect("a step");
+    let condition = model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == property)
+        .expect("the property")
+        .condition;
+    assert!(
+        !condition(&model, last),
+        "the counterexample's last state satisfies {property}"
+    );
+    assert!(
+        path.windows(2).all(|pair| pair[0].2 == pair[1].0),
+        "the steps do not chain"
+    );
+}
+
+#[test]
+fn blind_retry_gets_stuck_after_a_lost_create_reply() {
+    let report = check(
+        LockWorkload::new(LockVariant::BlindRetry),
+        &options(2, ONE_OF_EACH, true),
+        &quiet,
+    );
+    let failing: Vec<&str> = report
+        .properties
+        .iter()
+        .filter(|p| !p.holds)
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        failing.contains(&"no stuck state") || failing.contains(&"no orphans"),
+        "{failing:?}"
+    );
+    assert!(!failing.contains(&"mutual exclusion"), "{failing:?}");
+    let stuck = report
+        .properties
+        .iter()
+        .find(|p| p.name == "no stuck state")
+        .expect("the property");
+    assert!(
+        stuck
+            .counterexample
+            .iter()
+            .any(|line| line.contains("fault lost-reply")),
+        "{:?}",
+        stuck.counterexample
+    );
+    assert!(stuck.mermaid.starts_with("sequenceDiagram"));
+    assert_counterexample(LockVariant::BlindRetry, 2, ONE_OF_EACH, "no stuck state");
+}
+
+#[test]
+fn the_herd_lock_wakes_every_waiter_even_without_faults() {
+    let report = check(
+        LockWorkload::new(LockVariant::Herd),
+        &options(3, Budget::default(), true),
+        &quiet,
+    );
+    let herd = report
+        .properties
+        .iter()
+        .find(|p| p.name == "herd-freedom")
+        .expect("the property");
+    assert!(!herd.holds);
+    assert!(report
+        .properties
+        .iter()
+        .filter(|p| p.name != "herd-freedom")
+        .all(|p| p.holds));
+    assert_counterexample(LockVariant::Herd, 3, Budget::default(), "herd-freedom");
+}
+
+#[test]
+fn symmetry_reduction_explores_fewer_states_and_agrees() {
+    let with = check(
+        LockWorkload::new(LockVariant::Correct),
+        &options(2, ONE_OF_EACH, true),
+        &quiet,
+    );
+    let without = check(
+        LockWorkload::new(LockVariant::Correct),
+        &options(2, ONE_OF_EACH, false),
+        &quiet,
+    );
+    assert!(
+        with.unique_states < without.unique_states,
+        "{} vs {}",
+        with.unique_states,
+        without.unique_states
+    );
+    assert_eq!(with.properties, without.properties);
+    let herd_with = check(
+        LockWorkload::new(LockVariant::Herd),
+        &options(3, Budget::default(), true),
+        &quiet,
+    );
+    let herd_without = check(
+        LockWorkload::new(LockVariant::Herd),
+        &options(3, Budget::default(), false),
+        &quiet,
+    );
+    assert!(herd_with.unique_states < herd_without.unique_states);
+    let verdicts = |r: &zklab::models::check::CheckReport| {
+        r.properties.iter().map(|p| p.holds).collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&herd_with), verdicts(&herd_without));
+}

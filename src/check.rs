@@ -2,6 +2,7 @@
 //! shortest counterexample as trace lines and a Mermaid diagram.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -41,6 +42,9 @@ pub struct CheckArgs {
     /// Explore every state rather than one per permutation of clients.
     #[arg(long)]
     no_symmetry: bool,
+    /// Stop after this many seconds; an incomplete search proves nothing (exit status 3).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -90,6 +94,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         budget,
         threads,
         symmetry: !args.no_symmetry,
+        timeout: args.timeout.map(Duration::from_secs),
     };
     let status = StatusLine::new(args.json);
     let report = model.check(&options, &|states, unique| {
@@ -107,10 +112,12 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     } else {
         print_report(model.name, &options, &report);
     }
-    if report.all_hold() {
-        ExitCode::SUCCESS
-    } else {
+    if report.properties.iter().any(|property| !property.holds) {
         ExitCode::from(1)
+    } else if !report.complete {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -135,9 +142,17 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
         report.max_depth,
         report.elapsed.as_secs_f64()
     );
+    if !report.complete {
+        println!("INCOMPLETE: the search stopped at the timeout; properties without a counterexample are unrefuted, not proven");
+    }
+    let verdict = if report.complete {
+        "holds"
+    } else {
+        "unrefuted"
+    };
     for property in &report.properties {
         if property.holds {
-            println!("  holds  {}", property.name);
+            println!("  {verdict:<9} {}", property.name);
             continue;
         }
         println!(
@@ -181,6 +196,7 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Valu
         "unique_states": report.unique_states,
         "max_depth": report.max_depth,
         "seconds": report.elapsed.as_secs_f64(),
+        "complete": report.complete,
         "properties": properties,
     })
 }

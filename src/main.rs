@@ -1,7 +1,8 @@
 //! The `zklab` command line: list scenarios and models, sweep seeds, replay one seed, check a
 //! model.
 //!
-//! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage.
+//! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage,
+//! 3 when `check` stopped at its timeout without finding a violation.
 
 mod check;
 mod progress;

@@ -20,6 +20,7 @@ fn options(clients: usize, budget: Budget, symmetry: bool) -> CheckOptions {
         budget,
         threads: 2,
         symmetry,
+        timeout: None,
     }
 }
 

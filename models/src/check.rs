@@ -22,6 +22,8 @@ pub struct CheckOptions {
     pub threads: usize,
     /// Explore states up to a permutation of clients only once.
     pub symmetry: bool,
+    /// Stop the exhaustive search after this long (the report then says it is incomplete).
+    pub timeout: Option<Duration>,
 }
 
 /// One property's verdict.
@@ -29,7 +31,7 @@ pub struct CheckOptions {
 pub struct PropertyReport {
     /// The property's name.
     pub name: &'static str,
-    /// Whether it holds in every reachable state.
+    /// Whether no reachable state breaks it (of those explored, when the search is incomplete).
     pub holds: bool,
     /// When it fails: the shortest path to a failing state, one trace line per step.
     pub counterexample: Vec<String>,
@@ -48,14 +50,17 @@ pub struct CheckReport {
     pub max_depth: usize,
     /// Wall time of the exhaustive search.
     pub elapsed: Duration,
+    /// Whether the search covered every reachable state; if not, a property with no
+    /// counterexample is unrefuted, not proven.
+    pub complete: bool,
     /// Every property, in the model's order.
     pub properties: Vec<PropertyReport>,
 }
 
 impl CheckReport {
-    /// Whether every property holds.
+    /// Whether the search was complete and every property holds.
     pub fn all_hold(&self) -> bool {
-        self.properties.iter().all(|property| property.holds)
+        self.complete && self.properties.iter().all(|property| property.holds)
     }
 }
 
@@ -68,13 +73,18 @@ pub fn check<W: Workload>(
 ) -> CheckReport {
     let model = RecipeModel::new(workload, options.clients, options.budget);
     let started = Instant::now();
-    let checker = builder(model.clone(), options).spawn_dfs();
+    let mut exhaustive = builder(model.clone(), options);
+    if let Some(timeout) = options.timeout {
+        exhaustive = exhaustive.timeout(timeout);
+    }
+    let checker = exhaustive.spawn_dfs();
     while !checker.is_done() {
         progress(checker.state_count(), checker.unique_state_count());
         std::thread::sleep(Duration::from_millis(200));
     }
     let checker = checker.join();
     let elapsed = started.elapsed();
+    let complete = options.timeout.is_none_or(|timeout| elapsed < timeout);
     let failing: BTreeSet<&'static str> = checker.discoveries().into_keys().collect();
     let properties = model
         .properties()
@@ -103,6 +113,7 @@ pub fn check<W: Workload>(
         unique_states: checker.unique_state_count(),
         max_depth: checker.max_depth(),
         elapsed,
+        complete,
         properties,
     }
 }

@@ -13,6 +13,15 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Runs zklab, expects exit status `code`, and parses its stdout as one JSON object.
+fn json_of(args: &[&str], code: i32) -> serde_json::Value {
+    let output = zklab(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(stderr.is_empty(), "--json must keep stderr quiet: {stderr}");
+    serde_json::from_str(&stdout(&output)).expect("one JSON object")
+}
+
 #[test]
 fn list_names_every_scenario_and_marks_known_bugs() {
     let output = zklab(&["list"]);
@@ -31,14 +40,10 @@ fn list_names_every_scenario_and_marks_known_bugs() {
 
 #[test]
 fn run_json_reports_seeds_failures_faults_and_rate() {
-    let output = zklab(&["run", "lock", "--seeds", "40", "--faults", "all", "--json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let json = json_of(
+        &["run", "lock", "--seeds", "40", "--faults", "all", "--json"],
+        0,
     );
-    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
     assert_eq!(json["scenario"], "lock");
     assert_eq!(json["seeds"], 40);
     assert_eq!(json["failures"].as_array().map(Vec::len), Some(0));
@@ -59,7 +64,6 @@ fn run_json_reports_seeds_failures_faults_and_rate() {
     assert!(json["faults_injected"]["lost_reply"].as_u64() > Some(0));
     assert!(json["max_wakeups_per_deletion"].as_u64() <= Some(1));
     assert!(json["seeds_per_sec"].as_f64() > Some(0.0));
-    assert!(output.stderr.is_empty(), "--json must keep stderr quiet");
 }
 
 #[test]
@@ -131,14 +135,7 @@ fn bad_options_are_usage_errors() {
 
 #[test]
 fn check_json_reports_counts_and_each_property() {
-    let output = zklab(&["check", "lock", "--clients", "2", "--json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let json = json_of(&["check", "lock", "--clients", "2", "--json"], 0);
     assert_eq!(json["model"], "lock");
     assert_eq!(json["clients"], 2);
     for key in ["states", "unique_states", "max_depth"] {
@@ -154,7 +151,7 @@ fn check_json_reports_counts_and_each_property() {
 
 #[test]
 fn a_failing_model_exits_1_with_its_counterexample() {
-    let output = zklab(&[
+    let args = [
         "check",
         "lock-bug-herd",
         "--clients",
@@ -162,9 +159,8 @@ fn a_failing_model_exits_1_with_its_counterexample() {
         "--faults",
         "none",
         "--json",
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    ];
+    let json = json_of(&args, 1);
     let herd = json["properties"]
         .as_array()
         .into_iter()

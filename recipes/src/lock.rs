@@ -555,6 +555,14 @@ mod tests {
         }))
     }
 
+    /// Listing the lock directory again, without a watch.
+    fn relist() -> Op {
+        Op::GetChildren {
+            path: DIR.to_owned(),
+            watch: false,
+        }
+    }
+
     fn op(step: &Step) -> &Op {
         match &step.action {
             Action::Send(op) => op,
@@ -642,13 +650,7 @@ mod tests {
         assert!(m.is_waiting());
         // The predecessor's deletion makes it list again rather than assume it is first.
         let step = m.step(deleted("b-lock-0000000002"));
-        assert_eq!(
-            op(&step),
-            &Op::GetChildren {
-                path: DIR.to_owned(),
-                watch: false
-            }
-        );
+        assert_eq!(op(&step), &relist());
     }
 
     #[test]
@@ -658,13 +660,7 @@ mod tests {
         m.step(created("g1-lock-0000000002", 9));
         m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
         let step = m.step(Input::Reply(Ok(OpResult::Exists(None))));
-        assert_eq!(
-            op(&step),
-            &Op::GetChildren {
-                path: DIR.to_owned(),
-                watch: false
-            }
-        );
+        assert_eq!(op(&step), &relist());
     }
 
     #[test]
@@ -672,13 +668,7 @@ mod tests {
         let mut m = machine(LockVariant::Correct);
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        assert_eq!(
-            op(&step),
-            &Op::GetChildren {
-                path: DIR.to_owned(),
-                watch: false
-            }
-        );
+        assert_eq!(op(&step), &relist());
         let step = m.step(children(&["other-lock-0000000004", "g1-lock-0000000005"]));
         assert_eq!(
             op(&step),
@@ -692,13 +682,7 @@ mod tests {
             czxid: 11,
             ..Stat::default()
         })))));
-        assert_eq!(
-            op(&step),
-            &Op::GetChildren {
-                path: DIR.to_owned(),
-                watch: false
-            }
-        );
+        assert_eq!(op(&step), &relist());
         let step = m.step(children(&["g1-lock-0000000005", "other-lock-0000000006"]));
         assert_eq!(step.outcome, Some(Outcome::Acquired { token: 11 }));
     }

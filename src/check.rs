@@ -1,5 +1,5 @@
 //! `zklab check`: model-check a recipe and report each property as holds or fails, with the
-//! shortest counterexample as trace lines and a Mermaid diagram.
+//! counterexample (by iterative deepening) as trace lines and a Mermaid diagram.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -156,7 +156,7 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
             continue;
         }
         println!(
-            "  FAILS  {}: shortest counterexample, {} steps:",
+            "  FAILS  {}: counterexample ({} steps, by iterative deepening):",
             property.name,
             property.counterexample.len()
         );

@@ -105,9 +105,7 @@ impl Setup {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Panics inside a seed are caught and reported as violations; the default hook would only
-    // repeat them on stderr.
-    std::panic::set_hook(Box::new(|_| {}));
+    runner::quiet_panics_inside_seeds();
     match cli.command {
         Command::List => {
             println!("scenarios (zklab run, zklab replay):");

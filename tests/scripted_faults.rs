@@ -67,6 +67,32 @@ fn a_lost_create_reply_is_adopted_not_orphaned() {
         "one node per round, the lost one adopted:\n{}",
         report.trace.render()
     );
+    // The reply lost was the contender node's, and the client then read that very node back.
+    let entries = report.trace.entries();
+    let fault = entries
+        .iter()
+        .position(|e| matches!(&e.event, TraceEvent::Fault { kind: FaultKind::LostCreateReply, client: 0, detail } if detail.contains("EphemeralSequential")))
+        .expect("the lost reply of an ephemeral sequential create");
+    let orphan = entries[..fault]
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            TraceEvent::Applied {
+                client: 0,
+                reply: Ok(OpResult::Created { path, .. }),
+                ..
+            } => Some(path.clone()),
+            _ => None,
+        })
+        .expect("the node the lost reply named");
+    let adopted = entries[fault..].iter().any(|e| {
+        matches!(&e.event, TraceEvent::Request { client: 0, op: Op::Exists { path, watch: false }, .. } if *path == orphan)
+    });
+    assert!(
+        adopted,
+        "{orphan} was never read back:\n{}",
+        report.trace.render()
+    );
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! real pure server, exploring every interleaving and every fault within a budget.
 //!
 //! [`model::RecipeModel`] is generic over any [`workload::Workload`] (a recipe machine plus what
-//! its application does); [`check::check`] runs it with symmetry reduction and finds the
-//! shortest counterexample of each failing property; [`render`] tells a counterexample as trace
+//! its application does); [`check::check`] runs it with symmetry reduction and finds
+//! a short counterexample of each failing property; [`render`] tells a counterexample as trace
 //! lines and a Mermaid diagram; [`catalogue::MODELS`] names the models `zklab check` knows.
 
 pub mod catalogue;

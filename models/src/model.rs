@@ -163,7 +163,9 @@ impl<W: Workload> RecipeModel<W> {
         let step = client.machine.step(input);
         match step.outcome {
             Some(Outcome::Acquired { .. } | Outcome::Resumed) => client.holds = true,
-            Some(Outcome::Suspended | Outcome::Lost) => client.holds = false,
+            // A suspended holder still holds (its node stands) until it learns otherwise.
+            Some(Outcome::Suspended) => {}
+            Some(Outcome::Lost) => client.holds = false,
             Some(Outcome::Released) => (client.holds, client.released) = (false, true),
             Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(error)),
             None => {}

@@ -23,7 +23,7 @@ use std::fmt;
 
 use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{WatchedEvent, ZkError, ZkEvent};
-use crate::machine::{Action, Driver, Input, Outcome, Recipe, Step};
+use crate::machine::{Driver, Input, Outcome, Recipe, Step};
 use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
 
 /// The marker between a contender's guid and the server's sequence number.
@@ -95,8 +95,9 @@ pub struct LockMachine {
     token: i64,
     /// The predecessor went while a reply was still outstanding: list again when it comes.
     relist: bool,
-    /// Held but disconnected.
-    suspended: bool,
+    /// The session's connection is up, as far as the machine has heard. Tracked in every phase:
+    /// the lock can be granted by a reply that arrives just before the news of a disconnect.
+    connected: bool,
 }
 
 impl LockMachine {
@@ -112,8 +113,14 @@ impl LockMachine {
             node: None,
             token: 0,
             relist: false,
-            suspended: false,
+            connected: true,
         }
+    }
+
+    /// Whether the holder may act on the lock: it holds it and its connection is up (a
+    /// disconnected holder may already have lost it).
+    pub fn is_safe(&self) -> bool {
+        self.holds() && self.connected
     }
 
     /// Whether the machine currently holds the lock (suspended or not).
@@ -189,10 +196,7 @@ impl LockMachine {
                 Ok(OpResult::Deleted) | Err(ZkError::NoNode | ZkError::SessionExpired),
             ) => {
                 self.phase = Phase::Done;
-                Step {
-                    action: Action::Done,
-                    outcome: None,
-                }
+                Step::stop()
             }
             (_, Err(ZkError::SessionExpired)) => self.finish(Outcome::Lost),
             (Phase::Creating, Err(ZkError::ConnectionLoss)) => match self.variant {
@@ -272,7 +276,8 @@ impl LockMachine {
             .and_then(|n| n.rsplit('/').next())
             .unwrap_or_default();
         let Some(position) = contenders.iter().position(|(_, name)| name == own) else {
-            // Our node is gone (its session ended under us and a new one began): contend anew.
+            // Our node is not among the children (the directory was deleted and made again under
+            // us): contend anew.
             return self.create();
         };
         if position == 0 {
@@ -322,21 +327,23 @@ impl LockMachine {
             SessionEvent::Expired | SessionEvent::Closed if self.phase == Phase::Releasing => {
                 self.phase = Phase::Done;
                 self.in_flight = None;
-                Step {
-                    action: Action::Done,
-                    outcome: None,
-                }
+                Step::stop()
             }
             SessionEvent::Expired | SessionEvent::Closed => self.finish(Outcome::Lost),
-            SessionEvent::Disconnected if self.phase == Phase::Held && !self.suspended => {
-                self.suspended = true;
-                Step::wait().telling(Outcome::Suspended)
+            SessionEvent::Disconnected => {
+                let was = std::mem::replace(&mut self.connected, false);
+                match self.phase {
+                    Phase::Held if was => Step::wait().telling(Outcome::Suspended),
+                    _ => Step::wait(),
+                }
             }
-            SessionEvent::SyncConnected if self.phase == Phase::Held && self.suspended => {
-                self.suspended = false;
-                Step::wait().telling(Outcome::Resumed)
+            SessionEvent::SyncConnected => {
+                let was = std::mem::replace(&mut self.connected, true);
+                match self.phase {
+                    Phase::Held if !was => Step::wait().telling(Outcome::Resumed),
+                    _ => Step::wait(),
+                }
             }
-            _ => Step::wait(),
         }
     }
 }
@@ -346,10 +353,7 @@ impl Recipe for LockMachine {
 
     fn step(&mut self, input: Input<LockRequest>) -> Step {
         match input {
-            _ if self.phase == Phase::Done => Step {
-                action: Action::Done,
-                outcome: None,
-            },
+            _ if self.phase == Phase::Done => Step::stop(),
             Input::Start if self.phase == Phase::Idle => self.create(),
             Input::Start => Step::wait(),
             Input::Reply(reply) => self.on_reply(reply),
@@ -384,7 +388,7 @@ impl RenameSessions for LockMachine {
             node: self.node.rename_sessions(renaming),
             token: self.token,
             relist: self.relist,
-            suspended: self.suspended,
+            connected: self.connected,
         }
     }
 }
@@ -452,13 +456,7 @@ impl Lock {
         loop {
             for outcome in outcomes {
                 match outcome {
-                    Outcome::Acquired { token } => {
-                        return Ok(LockGuard {
-                            driver,
-                            token,
-                            safe: true,
-                        })
-                    }
+                    Outcome::Acquired { token } => return Ok(LockGuard { driver, token }),
                     Outcome::Lost => return Err(LockError::SessionLost),
                     Outcome::Failed(error) => return Err(LockError::Zk(error)),
                     Outcome::Suspended | Outcome::Resumed | Outcome::Released => {}
@@ -478,7 +476,6 @@ impl Lock {
 pub struct LockGuard<'c, C> {
     driver: Driver<'c, C, LockMachine>,
     token: i64,
-    safe: bool,
 }
 
 impl<C: ZkClient> LockGuard<'_, C> {
@@ -489,12 +486,11 @@ impl<C: ZkClient> LockGuard<'_, C> {
     }
 
     /// Takes in the session events that have arrived and says whether the lock can still be
-    /// trusted: false while disconnected (suspended) and for good once the session expired.
+    /// trusted: false while disconnected (even if the lock was granted just as the connection
+    /// dropped) and for good once the session expired.
     pub async fn is_safe(&mut self) -> bool {
-        for outcome in self.driver.feed_arrived_events().await {
-            self.safe = matches!(outcome, Outcome::Resumed | Outcome::Acquired { .. });
-        }
-        self.safe && self.driver.machine().holds()
+        self.driver.feed_arrived_events().await;
+        self.driver.machine().is_safe()
     }
 
     /// Releases the lock, retrying the delete through ConnectionLoss. Fails with `SessionLost`
@@ -529,6 +525,7 @@ impl<C: ZkClient> LockGuard<'_, C> {
 mod tests {
     use super::*;
     use crate::client::Stat;
+    use crate::machine::Action;
 
     const DIR: &str = "/locks/x";
 
@@ -772,6 +769,22 @@ mod tests {
             Some(Outcome::Resumed)
         );
         assert!(m.holds());
+    }
+
+    #[test]
+    fn a_lock_granted_after_the_connection_dropped_is_not_safe() {
+        let mut m = machine(LockVariant::Correct);
+        m.step(Input::Start);
+        m.step(created("g1-lock-0000000001", 7));
+        m.step(session(SessionEvent::Disconnected));
+        let step = m.step(children(&["g1-lock-0000000001"]));
+        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 7 }));
+        assert!(m.holds() && !m.is_safe());
+        assert_eq!(
+            m.step(session(SessionEvent::SyncConnected)).outcome,
+            Some(Outcome::Resumed)
+        );
+        assert!(m.is_safe());
     }
 
     #[test]

@@ -87,6 +87,14 @@ impl Step {
         }
     }
 
+    /// Finished, with nothing more to tell.
+    pub fn stop() -> Self {
+        Step {
+            action: Action::Done,
+            outcome: None,
+        }
+    }
+
     /// Finished, telling the application `outcome`.
     pub fn done(outcome: Outcome) -> Self {
         Step {

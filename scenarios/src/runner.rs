@@ -1,6 +1,7 @@
 //! The seeded runner: one madsim runtime per seed, the scenario's clients on their own nodes,
 //! the faults of the plan, and every oracle over the resulting trace.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,14 +71,32 @@ struct Run {
     violations: Vec<Violation>,
 }
 
+thread_local! {
+    /// Whether this thread is running a seed, whose panics are caught and reported.
+    static IN_SEED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Keeps the panic hook quiet for panics inside a seed (they are caught and reported as
+/// violations) while every other panic is still reported as before.
+pub fn quiet_panics_inside_seeds() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !IN_SEED.with(Cell::get) {
+            previous(info);
+        }
+    }));
+}
+
 /// Runs one seed of a scenario.
 pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) -> SeedReport {
     let service: Arc<Mutex<Option<SimZk>>> = Arc::default();
     let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
     let slot = service.clone();
+    let was_in_seed = IN_SEED.with(|flag| flag.replace(true));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         runtime.block_on(simulate(scenario, options.clone(), slot))
     }));
+    IN_SEED.with(|flag| flag.set(was_in_seed));
     drop(runtime);
     let zk = service
         .lock()

@@ -124,6 +124,12 @@ impl Wire {
     /// Puts a delivery on the wire, due at `at`.
     fn push(&mut self, at: Duration, delivery: Delivery) {
         self.sent += 1;
+        self.push_in_place(at, self.sent, delivery);
+    }
+
+    /// Puts a delivery on the wire with the sequence number it was sent with, so a delivery held
+    /// back (by a partition) keeps its place among the session's messages due at the same time.
+    fn push_in_place(&mut self, at: Duration, sequence: u64, delivery: Delivery) {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot] = Some(delivery);
@@ -134,18 +140,18 @@ impl Wire {
                 self.slots.len() - 1
             }
         };
-        self.order.push(Reverse((at, self.sent, slot)));
+        self.order.push(Reverse((at, sequence, slot)));
     }
 
-    /// Takes the first delivery, if it is due by `now`.
-    fn pop_due(&mut self, now: Duration) -> Option<Delivery> {
-        let &Reverse((at, _, slot)) = self.order.peek()?;
+    /// Takes the first delivery, with its sequence number, if it is due by `now`.
+    fn pop_due(&mut self, now: Duration) -> Option<(u64, Delivery)> {
+        let &Reverse((at, sequence, slot)) = self.order.peek()?;
         if at > now {
             return None;
         }
         self.order.pop();
         self.free.push(slot);
-        self.slots[slot].take()
+        self.slots[slot].take().map(|delivery| (sequence, delivery))
     }
 }
 
@@ -583,7 +589,8 @@ impl SimZk {
             FaultKind::Partition => {
                 let Some(session) = session else { return };
                 let until = w.now() + duration;
-                w.conn(session).partitioned_until = until;
+                let conn = w.conn(session);
+                conn.partitioned_until = conn.partitioned_until.max(until);
                 format!("s{session} cut off for {duration:?}")
             }
             FaultKind::Pause => {
@@ -652,14 +659,23 @@ impl World {
         }
     }
 
+    /// Holds a delivery back until `at` without losing its place in its session's FIFO.
+    fn postpone(&mut self, at: Duration, sequence: u64, delivery: Delivery) {
+        let first = self.wire.first_due().is_none_or(|due| at < due);
+        self.wire.push_in_place(at, sequence, delivery);
+        if first {
+            self.arm_pump();
+        }
+    }
+
     /// One run of the pump task: delivers everything due, then arms a timer for what is next.
     fn pump(&mut self, waker: &Waker) {
         if !self.pump.as_ref().is_some_and(|pump| pump.will_wake(waker)) {
             self.pump = Some(waker.clone());
         }
         let now = self.now();
-        while let Some(delivery) = self.wire.pop_due(now) {
-            self.deliver(delivery);
+        while let Some((sequence, delivery)) = self.wire.pop_due(now) {
+            self.deliver(sequence, delivery);
         }
         self.arm_pump();
     }
@@ -763,7 +779,7 @@ impl World {
         );
     }
 
-    fn deliver(&mut self, delivery: Delivery) {
+    fn deliver(&mut self, sequence: u64, delivery: Delivery) {
         let now = self.now();
         match delivery {
             Delivery::ExpiryCheck { session } => {
@@ -785,8 +801,9 @@ impl World {
                 let conn = self.conn(session);
                 if conn.partitioned_until > now {
                     let at = conn.partitioned_until;
-                    self.schedule(
+                    self.postpone(
                         at,
+                        sequence,
                         Delivery::ToServer {
                             session,
                             epoch,
@@ -809,8 +826,9 @@ impl World {
                 let conn = self.conn(session);
                 if conn.partitioned_until > now {
                     let at = conn.partitioned_until;
-                    self.schedule(
+                    self.postpone(
                         at,
+                        sequence,
                         Delivery::ToClient {
                             session,
                             epoch,
@@ -845,8 +863,14 @@ impl World {
         }
     }
 
-    /// The server handles one request from a connected session.
+    /// The server handles one request from a connected session. A session the server has
+    /// expired (while a partition kept the news from its client) gets its connection closed, so
+    /// the client learns on contact: Disconnected, then Expired when it reconnects.
     fn serve(&mut self, session: SessionId, request: Request) {
+        if !self.server.session_alive(session) {
+            self.disconnect(session);
+            return;
+        }
         let now = self.now();
         let client = self.conn(session).client;
         match request {

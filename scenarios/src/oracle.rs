@@ -381,25 +381,20 @@ mod tests {
 
     #[test]
     fn an_accepted_token_older_than_the_newest_grant_is_stale() {
-        let t = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
-            TraceEvent::Resource {
-                client: 0,
-                token: 5,
-                accepted: false,
-            },
-        ]);
-        assert_eq!(fencing(&t), None);
-        let t = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
-            TraceEvent::Resource {
-                client: 0,
-                token: 5,
-                accepted: true,
-            },
-        ]);
+        // Two grants, then the older holder writes with its token and the resource decides.
+        let late_write = |accepted| {
+            trace(vec![
+                outcome(0, 1, Outcome::Acquired { token: 5 }),
+                outcome(1, 2, Outcome::Acquired { token: 7 }),
+                TraceEvent::Resource {
+                    client: 0,
+                    token: 5,
+                    accepted,
+                },
+            ])
+        };
+        assert_eq!(fencing(&late_write(false)), None);
+        let t = late_write(true);
         assert_eq!(fencing(&t).map(|v| v.kind), Some(ViolationKind::StaleToken));
     }
 

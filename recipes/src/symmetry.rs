@@ -43,11 +43,6 @@ impl SessionRenaming {
         SessionRenaming { map, guids }
     }
 
-    /// Whether it renames nothing.
-    pub fn is_identity(&self) -> bool {
-        self.map.is_empty()
-    }
-
     /// The new id of a session.
     pub fn id(&self, session: SessionId) -> SessionId {
         self.map.get(&session).copied().unwrap_or(session)

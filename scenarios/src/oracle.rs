@@ -250,23 +250,31 @@ fn forget(
     }
 }
 
+/// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
+type WaitLink<'a> = (SessionId, &'a str, SessionId);
+
 /// The chain `s1 waits for path (s2) -> ...` that leads from `start` back to it, if any.
 fn cycle_through(
     start: SessionId,
     owners: &BTreeMap<&str, SessionId>,
     waits: &BTreeMap<SessionId, BTreeSet<&str>>,
 ) -> Option<Vec<String>> {
-    let mut stack: Vec<(SessionId, Vec<String>)> = vec![(start, Vec::new())];
+    // Links stay (waiter, node, owner) triples; only a cycle, which ends the run, is put into
+    // words. The oracle walks this chain for every new watch, so it is kept cheap.
+    let mut stack: Vec<(SessionId, Vec<WaitLink>)> = vec![(start, Vec::new())];
     let mut seen = BTreeSet::new();
     while let Some((session, chain)) = stack.pop() {
-        for path in waits.get(&session).into_iter().flatten() {
+        for &path in waits.get(&session).into_iter().flatten() {
             let Some(&owner) = owners.get(path) else {
                 continue;
             };
             let mut chain = chain.clone();
-            chain.push(format!("s{session} waits for {path} (owned by s{owner})"));
+            chain.push((session, path, owner));
             if owner == start {
-                return Some(chain);
+                let words = chain.iter().map(|(waiter, path, owner)| {
+                    format!("s{waiter} waits for {path} (owned by s{owner})")
+                });
+                return Some(words.collect());
             }
             if seen.insert(owner) {
                 stack.push((owner, chain));

@@ -98,11 +98,7 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
     }));
     IN_SEED.with(|flag| flag.set(was_in_seed));
     drop(runtime);
-    let zk = service
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take();
-    let (trace, faults) = zk.map(|zk| zk.take_report()).unwrap_or_default();
+    let (trace, faults) = take_report(&service);
     let mut violations = match outcome {
         Ok(run) => run.violations,
         Err(panic) => {
@@ -339,9 +335,15 @@ pub fn sweep(
 pub async fn simulate_trace(scenario: &'static Scenario, options: RunOptions) -> Trace {
     let slot: Arc<Mutex<Option<SimZk>>> = Arc::default();
     simulate(scenario, options, slot.clone()).await;
+    take_report(&slot).0
+}
+
+/// The trace and fault counts of the service a run left in its slot (empty if it never
+/// started), taken out without copying.
+fn take_report(slot: &Mutex<Option<SimZk>>) -> (Trace, FaultCounts) {
     let zk = slot
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .take();
-    zk.map(|zk| zk.report().0).unwrap_or_default()
+    zk.map(|zk| zk.take_report()).unwrap_or_default()
 }

@@ -423,12 +423,6 @@ impl SimZk {
         read(&self.lock().server)
     }
 
-    /// The trace so far and the faults injected.
-    pub fn report(&self) -> (Trace, FaultCounts) {
-        let w = self.lock();
-        (w.trace.clone(), w.counts)
-    }
-
     /// The trace and the faults injected, taken out at the end of a run without copying the
     /// trace; the service's own trace is left empty.
     pub fn take_report(&self) -> (Trace, FaultCounts) {

@@ -5,6 +5,10 @@
 //! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the scenario
 //! catalogue, oracles and seeded runner) and [`models`] (the model checker).
 
+pub mod conform;
+pub mod launcher;
+pub mod shell;
+
 pub use zklab_models as models;
 pub use zklab_recipes as recipes;
 pub use zklab_scenarios as scenarios;

@@ -5,7 +5,10 @@
 //! 3 when `check` stopped at its timeout without finding a violation.
 
 mod check;
+mod conform_command;
 mod progress;
+mod real_command;
+mod server;
 
 use std::process::ExitCode;
 
@@ -53,6 +56,16 @@ enum Command {
     },
     /// Model-check a recipe exhaustively for a few clients, with a budget of each fault.
     Check(CheckArgs),
+    /// Compare the simulated ZooKeeper with a real one on generated operation sequences.
+    Conform(conform_command::ConformArgs),
+    /// Run a scenario's workload against a real ZooKeeper, judged by the same oracles.
+    Real(real_command::RealArgs),
+    /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real one.
+    Shell {
+        /// A real ZooKeeper (`host:port[,host:port...]`) instead of the simulated one.
+        #[arg(long)]
+        zk: Option<String>,
+    },
     /// Run one seed and print its whole trace.
     Replay {
         /// The scenario (see `zklab list`).
@@ -177,6 +190,9 @@ fn main() -> ExitCode {
             }
         }
         Command::Check(args) => check::run(&args),
+        Command::Conform(args) => conform_command::run(&args),
+        Command::Real(args) => real_command::run(&args),
+        Command::Shell { zk } => zklab::shell::run_stdio(zk.as_deref()),
         Command::Replay {
             scenario,
             seed,

@@ -184,3 +184,34 @@ fn check_usage_errors() {
         assert!(!output.stderr.is_empty(), "{args:?} gave no message");
     }
 }
+
+#[test]
+fn real_server_commands_refuse_bad_input_with_usage_errors() {
+    for args in [
+        &["conform", "--cases", "0"][..],
+        &["real", "election"],
+        &["real", "lock", "--clients", "0"],
+    ] {
+        let output = zklab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(!output.stderr.is_empty(), "{args:?} says why");
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_an_error_not_a_pass() {
+    // Port 1 on loopback refuses at once.
+    for args in [
+        &["conform", "--zk", "127.0.0.1:1", "--cases", "1", "--json"][..],
+        &["real", "lock", "--zk", "127.0.0.1:1", "--json"],
+    ] {
+        let output = zklab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("could not be used"), "{stderr}");
+        assert!(
+            output.stdout.is_empty(),
+            "no report for a run that never happened"
+        );
+    }
+}

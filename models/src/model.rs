@@ -257,7 +257,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             mode: CreateMode::Persistent,
         };
         server.apply(setup, &root, 0);
-        server.end_session(setup, 0);
+        server.close_session(setup, 0);
         let clients = (0..self.clients)
             .map(|_| {
                 let session = server.open_session();
@@ -355,7 +355,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             Action::SessionExpiry(c) => {
                 state.budget.session_expiry -= 1;
                 let session = state.clients[c].session;
-                let ended = state.server.end_session(session, 0)?;
+                let ended = state.server.expire_session(session, 0)?;
                 let deleted: BTreeSet<String> = ended.deleted.into_iter().collect();
                 Self::notify(&mut state, ended.notifications, &deleted);
                 let client = &mut state.clients[c];

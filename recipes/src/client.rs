@@ -74,6 +74,24 @@ pub struct Stat {
     pub num_children: i32,
 }
 
+impl Stat {
+    /// The stat of a node created inside a multi: ZooKeeper (3.8 and earlier) answers such a
+    /// create with the path alone, and a client reports this stat for it (zxids and versions -1).
+    pub const UNKNOWN: Stat = Stat {
+        czxid: -1,
+        mzxid: -1,
+        pzxid: -1,
+        ctime: 0,
+        mtime: 0,
+        version: -1,
+        cversion: -1,
+        aversion: -1,
+        ephemeral_owner: 0,
+        data_length: 0,
+        num_children: 0,
+    };
+}
+
 /// ZooKeeper's error codes, with their numeric values from the wire protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ZkError {
@@ -147,6 +165,37 @@ impl ZkError {
             ZkError::AuthFailed => -115,
             ZkError::SessionMoved => -118,
         }
+    }
+}
+
+impl ZkError {
+    /// Every error, for looking one up by its code.
+    const ALL: [ZkError; 20] = [
+        ZkError::SystemError,
+        ZkError::RuntimeInconsistency,
+        ZkError::DataInconsistency,
+        ZkError::ConnectionLoss,
+        ZkError::MarshallingError,
+        ZkError::Unimplemented,
+        ZkError::OperationTimeout,
+        ZkError::BadArguments,
+        ZkError::ApiError,
+        ZkError::NoNode,
+        ZkError::NoAuth,
+        ZkError::BadVersion,
+        ZkError::NoChildrenForEphemerals,
+        ZkError::NodeExists,
+        ZkError::NotEmpty,
+        ZkError::SessionExpired,
+        ZkError::InvalidCallback,
+        ZkError::InvalidAcl,
+        ZkError::AuthFailed,
+        ZkError::SessionMoved,
+    ];
+
+    /// The error a wire code stands for; `None` for 0 (OK) and codes zklab does not know.
+    pub fn from_code(code: i32) -> Option<ZkError> {
+        ZkError::ALL.into_iter().find(|error| error.code() == code)
     }
 }
 
@@ -231,6 +280,24 @@ impl Op {
             self,
             Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_)
         )
+    }
+
+    /// The op with every path it names, inside a multi too, passed through `place` (to put
+    /// an op under a root of its own, as a chroot does).
+    pub fn map_paths(&self, place: &impl Fn(&str) -> String) -> Op {
+        let mut op = self.clone();
+        match &mut op {
+            Op::Create { path, .. }
+            | Op::Delete { path, .. }
+            | Op::Exists { path, .. }
+            | Op::GetData { path, .. }
+            | Op::GetChildren { path, .. }
+            | Op::SetData { path, .. }
+            | Op::Check { path, .. }
+            | Op::Sync { path } => *path = place(path),
+            Op::Multi(ops) => *ops = ops.iter().map(|op| op.map_paths(place)).collect(),
+        }
+        op
     }
 
     /// The path the op names; a multi names its first op's path, or "/" when empty.

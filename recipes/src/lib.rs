@@ -4,9 +4,12 @@
 //! [`machine::Recipe`] that turns inputs (replies, watch events, session events, application
 //! requests) into steps (send this op, wait, done), and one async driver runs any machine over any
 //! [`client::ZkClient`]. The same machine runs in the simulator, in the model checker and against
-//! a real ZooKeeper.
+//! a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 pub mod client;
 pub mod lock;
 pub mod machine;
+#[cfg(feature = "zookeeper")]
+pub mod real;
 pub mod symmetry;
+pub mod tree;

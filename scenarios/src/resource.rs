@@ -3,21 +3,23 @@
 
 use std::sync::{Arc, Mutex};
 
-use zklab_sim::ensemble::SimZk;
 use zklab_sim::trace::{ClientId, TraceEvent};
+
+/// Where the resource writes down each use: the run's trace.
+type Recorder = Arc<dyn Fn(TraceEvent) + Send + Sync>;
 
 /// A fenced resource; every use lands in the trace.
 #[derive(Clone)]
 pub struct FencedResource {
-    zk: SimZk,
+    record: Recorder,
     highest: Arc<Mutex<i64>>,
 }
 
 impl FencedResource {
-    /// A resource that has accepted no token yet, tracing into `zk`'s trace.
-    pub fn new(zk: SimZk) -> Self {
+    /// A resource that has accepted no token yet, handing each use to `record`.
+    pub fn new(record: impl Fn(TraceEvent) + Send + Sync + 'static) -> Self {
         FencedResource {
-            zk,
+            record: Arc::new(record),
             highest: Arc::new(Mutex::new(i64::MIN)),
         }
     }
@@ -32,7 +34,7 @@ impl FencedResource {
         if accepted {
             *highest = token;
         }
-        self.zk.record(TraceEvent::Resource {
+        (self.record)(TraceEvent::Resource {
             client,
             token,
             accepted,

@@ -154,7 +154,10 @@ async fn simulate(
         },
     );
     *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
-    let resource = FencedResource::new(zk.clone());
+    let resource = {
+        let zk = zk.clone();
+        FencedResource::new(move |event| zk.record(event))
+    };
     let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
     let handle = madsim::runtime::Handle::current();
     for client in 0..options.clients {

@@ -989,7 +989,13 @@ impl World {
     /// The server ends a session; `expired` tells expiry from close.
     fn end_session(&mut self, session: SessionId, expired: bool) {
         let now = self.now();
-        let Some(ended) = self.server.end_session(session, now.as_millis() as i64) else {
+        let now_ms = now.as_millis() as i64;
+        let ended = if expired {
+            self.server.expire_session(session, now_ms)
+        } else {
+            self.server.close_session(session, now_ms)
+        };
+        let Some(ended) = ended else {
             return;
         };
         let client = self.conn(session).client;

@@ -3,11 +3,13 @@
 //! The pure server ([`server::Server`]) is ZooKeeper's semantics with no I/O and no clock: the
 //! simulator, the model checker and the conformance tests all drive it. Around it, under madsim,
 //! [`client::SimClient`] adds sessions with latency, heartbeats, reconnection and injected faults,
-//! and every event lands in one [`trace::Trace`].
+//! and every event lands in one [`trace::Trace`]. [`local::LocalZk`] serves the pure server to
+//! in-process sessions with no wire and no faults, for the shell and the conformance cases.
 
 pub mod client;
 pub mod ensemble;
 pub mod fault;
+pub mod local;
 pub mod path;
 pub mod server;
 pub mod session;

@@ -70,20 +70,14 @@ pub fn name(path: &str) -> &str {
     }
 }
 
-/// Whether a create of this path is refused because it lies inside the reserved `/zookeeper`
-/// subtree (the node `/zookeeper` itself exists, so creating it is NodeExists instead).
-pub fn create_reserved(path: &str) -> bool {
-    strictly_under_zookeeper(path)
-}
+/// The node whose ACL lets everyone read it and nobody change it or add children.
+pub const CONFIG: &str = "/zookeeper/config";
 
-/// Whether a delete of this path is refused: the root, `/zookeeper`, or anything under it.
-pub fn delete_reserved(path: &str) -> bool {
-    path == "/" || path == ZOOKEEPER || strictly_under_zookeeper(path)
-}
-
-fn strictly_under_zookeeper(path: &str) -> bool {
-    path.strip_prefix(ZOOKEEPER)
-        .is_some_and(|rest| rest.starts_with('/'))
+/// Whether this is one of the nodes ZooKeeper never deletes (`DataTree.isSpecialPath`): the root,
+/// `/zookeeper`, its quota node and its config node. Deleting one is BadArguments, before any
+/// other check. The rest of `/zookeeper` is an ordinary tree.
+pub fn special(path: &str) -> bool {
+    matches!(path, "/" | ZOOKEEPER | "/zookeeper/quota" | CONFIG)
 }
 
 #[cfg(test)]
@@ -238,17 +232,18 @@ mod tests {
     }
 
     #[test]
-    fn zookeeper_subtree_is_reserved() {
-        assert!(delete_reserved("/"));
-        assert!(delete_reserved("/zookeeper"));
-        assert!(delete_reserved("/zookeeper/quota"));
-        assert!(delete_reserved("/zookeeper/x/y"));
-        assert!(!delete_reserved("/zookeeperx"));
-        assert!(!delete_reserved("/a/zookeeper"));
-        assert!(create_reserved("/zookeeper/x"));
-        assert!(create_reserved("/zookeeper/"));
-        assert!(!create_reserved("/zookeeper"));
-        assert!(!create_reserved("/zookeeper-"));
+    fn only_four_nodes_are_special() {
+        for p in ["/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"] {
+            assert!(special(p), "{p}");
+        }
+        for p in [
+            "/zookeeper/x",
+            "/zookeeper/quota/y",
+            "/zookeeperx",
+            "/a/zookeeper",
+        ] {
+            assert!(!special(p), "{p}");
+        }
     }
 
     #[test]
@@ -271,7 +266,7 @@ mod tests {
             for seq in [false, true] {
                 let _ = validate(p, seq);
             }
-            let _ = (parent(p), name(p), create_reserved(p), delete_reserved(p));
+            let _ = (parent(p), name(p), special(p));
         }
         assert!(ok(&long));
     }

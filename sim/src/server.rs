@@ -1,6 +1,6 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, WatchedEvent, ZkError, Zxid};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid};
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use crate::path;
@@ -66,8 +66,10 @@ impl Server {
         }
     }
 
-    /// Opens a session; ids are 1, 2, 3, ... in opening order.
+    /// Opens a session; ids are 1, 2, 3, ... in opening order. Creating a session is a
+    /// transaction, and takes a zxid, as on a real server.
     pub fn open_session(&mut self) -> SessionId {
+        self.zxid = self.zxid.wrapping_add(1);
         self.sessions.open()
     }
 
@@ -76,10 +78,14 @@ impl Server {
         self.sessions.is_alive(session)
     }
 
-    /// Applies one op for a session at server time `now_ms`. A dead session gets SessionExpired.
+    /// Applies one op for a session at server time `now_ms`. A malformed path is BadArguments
+    /// before anything else and costs no zxid: ZooKeeper's clients refuse it without sending it
+    /// (a multi with one bad path, whole). A dead session gets SessionExpired.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
         let mut notifications = Vec::new();
-        let reply = if !self.sessions.is_alive(session) {
+        let reply = if let Err(error) = validate_paths(op) {
+            Err(error)
+        } else if !self.sessions.is_alive(session) {
             Err(ZkError::SessionExpired)
         } else if op.is_write() {
             // Every transaction takes a zxid, an error transaction too.
@@ -102,12 +108,30 @@ impl Server {
         }
     }
 
-    /// Ends a session (close or expiry: the tree sees the same transaction). `None` if it was
-    /// not alive.
-    pub fn end_session(&mut self, session: SessionId, _now_ms: i64) -> Option<Ended> {
+    /// Closes a session at its client's request. `None` if it was not alive. The server answers
+    /// on the closing connection before dropping it, so the session's own watches on its
+    /// ephemerals fire for it too.
+    pub fn close_session(&mut self, session: SessionId, now_ms: i64) -> Option<Ended> {
+        self.end_session(session, now_ms, true)
+    }
+
+    /// Expires a session. `None` if it was not alive. Its connection is gone, so its own watches
+    /// go first and its ephemerals' deletion never notifies it.
+    pub fn expire_session(&mut self, session: SessionId, now_ms: i64) -> Option<Ended> {
+        self.end_session(session, now_ms, false)
+    }
+
+    /// Ends a session: the tree sees the same transaction for a close and an expiry.
+    fn end_session(
+        &mut self,
+        session: SessionId,
+        _now_ms: i64,
+        notify_self: bool,
+    ) -> Option<Ended> {
         let ephemerals = self.sessions.close(session)?;
-        // Its own watches go first, so its ephemerals' deletion never notifies it.
-        self.watches.remove_session(session);
+        if !notify_self {
+            self.watches.remove_session(session);
+        }
         self.zxid = self.zxid.wrapping_add(1);
         let zxid = self.zxid;
         let mut notifications = Vec::new();
@@ -119,6 +143,7 @@ impl Server {
                 deleted.push(path);
             }
         }
+        self.watches.remove_session(session);
         Some(Ended {
             zxid,
             deleted,
@@ -156,7 +181,6 @@ impl Server {
     fn read(&mut self, session: SessionId, op: &Op) -> OpReply {
         match op {
             Op::Exists { path, watch } => {
-                path::validate(path, false)?;
                 // exists leaves its watch whether or not the node is there.
                 if *watch {
                     self.watches.add_data(path, session);
@@ -164,7 +188,6 @@ impl Server {
                 Ok(OpResult::Exists(self.tree.stat(path)))
             }
             Op::GetData { path, watch } => {
-                path::validate(path, false)?;
                 let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
                 let result = OpResult::Data {
                     data: node.data.clone(),
@@ -176,7 +199,6 @@ impl Server {
                 Ok(result)
             }
             Op::GetChildren { path, watch } => {
-                path::validate(path, false)?;
                 let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
                 let result = OpResult::Children {
                     children: node.children.iter().cloned().collect(),
@@ -188,15 +210,10 @@ impl Server {
                 Ok(result)
             }
             Op::Check { path, version } => {
-                path::validate(path, false)?;
                 self.tree.check(path, *version)?;
                 Ok(OpResult::Checked)
             }
-            Op::Sync { path } => {
-                // A sync does not look the node up.
-                path::validate(path, false)?;
-                Ok(OpResult::Synced)
-            }
+            Op::Sync { .. } => Ok(OpResult::Synced),
             // `apply` sends every write elsewhere.
             Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_) => {
                 Err(ZkError::BadArguments)
@@ -215,9 +232,10 @@ impl Server {
     ) -> Result<(OpResult, Undo), ZkError> {
         match op {
             Op::Create { path, data, mode } => {
-                path::validate(path, mode.is_sequential())?;
-                if path::create_reserved(path) {
-                    return Err(ZkError::BadArguments);
+                // The config node (which always exists) grants no CREATE: NoAuth comes after
+                // the parent's NoNode and before NodeExists.
+                if path::parent(path) == path::CONFIG {
+                    return Err(ZkError::NoAuth);
                 }
                 let owner = if mode.is_ephemeral() { session } else { 0 };
                 let (path, stat, undo) =
@@ -226,9 +244,12 @@ impl Server {
                 Ok((OpResult::Created { path, stat }, undo))
             }
             Op::Delete { path, version } => {
-                path::validate(path, false)?;
-                if path::delete_reserved(path) {
+                if path::special(path) {
                     return Err(ZkError::BadArguments);
+                }
+                // Deleting needs DELETE on the parent, checked before the node is looked up.
+                if path::parent(path) == path::CONFIG {
+                    return Err(ZkError::NoAuth);
                 }
                 let undo = self.tree.delete(path, *version, zxid)?;
                 Ok((OpResult::Deleted, undo))
@@ -238,12 +259,14 @@ impl Server {
                 data,
                 version,
             } => {
-                path::validate(path, false)?;
+                // The config node grants no WRITE: NoAuth before BadVersion.
+                if path == path::CONFIG {
+                    return Err(ZkError::NoAuth);
+                }
                 let (stat, undo) = self.tree.set_data(path, data, *version, zxid, now_ms)?;
                 Ok((OpResult::SetData(stat), undo))
             }
             Op::Check { path, version } => {
-                path::validate(path, false)?;
                 self.tree.check(path, *version)?;
                 Ok((OpResult::Checked, Undo::Nothing))
             }
@@ -329,8 +352,32 @@ impl Server {
             self.commit(session, op, result, undo, out);
         }
         Ok(OpResult::Multi(
-            done.into_iter().map(|(result, _)| Ok(result)).collect(),
+            done.into_iter()
+                .map(|(result, _)| match result {
+                    // ZooKeeper answers a create inside a multi with its path only.
+                    OpResult::Created { path, .. } => Ok(OpResult::Created {
+                        path,
+                        stat: Stat::UNKNOWN,
+                    }),
+                    result => Ok(result),
+                })
+                .collect(),
         ))
+    }
+}
+
+/// Checks every path of the op, as a client does before sending it.
+fn validate_paths(op: &Op) -> Result<(), ZkError> {
+    match op {
+        Op::Create { path, mode, .. } => path::validate(path, mode.is_sequential()),
+        Op::Multi(ops) => ops.iter().try_for_each(validate_paths),
+        Op::Delete { path, .. }
+        | Op::Exists { path, .. }
+        | Op::GetData { path, .. }
+        | Op::GetChildren { path, .. }
+        | Op::SetData { path, .. }
+        | Op::Check { path, .. }
+        | Op::Sync { path } => path::validate(path, false),
     }
 }
 
@@ -506,10 +553,11 @@ mod tests {
             s.children("/zookeeper"),
             Some(vec!["config".to_owned(), "quota".to_owned()])
         );
-        assert_eq!(
-            s.node("/zookeeper/config"),
-            Some((&b""[..], Stat::default()))
-        );
+        let config = Stat {
+            aversion: -1,
+            ..Stat::default()
+        };
+        assert_eq!(s.node("/zookeeper/config"), Some((&b""[..], config)));
         assert_eq!(
             s.node("/zookeeper/quota"),
             Some((&b""[..], Stat::default()))
@@ -539,7 +587,8 @@ mod tests {
             },
             77,
         );
-        assert_eq!(applied.zxid, 1);
+        // The session's creation took zxid 1.
+        assert_eq!(applied.zxid, 2);
         let Ok(OpResult::Created { path, stat }) = applied.reply else {
             panic!()
         };
@@ -547,24 +596,24 @@ mod tests {
         assert_eq!(
             stat,
             Stat {
-                czxid: 1,
-                mzxid: 1,
-                pzxid: 1,
+                czxid: 2,
+                mzxid: 2,
+                pzxid: 2,
                 ctime: 77,
                 mtime: 77,
                 data_length: 1,
                 ..Stat::default()
             }
         );
-        assert_eq!(s.node("/").unwrap().1.pzxid, 1);
+        assert_eq!(s.node("/").unwrap().1.pzxid, 2);
         let applied = s.apply(a, &set("/x", b"d", -1), 88);
-        assert_eq!(applied.zxid, 2);
+        assert_eq!(applied.zxid, 3);
         assert_eq!(
             applied.reply,
             Ok(OpResult::SetData(Stat {
-                czxid: 1,
-                mzxid: 2,
-                pzxid: 1,
+                czxid: 2,
+                mzxid: 3,
+                pzxid: 2,
                 ctime: 77,
                 mtime: 88,
                 version: 1,
@@ -572,33 +621,37 @@ mod tests {
                 ..Stat::default()
             }))
         );
-        assert_eq!(s.apply(a, &delete("/x", 1), 0).zxid, 3);
-        assert_eq!(s.node("/").unwrap().1.pzxid, 3);
-        assert_eq!(s.apply(a, &Op::Multi(vec![]), 0).zxid, 4);
-        assert_eq!(s.last_zxid(), 4);
+        assert_eq!(s.apply(a, &delete("/x", 1), 0).zxid, 4);
+        assert_eq!(s.node("/").unwrap().1.pzxid, 4);
+        assert_eq!(s.apply(a, &Op::Multi(vec![]), 0).zxid, 5);
+        assert_eq!(s.last_zxid(), 5);
     }
 
     #[test]
     fn failed_write_consumes_a_zxid() {
         let mut s = Server::new();
         let a = s.open_session();
+        let base = s.last_zxid();
         let cases = [
             persistent("/missing/x"),
-            persistent("bad"),
             delete("/nope", -1),
             set("/nope", b"", -1),
         ];
         for (i, op) in cases.into_iter().enumerate() {
             let applied = s.apply(a, &op, 0);
             assert!(applied.reply.is_err(), "{op:?}");
-            assert_eq!(applied.zxid, i as Zxid + 1);
+            assert_eq!(applied.zxid, base + i as Zxid + 1);
         }
         // A failed multi too, and one with a forbidden op.
         let applied = s.apply(a, &Op::Multi(vec![delete("/nope", -1)]), 0);
         assert!(matches!(applied.reply, Ok(OpResult::Multi(_))));
-        assert_eq!(applied.zxid, 5);
-        assert_eq!(s.apply(a, &Op::Multi(vec![exists("/", false)]), 0).zxid, 6);
-        assert_eq!(s.last_zxid(), 6);
+        assert_eq!(applied.zxid, base + 4);
+        let forbidden = Op::Multi(vec![exists("/", false)]);
+        assert_eq!(s.apply(a, &forbidden, 0).zxid, base + 5);
+        // A malformed path never reaches the server: the client refuses it.
+        let applied = s.apply(a, &persistent("bad"), 0);
+        assert_eq!(applied.reply, Err(ZkError::BadArguments));
+        assert_eq!(s.last_zxid(), base + 5);
     }
 
     #[test]
@@ -618,10 +671,11 @@ mod tests {
             Op::Sync { path: "/x".into() },
             Op::Sync { path: "bad".into() },
         ];
+        let base = s.last_zxid();
         for op in reads {
-            assert_eq!(s.apply(a, &op, 0).zxid, 1, "{op:?}");
+            assert_eq!(s.apply(a, &op, 0).zxid, base, "{op:?}");
         }
-        assert_eq!(s.last_zxid(), 1);
+        assert_eq!(s.last_zxid(), base);
     }
 
     #[test]
@@ -630,7 +684,7 @@ mod tests {
         let a = s.open_session();
         let b = s.open_session();
         ok(&mut s, a, exists("/x", true));
-        s.end_session(b, 0).unwrap();
+        s.expire_session(b, 0).unwrap();
         let before = s.clone();
         for session in [b, 0, 99, -5] {
             for op in [
@@ -761,33 +815,46 @@ mod tests {
     }
 
     #[test]
-    fn reserved_paths_cannot_be_deleted_or_created_under() {
+    fn special_nodes_cannot_be_deleted_and_config_is_read_only() {
         let mut s = Server::new();
         let a = s.open_session();
-        for p in [
-            "/",
-            "/zookeeper",
-            "/zookeeper/config",
-            "/zookeeper/quota",
-            "/zookeeper/nope",
-        ] {
+        for p in ["/", "/zookeeper", "/zookeeper/config", "/zookeeper/quota"] {
             assert_eq!(err(&mut s, a, delete(p, -1)), ZkError::BadArguments, "{p}");
         }
+        // The rest of /zookeeper is an ordinary tree.
+        assert!(matches!(
+            ok(&mut s, a, persistent("/zookeeper/x")),
+            OpResult::Created { .. }
+        ));
+        assert_eq!(ok(&mut s, a, delete("/zookeeper/x", -1)), OpResult::Deleted);
         assert_eq!(
-            err(&mut s, a, persistent("/zookeeper/x")),
-            ZkError::BadArguments
+            err(&mut s, a, delete("/zookeeper/nope", -1)),
+            ZkError::NoNode
         );
-        assert_eq!(
-            err(&mut s, a, persistent("/zookeeper/config/x")),
-            ZkError::BadArguments
-        );
-        assert_eq!(
-            err(
+        assert!(matches!(
+            ok(
                 &mut s,
                 a,
-                create("/zookeeper/", CreateMode::PersistentSequential)
+                create("/zookeeper/quota/", CreateMode::PersistentSequential)
             ),
-            ZkError::BadArguments
+            OpResult::Created { .. }
+        ));
+        // The config node's ACL is read-only for everyone.
+        assert_eq!(
+            err(&mut s, a, persistent("/zookeeper/config/x")),
+            ZkError::NoAuth
+        );
+        assert_eq!(
+            err(&mut s, a, delete("/zookeeper/config/x", -1)),
+            ZkError::NoAuth
+        );
+        assert_eq!(
+            err(&mut s, a, set("/zookeeper/config", b"", 7)),
+            ZkError::NoAuth
+        );
+        assert_eq!(
+            err(&mut s, a, persistent("/zookeeper/config/x/y")),
+            ZkError::NoNode
         );
         assert_eq!(
             err(&mut s, a, persistent("/zookeeper")),
@@ -1053,7 +1120,7 @@ mod tests {
         ok(&mut s, b, exists("/p/m", true));
         ok(&mut s, b, exists("/other", true));
         let zxid_before = s.last_zxid();
-        let ended = s.end_session(b, 0).unwrap();
+        let ended = s.expire_session(b, 0).unwrap();
         assert_eq!(ended.zxid, zxid_before + 1);
         assert_eq!(ended.deleted, ["/p/m", "/p/z"]);
         assert_eq!(
@@ -1079,10 +1146,10 @@ mod tests {
     fn ending_a_dead_session_returns_none_and_consumes_no_zxid() {
         let mut s = Server::new();
         let a = s.open_session();
-        assert_eq!(s.end_session(a, 0).map(|e| e.zxid), Some(1));
-        assert_eq!(s.end_session(a, 0), None);
-        assert_eq!(s.end_session(42, 0), None);
-        assert_eq!(s.last_zxid(), 1);
+        assert_eq!(s.expire_session(a, 0).map(|e| e.zxid), Some(2));
+        assert_eq!(s.expire_session(a, 0), None);
+        assert_eq!(s.expire_session(42, 0), None);
+        assert_eq!(s.last_zxid(), 2);
         assert_eq!(s.open_session(), 2);
     }
 
@@ -1102,11 +1169,11 @@ mod tests {
             delete("/x", 0),
         ]);
         let applied = s.apply(a, &multi, 9);
-        assert_eq!(applied.zxid, 2);
+        assert_eq!(applied.zxid, 4);
         let stat_n = Stat {
-            czxid: 2,
-            mzxid: 2,
-            pzxid: 2,
+            czxid: 4,
+            mzxid: 4,
+            pzxid: 4,
             ctime: 9,
             mtime: 9,
             ephemeral_owner: a,
@@ -1115,9 +1182,10 @@ mod tests {
         assert_eq!(
             applied.reply,
             Ok(OpResult::Multi(vec![
+                // ZooKeeper answers a create inside a multi without its stat.
                 Ok(OpResult::Created {
                     path: "/n".into(),
-                    stat: stat_n
+                    stat: Stat::UNKNOWN
                 }),
                 Ok(OpResult::SetData(Stat {
                     version: 1,
@@ -1184,18 +1252,23 @@ mod tests {
     }
 
     #[test]
-    fn multi_first_op_failing_and_bad_path_inside_are_per_op_errors() {
+    fn multi_first_op_failing_is_per_op_errors_and_a_bad_path_refuses_it_whole() {
         let mut s = Server::new();
         let a = s.open_session();
-        let applied = s.apply(a, &Op::Multi(vec![persistent("bad"), persistent("/ok")]), 0);
+        let failing = Op::Multi(vec![persistent("/missing/x"), persistent("/ok")]);
         assert_eq!(
-            applied.reply,
+            s.apply(a, &failing, 0).reply,
             Ok(OpResult::Multi(vec![
-                Err(ZkError::BadArguments),
+                Err(ZkError::NoNode),
                 Err(ZkError::RuntimeInconsistency)
             ]))
         );
         assert_eq!(s.node("/ok"), None);
+        let before = s.last_zxid();
+        let malformed = Op::Multi(vec![persistent("/ok"), persistent("bad")]);
+        assert_eq!(s.apply(a, &malformed, 0).reply, Err(ZkError::BadArguments));
+        assert_eq!(s.node("/ok"), None);
+        assert_eq!(s.last_zxid(), before);
     }
 
     #[test]
@@ -1203,6 +1276,7 @@ mod tests {
         let mut s = Server::new();
         let a = s.open_session();
         let before = s.clone();
+        let base = s.last_zxid();
         let bad = [
             exists("/", false),
             get_data("/", false),
@@ -1213,7 +1287,7 @@ mod tests {
         for (i, op) in bad.into_iter().enumerate() {
             let applied = s.apply(a, &Op::Multi(vec![persistent("/x"), op]), 0);
             assert_eq!(applied.reply, Err(ZkError::BadArguments));
-            assert_eq!(applied.zxid, i as Zxid + 1);
+            assert_eq!(applied.zxid, base + i as Zxid + 1);
         }
         assert_eq!(s.tree, before.tree);
         assert!(s.watches.is_empty());
@@ -1225,7 +1299,7 @@ mod tests {
         let a = s.open_session();
         let applied = s.apply(a, &Op::Multi(vec![]), 0);
         assert_eq!(applied.reply, Ok(OpResult::Multi(vec![])));
-        assert_eq!(applied.zxid, 1);
+        assert_eq!(applied.zxid, 2);
         assert!(applied.notifications.is_empty());
     }
 
@@ -1341,9 +1415,9 @@ mod tests {
             deep.push_str("/d");
             ok(&mut s, a, create(&deep, CreateMode::Persistent));
         }
-        s.end_session(a, 0);
-        s.end_session(a, 0);
-        s.end_session(i64::MIN, 0);
+        s.expire_session(a, 0);
+        s.expire_session(a, 0);
+        s.expire_session(i64::MIN, 0);
         assert!(s.node(&deep).is_some());
         assert!(s.node("/long").is_none());
     }

@@ -29,6 +29,9 @@ pub struct Znode {
     pub mtime: i64,
     /// The data version.
     pub version: i32,
+    /// The ACL version: 0 for every node but `/zookeeper/config`, which a real server reports
+    /// as -1 (its ACL is set at startup without counting as a change).
+    pub aversion: i32,
     /// The owning session of an ephemeral node, 0 for a persistent one.
     pub ephemeral_owner: SessionId,
     /// Child names (last components), sorted.
@@ -52,7 +55,7 @@ impl Znode {
             // ZooKeeper stores the count of creates and reports the count of changes (v3
             // semantics): every create has a delete except for the children still present.
             cversion: self.counter.wrapping_mul(2).wrapping_sub(num_children),
-            aversion: 0,
+            aversion: self.aversion,
             ephemeral_owner: self.ephemeral_owner,
             data_length: clamp_len(self.data.len()),
             num_children,
@@ -130,7 +133,7 @@ impl Default for Tree {
 impl Tree {
     /// A fresh tree as a new ZooKeeper has it: `/`, `/zookeeper`, `/zookeeper/config` and
     /// `/zookeeper/quota`, all persistent with zero stats (so `/` reports cversion -1: its child
-    /// was added without counting as a create).
+    /// was added without counting as a create), but for the config node's ACL version.
     pub fn new() -> Self {
         let mut nodes = BTreeMap::new();
         let node = |children: &[&str]| Znode {
@@ -139,7 +142,11 @@ impl Tree {
         };
         nodes.insert("/".to_owned(), node(&["zookeeper"]));
         nodes.insert("/zookeeper".to_owned(), node(&["config", "quota"]));
-        nodes.insert("/zookeeper/config".to_owned(), node(&[]));
+        let config = Znode {
+            aversion: -1,
+            ..node(&[])
+        };
+        nodes.insert("/zookeeper/config".to_owned(), config);
         nodes.insert("/zookeeper/quota".to_owned(), node(&[]));
         Tree { nodes }
     }
@@ -208,6 +215,7 @@ impl Tree {
             ctime: now_ms,
             mtime: now_ms,
             version: 0,
+            aversion: 0,
             ephemeral_owner,
             children: BTreeSet::new(),
             counter: 0,
@@ -345,7 +353,11 @@ mod tests {
             }
         );
         assert_eq!(t.stat("/zookeeper").unwrap().cversion, -2);
-        assert_eq!(t.stat("/zookeeper/config"), Some(Stat::default()));
+        let config = Stat {
+            aversion: -1,
+            ..Stat::default()
+        };
+        assert_eq!(t.stat("/zookeeper/config"), Some(config));
         assert_eq!(t.stat("/zookeeper/quota"), Some(Stat::default()));
     }
 

@@ -1,0 +1,298 @@
+//! The lock scenario against a real ZooKeeper: the same workload loop, the same recipe, the same
+//! fenced resource and the same oracles, on real sessions and wall-clock time.
+//!
+//! A real server tells a client less than the simulator's trace holds: no server-side record of
+//! applied ops, and no zxid on watch events. So the oracles that need those (herd, wait-for
+//! cycle) have nothing to read here; mutual exclusion, fencing, recipe failures, liveness and
+//! orphans are judged as in the simulator.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use zklab_recipes::lock::LockVariant;
+use zklab_recipes::machine::Outcome;
+use zklab_recipes::real::RealZk;
+use zklab_recipes::tree::{delete_tree, read_tree};
+use zklab_sim::trace::{ClientId, Trace, TraceEvent};
+
+use crate::lock::{contend, Host, LOCK_DIR, WORK_MS};
+use crate::oracle::{self, Violation, ViolationKind};
+use crate::resource::FencedResource;
+
+/// How the real run goes.
+#[derive(Clone, Debug)]
+pub struct RealLockOptions {
+    /// Number of clients.
+    pub clients: u32,
+    /// Acquisitions per client.
+    pub rounds: u32,
+    /// The session timeout each client asks for: long enough to ride out a leader election.
+    pub session_timeout: Duration,
+    /// Every client must finish within this much wall time.
+    pub time_bound: Duration,
+}
+
+impl Default for RealLockOptions {
+    fn default() -> Self {
+        RealLockOptions {
+            clients: 5,
+            rounds: 10,
+            session_timeout: Duration::from_secs(20),
+            time_bound: Duration::from_secs(300),
+        }
+    }
+}
+
+/// The trace of a real run, shared by its clients; times are wall time since the run began.
+#[derive(Clone)]
+pub struct RealTrace {
+    started: Instant,
+    trace: Arc<Mutex<Trace>>,
+}
+
+impl Default for RealTrace {
+    fn default() -> Self {
+        RealTrace {
+            started: Instant::now(),
+            trace: Arc::default(),
+        }
+    }
+}
+
+impl RealTrace {
+    /// An empty trace; its clock starts now.
+    pub fn new() -> Self {
+        RealTrace::default()
+    }
+
+    /// Appends an event, now.
+    pub fn push(&self, event: TraceEvent) {
+        let at = self.started.elapsed();
+        self.lock().push(at, event);
+    }
+
+    /// How many times the lock has been granted so far: lets a test strike mid-run.
+    pub fn acquisitions(&self) -> usize {
+        self.lock()
+            .entries()
+            .iter()
+            .filter(|entry| {
+                matches!(
+                    entry.event,
+                    TraceEvent::Outcome {
+                        outcome: Outcome::Acquired { .. },
+                        ..
+                    }
+                )
+            })
+            .count()
+    }
+
+    /// A copy of the trace so far.
+    pub fn snapshot(&self) -> Trace {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Trace> {
+        self.trace
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A real session that writes what the application learns, and its session's state changes,
+/// into the run's trace.
+pub struct TracedSession {
+    inner: RealZk,
+    client: ClientId,
+    trace: RealTrace,
+}
+
+impl TracedSession {
+    /// Writes a session state change into the trace; an expiry also ends the session there.
+    fn saw(&self, event: Option<ZkEvent>) -> Option<ZkEvent> {
+        if let Some(ZkEvent::Session(state)) = event {
+            let session = self.inner.session_id();
+            let client = self.client;
+            self.trace.push(TraceEvent::Session {
+                client,
+                session,
+                event: state,
+            });
+            if state == SessionEvent::Expired {
+                self.trace.push(TraceEvent::SessionEnded {
+                    client,
+                    session,
+                    expired: true,
+                    deleted: Vec::new(),
+                });
+            }
+        }
+        event
+    }
+}
+
+impl ZkClient for TracedSession {
+    fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
+        self.inner.call(op)
+    }
+
+    async fn next_event(&self) -> Option<ZkEvent> {
+        self.saw(self.inner.next_event().await)
+    }
+
+    fn try_next_event(&self) -> Option<ZkEvent> {
+        self.saw(self.inner.try_next_event())
+    }
+
+    fn session_id(&self) -> SessionId {
+        self.inner.session_id()
+    }
+
+    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
+        self.inner.close()
+    }
+
+    fn record(&self, outcome: &Outcome) {
+        self.trace.push(TraceEvent::Outcome {
+            client: self.client,
+            session: self.inner.session_id(),
+            outcome: outcome.clone(),
+        });
+    }
+}
+
+/// One client of the real run.
+struct RealHost {
+    hosts: String,
+    client: ClientId,
+    options: RealLockOptions,
+    trace: RealTrace,
+    resource: FencedResource,
+    /// Draws the work times (xorshift; real runs need variety, not reproducibility).
+    rng: AtomicU64,
+}
+
+impl Host for RealHost {
+    type Session = TracedSession;
+
+    async fn connect(&self) -> TracedSession {
+        // While an ensemble elects a leader, connecting fails for a while: keep trying.
+        loop {
+            match RealZk::connect(&self.hosts, self.options.session_timeout).await {
+                Ok(inner) => {
+                    return TracedSession {
+                        inner,
+                        client: self.client,
+                        trace: self.trace.clone(),
+                    }
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    }
+
+    fn work(&self) -> impl Future<Output = ()> + Send {
+        let mut x = self.rng.load(Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.store(x, Ordering::Relaxed);
+        let span = WORK_MS.end() - WORK_MS.start() + 1;
+        tokio::time::sleep(Duration::from_millis(WORK_MS.start() + x % span))
+    }
+
+    fn write(&self, token: i64) -> bool {
+        self.resource.write(self.client, token)
+    }
+}
+
+/// What a real run found.
+#[derive(Clone, Debug)]
+pub struct RealReport {
+    /// The whole story, as the clients saw it.
+    pub trace: Trace,
+    /// Every property broken, earliest first.
+    pub violations: Vec<Violation>,
+    /// Wall time of the workload, from the first connect to the last release.
+    pub elapsed: Duration,
+}
+
+/// Runs the lock workload on the ZooKeeper at `hosts` (on the ambient tokio runtime), recording
+/// into `trace`; an error means the server could not be reached to prepare or inspect the run.
+pub async fn run_lock(
+    hosts: &str,
+    options: &RealLockOptions,
+    trace: RealTrace,
+) -> Result<RealReport, ZkError> {
+    let admin = RealZk::connect(hosts, options.session_timeout).await?;
+    // A fresh lock directory: what an earlier run left must not count against this one.
+    delete_tree(&admin, LOCK_DIR).await?;
+    let resource = {
+        let trace = trace.clone();
+        FencedResource::new(move |event| trace.push(event))
+    };
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for client in 0..options.clients {
+        let host = RealHost {
+            hosts: hosts.to_owned(),
+            client,
+            options: options.clone(),
+            trace: trace.clone(),
+            resource: resource.clone(),
+            rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ u64::from(client + 1)),
+        };
+        let rounds = options.rounds;
+        workers.push(tokio::spawn(async move {
+            let session = contend(&host, rounds, LockVariant::Correct).await;
+            host.trace.push(TraceEvent::Finished { client });
+            session
+        }));
+    }
+    let mut violations = Vec::new();
+    let mut sessions = Vec::new();
+    for (client, worker) in workers.into_iter().enumerate() {
+        let remaining = options.time_bound.saturating_sub(started.elapsed());
+        match tokio::time::timeout(remaining, worker).await {
+            Ok(Ok(session)) => sessions.extend(session),
+            Ok(Err(_)) | Err(_) => violations.push(Violation {
+                kind: ViolationKind::Liveness,
+                at: started.elapsed(),
+                message: format!("c{client} did not finish within {:?}", options.time_bound),
+            }),
+        }
+    }
+    let elapsed = started.elapsed();
+    let left: Vec<String> = read_tree(&admin, LOCK_DIR)
+        .await
+        .into_iter()
+        .skip(1)
+        .map(|node| node.path)
+        .collect();
+    if !left.is_empty() {
+        violations.push(Violation {
+            kind: ViolationKind::Orphan,
+            at: elapsed,
+            message: format!("left after every client finished: {}", left.join(", ")),
+        });
+    }
+    for session in &sessions {
+        let _ = session.close().await;
+    }
+    let _ = delete_tree(&admin, LOCK_DIR).await;
+    let _ = admin.close().await;
+    let trace = trace.snapshot();
+    violations.extend(oracle::mutual_exclusion(&trace));
+    violations.extend(oracle::fencing(&trace));
+    violations.extend(oracle::no_failures(&trace));
+    violations.sort_by_key(|violation| violation.at);
+    Ok(RealReport {
+        trace,
+        violations,
+        elapsed,
+    })
+}

@@ -1,0 +1,182 @@
+//! `LocalZk`: the pure server as [`ZkClient`] sessions in one process, with no wire, no
+//! simulated time and no faults. Every call is applied at once, in call order.
+//!
+//! It serves where the simulator's network would only get in the way: the interactive shell and
+//! the conformance cases, which compare the pure server's answers with a real server's.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::{ready, Future};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+
+use crate::server::{Notification, Server};
+
+/// One pure server shared by any number of sessions.
+#[derive(Clone, Default)]
+pub struct LocalZk {
+    shared: Arc<Mutex<Shared>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    server: Server,
+    inboxes: BTreeMap<SessionId, Inbox>,
+}
+
+/// The events a session has not taken yet.
+#[derive(Default)]
+struct Inbox {
+    events: VecDeque<ZkEvent>,
+    waker: Option<Waker>,
+    /// Expired or closed: nothing follows what is queued.
+    ended: bool,
+    /// Closed by the application: calls fail with `Closed`.
+    closed: bool,
+}
+
+impl Inbox {
+    /// Queues the session's last event.
+    fn end(&mut self, event: SessionEvent) {
+        if !self.ended {
+            self.push(ZkEvent::Session(event));
+            self.ended = true;
+        }
+    }
+
+    fn push(&mut self, event: ZkEvent) {
+        self.events.push_back(event);
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl Shared {
+    fn deliver(&mut self, notifications: Vec<Notification>) {
+        for notification in notifications {
+            if let Some(inbox) = self.inboxes.get_mut(&notification.session) {
+                inbox.push(ZkEvent::Watch(notification.event));
+            }
+        }
+    }
+}
+
+impl LocalZk {
+    /// A fresh server: only `/` and `/zookeeper`.
+    pub fn new() -> Self {
+        LocalZk::default()
+    }
+
+    /// Opens a session.
+    pub fn connect(&self) -> LocalSession {
+        let mut shared = self.lock();
+        let session = shared.server.open_session();
+        shared.inboxes.insert(session, Inbox::default());
+        LocalSession {
+            zk: self.clone(),
+            session,
+        }
+    }
+
+    /// Expires a session as the server would after its timeout: its ephemerals go and other
+    /// sessions' watches fire; the session itself learns `Expired`.
+    pub fn expire(&self, session: SessionId) {
+        let mut shared = self.lock();
+        if let Some(ended) = shared.server.expire_session(session, now_ms()) {
+            shared.deliver(ended.notifications);
+            if let Some(inbox) = shared.inboxes.get_mut(&session) {
+                inbox.end(SessionEvent::Expired);
+            }
+        }
+    }
+
+    /// Reads the server's state.
+    pub fn with_server<R>(&self, read: impl FnOnce(&Server) -> R) -> R {
+        read(&self.lock().server)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Server time for ctime and mtime: the wall clock, as a real server's.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as i64)
+}
+
+/// One session on a [`LocalZk`].
+pub struct LocalSession {
+    zk: LocalZk,
+    session: SessionId,
+}
+
+impl ZkClient for LocalSession {
+    fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
+        let mut shared = self.zk.lock();
+        let closed = shared
+            .inboxes
+            .get(&self.session)
+            .is_none_or(|inbox| inbox.closed);
+        let reply = if closed {
+            Err(ZkError::Closed)
+        } else {
+            let applied = shared.server.apply(self.session, &op, now_ms());
+            shared.deliver(applied.notifications);
+            applied.reply
+        };
+        ready(reply)
+    }
+
+    fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
+        futures::future::poll_fn(move |cx| {
+            let mut shared = self.zk.lock();
+            let Some(inbox) = shared.inboxes.get_mut(&self.session) else {
+                return Poll::Ready(None);
+            };
+            match inbox.events.pop_front() {
+                Some(event) => Poll::Ready(Some(event)),
+                None if inbox.ended => Poll::Ready(None),
+                None => {
+                    inbox.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+    }
+
+    fn try_next_event(&self) -> Option<ZkEvent> {
+        let mut shared = self.zk.lock();
+        shared.inboxes.get_mut(&self.session)?.events.pop_front()
+    }
+
+    fn session_id(&self) -> SessionId {
+        self.session
+    }
+
+    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let mut shared = self.zk.lock();
+        let result = match shared.server.close_session(self.session, now_ms()) {
+            Some(ended) => {
+                shared.deliver(ended.notifications);
+                Ok(())
+            }
+            None if shared.inboxes.get(&self.session).is_some_and(|i| i.closed) => {
+                Err(ZkError::Closed)
+            }
+            None => Err(ZkError::SessionExpired),
+        };
+        if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
+            inbox.closed = true;
+            inbox.end(SessionEvent::Closed);
+        }
+        ready(result)
+    }
+}

@@ -1,0 +1,233 @@
+//! A conformance case: operations from a few sessions, and the proptest strategy that generates
+//! (and shrinks) them.
+//!
+//! Paths in a case are written as the case sees them: the runner places each case under a fresh
+//! node of its own, so `/a` means `<case root>/a` on both servers and no case sees another's
+//! nodes. Paths under `/zookeeper` stay absolute (the reserved tree is the same on every server),
+//! and a path that does not start with `/` is malformed anyway and is sent as is.
+
+use std::fmt;
+
+use crate::recipes::client::{CreateMode, Op};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// Most sessions a case opens.
+pub const MAX_SESSIONS: usize = 3;
+
+/// One step of a case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A session sends an op and waits for the reply.
+    Call {
+        /// Index of the session (0-based).
+        session: usize,
+        /// The op, with case-relative paths.
+        op: Op,
+    },
+    /// A session closes: its ephemerals go; its later calls fail with `Closed`.
+    Close {
+        /// Index of the session.
+        session: usize,
+    },
+}
+
+/// A sequence of steps from `sessions` sessions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// How many sessions the case opens before its first step.
+    pub sessions: usize,
+    /// The steps, run one after another.
+    pub steps: Vec<Step>,
+}
+
+impl Case {
+    /// The case with every case-relative path placed under `root`.
+    pub fn rooted(&self, root: &str) -> Vec<Step> {
+        self.steps
+            .iter()
+            .map(|step| match step {
+                Step::Call { session, op } => Step::Call {
+                    session: *session,
+                    op: op.map_paths(&|path| rooted(path, root)),
+                },
+                Step::Close { session } => Step::Close { session: *session },
+            })
+            .collect()
+    }
+}
+
+/// A case-relative path placed under `root`.
+pub fn rooted(path: &str, root: &str) -> String {
+    if path.starts_with('/') && !is_reserved(path) {
+        format!("{root}{path}")
+    } else {
+        path.to_owned()
+    }
+}
+
+/// Whether the path lies in ZooKeeper's own `/zookeeper` tree.
+fn is_reserved(path: &str) -> bool {
+    path == "/zookeeper" || path.starts_with("/zookeeper/")
+}
+
+impl fmt::Display for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} sessions", self.sessions)?;
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Call { session, op } => writeln!(f, "{i:>3}. s{session} {op:?}")?,
+                Step::Close { session } => writeln!(f, "{i:>3}. s{session} close")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Nodes the cases create and address: few, so that ops collide often.
+const NODES: [&str; 6] = ["/a", "/a/b", "/a/c", "/d", "/d/e", "/a/b/f"];
+
+/// Prefixes for sequential creates: under a parent that may be shared, and `/a/` (a name that
+/// is only the sequence number).
+const SEQUENTIAL_PREFIXES: [&str; 4] = ["/a/s-", "/a/", "/d/q", "/a/b/s-"];
+
+/// Paths ZooKeeper must refuse. `/zookeeper/config` is read-only for everyone, so no case can
+/// change it; the rest of `/zookeeper` is writable and left out, as a case that changed it would
+/// change what later cases see.
+const ODD_PATHS: [&str; 9] = [
+    "",
+    "a",
+    "/a/",
+    "//a",
+    "/a/./b",
+    "/a/../d",
+    "/a\u{1}",
+    "/zookeeper/config",
+    "/zookeeper/config/x",
+];
+
+/// Parents more often than their children, so that children can be made.
+fn node() -> impl Strategy<Value = String> {
+    prop_oneof![
+        1 => prop::sample::select(&NODES[..2]).prop_map(str::to_owned),
+        2 => prop::sample::select(&NODES[..]).prop_map(str::to_owned),
+    ]
+}
+
+/// Mostly well-formed nodes, sometimes an odd path.
+fn path() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => node(),
+        1 => prop::sample::select(&ODD_PATHS[..]).prop_map(str::to_owned),
+    ]
+}
+
+fn data() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        Just(Vec::new()),
+        Just(b"x".to_vec()),
+        Just(b"data".to_vec())
+    ]
+}
+
+/// Versions around the ones nodes reach in a short case, and `-1` (any).
+fn version() -> impl Strategy<Value = i32> {
+    prop_oneof![2 => Just(-1), 1 => 0..3i32]
+}
+
+fn mode() -> impl Strategy<Value = CreateMode> {
+    prop::sample::select(
+        &[
+            CreateMode::Persistent,
+            CreateMode::PersistentSequential,
+            CreateMode::Ephemeral,
+            CreateMode::EphemeralSequential,
+        ][..],
+    )
+}
+
+fn create() -> impl Strategy<Value = Op> {
+    (
+        mode(),
+        path(),
+        data(),
+        prop::sample::select(&SEQUENTIAL_PREFIXES[..]),
+    )
+        .prop_map(|(mode, path, data, prefix)| Op::Create {
+            path: if mode.is_sequential() {
+                prefix.to_owned()
+            } else {
+                path
+            },
+            data,
+            mode,
+        })
+}
+
+/// A write that may sit inside a multi.
+fn write() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => create(),
+        2 => (path(), version()).prop_map(|(path, version)| Op::Delete { path, version }),
+        2 => (path(), data(), version())
+            .prop_map(|(path, data, version)| Op::SetData { path, data, version }),
+        1 => (node(), version()).prop_map(|(path, version)| Op::Check { path, version }),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => write(),
+        2 => (path(), watch()).prop_map(|(path, watch)| Op::Exists { path, watch }),
+        2 => (path(), watch()).prop_map(|(path, watch)| Op::GetData { path, watch }),
+        2 => (path(), watch()).prop_map(|(path, watch)| Op::GetChildren { path, watch }),
+        1 => node().prop_map(|path| Op::Sync { path }),
+        2 => vec(write(), 1..4).prop_map(Op::Multi),
+    ]
+}
+
+/// Reads leave a watch more often than not: watches are what the cases are after.
+fn watch() -> impl Strategy<Value = bool> {
+    prop_oneof![2 => Just(true), 1 => Just(false)]
+}
+
+fn step(sessions: usize) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        40 => (0..sessions, op()).prop_map(|(session, op)| Step::Call { session, op }),
+        1 => (0..sessions).prop_map(|session| Step::Close { session }),
+    ]
+}
+
+/// The two top nodes, made by the first session: most cases start from them, so that their
+/// ops meet existing nodes more often than missing ones.
+fn prelude() -> Vec<Step> {
+    ["/a", "/d"]
+        .into_iter()
+        .map(|path| Step::Call {
+            session: 0,
+            op: Op::Create {
+                path: path.to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            },
+        })
+        .collect()
+}
+
+/// Cases of 1 to [`MAX_SESSIONS`] sessions and 1 to `max_steps` steps (plus, mostly, the
+/// [`prelude`], which shrinking may drop).
+pub fn cases(max_steps: usize) -> impl Strategy<Value = Case> {
+    (1..=MAX_SESSIONS).prop_flat_map(move |sessions| {
+        let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];
+        (with_prelude, vec(step(sessions), 1..=max_steps)).prop_map(
+            move |(prelude_first, steps)| {
+                let steps = if prelude_first {
+                    prelude().into_iter().chain(steps).collect()
+                } else {
+                    steps
+                };
+                Case { sessions, steps }
+            },
+        )
+    })
+}

@@ -1,0 +1,324 @@
+//! Differential conformance: the same generated cases on the pure server and on a real
+//! ZooKeeper, whose results, watch events and final trees must be equal.
+//!
+//! Every case runs under a fresh node of its own on both servers, so cases never see one
+//! another and a long-lived real server can serve any number of them. A mismatching case is
+//! shrunk (by proptest) to a small case that still mismatches.
+
+pub mod case;
+pub mod observe;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::recipes::client::{ZkClient, ZkError};
+use crate::recipes::real::RealZk;
+use crate::sim::local::LocalZk;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+use self::case::{cases, Case};
+use crate::recipes::tree::delete_tree;
+
+use self::observe::{create_root, observe, Observation};
+
+/// Longest case the generator makes.
+const MAX_STEPS: usize = 24;
+
+/// Most case runs spent shrinking one mismatch.
+const SHRINK_RUNS: u32 = 400;
+
+/// The session timeout asked of the real server: long enough that nothing expires mid-case.
+const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ConformOptions {
+    /// How many generated cases.
+    pub cases: u64,
+    /// The generator's seed: the same seed makes the same cases.
+    pub seed: u64,
+}
+
+/// A case whose two observations differ.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// The case, shrunk.
+    pub case: Case,
+    /// The first difference, in words, with case-relative paths.
+    pub difference: String,
+}
+
+/// The outcome of a conformance run.
+#[derive(Clone, Debug)]
+pub struct ConformReport {
+    /// Cases run (not counting shrinking).
+    pub cases: u64,
+    /// Cases whose observations differ.
+    pub mismatches: u64,
+    /// The first mismatching case, shrunk.
+    pub first_mismatch: Option<Mismatch>,
+    /// How often each kind of answer and event came up (on the simulated side), to show what
+    /// the cases exercised.
+    pub outcomes: BTreeMap<String, u64>,
+}
+
+/// Runs the cases against the real server at `hosts`; `progress(done, mismatches)` after each.
+///
+/// An error means the real server could not be used (refused the connection, or a case's root
+/// could not be made or removed), not that it disagreed.
+pub fn conform(
+    hosts: &str,
+    options: &ConformOptions,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<ConformReport, ZkError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|_| ZkError::SystemError)?;
+    let mut differ = Differ {
+        hosts,
+        runtime: &runtime,
+        next_root: 0,
+        run: run_id(),
+    };
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&options.seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let strategy = cases(MAX_STEPS);
+    let mut report = ConformReport {
+        cases: 0,
+        mismatches: 0,
+        first_mismatch: None,
+        outcomes: BTreeMap::new(),
+    };
+    for _ in 0..options.cases {
+        let mut tree = strategy
+            .new_tree(&mut runner)
+            .map_err(|_| ZkError::SystemError)?;
+        let (simulated, difference) = differ.run(&tree.current())?;
+        simulated.tally(&mut report.outcomes);
+        if let Some(difference) = difference {
+            report.mismatches += 1;
+            if report.first_mismatch.is_none() {
+                report.first_mismatch = Some(differ.shrink(&mut tree, difference)?);
+            }
+        }
+        report.cases += 1;
+        progress(report.cases, report.mismatches);
+    }
+    Ok(report)
+}
+
+/// Runs cases on both servers and compares.
+struct Differ<'a> {
+    hosts: &'a str,
+    runtime: &'a tokio::runtime::Runtime,
+    next_root: u64,
+    /// Tells this run's case roots from another run's on a shared server.
+    run: String,
+}
+
+impl Differ<'_> {
+    /// What the simulated server showed for `case`, and the first difference from the real
+    /// server's, or `None` when they agree.
+    fn run(&mut self, case: &Case) -> Result<(Observation, Option<String>), ZkError> {
+        let root = format!("/zklab-conform-{}-{}", self.run, self.next_root);
+        self.next_root += 1;
+        let steps = case.rooted(&root);
+        let local = LocalZk::new();
+        let simulated = self.runtime.block_on(async {
+            let observer = local.connect();
+            create_root(&observer, &root).await?;
+            let sessions: Vec<_> = (0..case.sessions).map(|_| local.connect()).collect();
+            Ok::<_, ZkError>(observe(&sessions, &observer, &steps, &root).await)
+        })?;
+        let real = self.runtime.block_on(async {
+            let observer = RealZk::connect(self.hosts, SESSION_TIMEOUT).await?;
+            create_root(&observer, &root).await?;
+            let mut sessions = Vec::with_capacity(case.sessions);
+            for _ in 0..case.sessions {
+                sessions.push(RealZk::connect(self.hosts, SESSION_TIMEOUT).await?);
+            }
+            let observation = observe(&sessions, &observer, &steps, &root).await;
+            for session in &sessions {
+                let _ = session.close().await;
+            }
+            // Leave the server as the case found it.
+            delete_tree(&observer, &root).await?;
+            let _ = observer.close().await;
+            Ok::<_, ZkError>(observation)
+        })?;
+        let difference = first_difference(&simulated, &real).map(|text| text.replace(&root, ""));
+        Ok((simulated, difference))
+    }
+
+    /// Shrinks a mismatching case to a small one that still mismatches.
+    fn shrink(
+        &mut self,
+        tree: &mut impl ValueTree<Value = Case>,
+        difference: String,
+    ) -> Result<Mismatch, ZkError> {
+        let mut smallest = Mismatch {
+            case: tree.current(),
+            difference,
+        };
+        let mut runs = 0;
+        while runs < SHRINK_RUNS && tree.simplify() {
+            loop {
+                runs += 1;
+                let candidate = tree.current();
+                if let (_, Some(difference)) = self.run(&candidate)? {
+                    smallest = Mismatch {
+                        case: candidate,
+                        difference,
+                    };
+                    break;
+                }
+                if runs >= SHRINK_RUNS || !tree.complicate() {
+                    break;
+                }
+            }
+        }
+        Ok(smallest)
+    }
+}
+
+/// The first place two observations differ, in words; `None` when they are equal.
+fn first_difference(simulated: &Observation, real: &Observation) -> Option<String> {
+    for (i, (sim, real)) in simulated.steps.iter().zip(&real.steps).enumerate() {
+        if sim != real {
+            return Some(format!(
+                "step {i}:\n  simulated: {sim:?}\n  real:      {real:?}"
+            ));
+        }
+    }
+    for (session, (sim, real)) in simulated
+        .last_events
+        .iter()
+        .zip(&real.last_events)
+        .enumerate()
+    {
+        if sim != real {
+            return Some(format!(
+                "events of s{session} at the end:\n  simulated: {sim:?}\n  real:      {real:?}"
+            ));
+        }
+    }
+    if simulated.tree != real.tree {
+        let sim = simulated.tree.iter();
+        let differing = sim
+            .zip(&real.tree)
+            .find(|(sim, real)| sim != real)
+            .map(|(sim, real)| format!("\n  simulated: {sim:?}\n  real:      {real:?}"))
+            .unwrap_or_else(|| {
+                format!(
+                    "\n  simulated has {} nodes, real has {}",
+                    simulated.tree.len(),
+                    real.tree.len()
+                )
+            });
+        return Some(format!("final tree:{differing}"));
+    }
+    None
+}
+
+/// A name for this run's case roots: the process id and the start time.
+fn run_id() -> String {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis());
+    format!("{}-{started}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::case::Step;
+    use super::observe::observe;
+    use super::*;
+    use crate::recipes::client::{CreateMode, EventType, Op, WatchedEvent, ZkEvent};
+
+    /// Two runs of a case on fresh pure servers, the second with one step changed.
+    fn observations(changed: Op) -> (Observation, Observation) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let run = |steps: Vec<Step>| {
+            runtime.block_on(async {
+                let local = LocalZk::new();
+                let observer = local.connect();
+                create_root(&observer, "/r").await.expect("a fresh root");
+                let sessions = vec![local.connect(), local.connect()];
+                observe(&sessions, &observer, &steps, "/r").await
+            })
+        };
+        let watch = Step::Call {
+            session: 1,
+            op: Op::Exists {
+                path: "/r/a".into(),
+                watch: true,
+            },
+        };
+        let create = |op| Step::Call { session: 0, op };
+        let same = Op::Create {
+            path: "/r/a".into(),
+            data: b"x".to_vec(),
+            mode: CreateMode::Ephemeral,
+        };
+        (
+            run(vec![watch.clone(), create(same)]),
+            run(vec![watch, create(changed)]),
+        )
+    }
+
+    #[test]
+    fn equal_runs_agree_and_a_different_reply_or_event_is_found() {
+        let same = Op::Create {
+            path: "/r/a".into(),
+            data: b"x".to_vec(),
+            mode: CreateMode::Ephemeral,
+        };
+        let (first, second) = observations(same);
+        assert_eq!(first_difference(&first, &second), None);
+        // Different data: the replies agree, the final trees do not.
+        let (first, second) = observations(Op::Create {
+            path: "/r/a".into(),
+            data: b"y".to_vec(),
+            mode: CreateMode::Ephemeral,
+        });
+        let difference = first_difference(&first, &second).expect("a difference");
+        assert!(difference.starts_with("final tree"), "{difference}");
+        // No create: no NodeCreated for the watching session.
+        let (first, second) = observations(Op::Exists {
+            path: "/r/a".into(),
+            watch: false,
+        });
+        let difference = first_difference(&first, &second).expect("a difference");
+        assert!(difference.starts_with("step 1"), "{difference}");
+    }
+
+    #[test]
+    fn observations_compare_zxids_by_order_and_owners_by_session_index() {
+        let same = Op::Create {
+            path: "/r/a".into(),
+            data: b"x".to_vec(),
+            mode: CreateMode::Ephemeral,
+        };
+        let (observation, _) = observations(same);
+        let node = &observation.tree[1];
+        assert_eq!(node.path, "/r/a");
+        // Ranks: the config node's zxid 0, the root's creation, then /r/a's.
+        assert_eq!((node.stat.czxid, node.stat.ephemeral_owner), (3, 1));
+        assert_eq!(observation.tree[0].stat.czxid, 2);
+        assert_eq!(node.stat.ctime, 0);
+        assert_eq!(
+            observation.last_events[1],
+            vec![ZkEvent::Watch(WatchedEvent {
+                event_type: EventType::NodeCreated,
+                path: "/r/a".into(),
+            })]
+        );
+    }
+}

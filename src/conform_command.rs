@@ -1,0 +1,112 @@
+//! `zklab conform`: the differential conformance cases against a real ZooKeeper, given or
+//! started for the run.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+use zklab::conform::{conform, ConformOptions, ConformReport};
+
+use crate::progress::StatusLine;
+use crate::server::RealServer;
+
+/// The options of `zklab conform`.
+#[derive(Args)]
+pub struct ConformArgs {
+    /// A running ZooKeeper to compare with (`host:port[,host:port...]`); without it, zklab
+    /// starts a standalone server from the installed ZooKeeper for the run.
+    #[arg(long)]
+    zk: Option<String>,
+    /// How many generated cases.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    cases: u64,
+    /// The generator's seed (the same seed makes the same cases).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the command: exit 0 when every case agrees, 1 on a mismatch, 2 when no server can be
+/// used.
+pub fn run(args: &ConformArgs) -> ExitCode {
+    let server = match RealServer::given_or_started(args.zk.as_deref()) {
+        Ok(server) => server,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = ConformOptions {
+        cases: args.cases,
+        seed: args.seed,
+    };
+    let status = StatusLine::new(args.json);
+    let result = conform(&server.hosts(), &options, |done, mismatches| {
+        status.show(done == options.cases, || {
+            format!("{done}/{} cases, {mismatches} mismatching", options.cases)
+        })
+    });
+    status.finish();
+    let report = match result {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!(
+                "error: the ZooKeeper at {} could not be used: {error}",
+                server.hosts()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if args.json {
+        println!("{}", report_json(&report, &options, status.elapsed()));
+    } else {
+        print_report(&report, status.elapsed());
+    }
+    if report.mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
+    println!(
+        "{} cases, {} mismatching ({:.1} s)",
+        report.cases,
+        report.mismatches,
+        elapsed.as_secs_f64()
+    );
+    let outcomes: Vec<String> = report
+        .outcomes
+        .iter()
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    println!("exercised: {}", outcomes.join(", "));
+    if let Some(mismatch) = &report.first_mismatch {
+        println!("first mismatch, shrunk:\n{}", mismatch.case);
+        println!("{}", mismatch.difference);
+    }
+}
+
+fn report_json(
+    report: &ConformReport,
+    options: &ConformOptions,
+    elapsed: std::time::Duration,
+) -> serde_json::Value {
+    let first = report.first_mismatch.as_ref().map(|mismatch| {
+        json!({
+            "case": mismatch.case.to_string(),
+            "difference": mismatch.difference,
+        })
+    });
+    json!({
+        "cases": report.cases,
+        "mismatches": report.mismatches,
+        "first_mismatch": first,
+        "outcomes": report.outcomes,
+        "seed": options.seed,
+        "seconds": elapsed.as_secs_f64(),
+    })
+}

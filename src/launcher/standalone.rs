@@ -1,0 +1,73 @@
+//! One standalone ZooKeeper server.
+
+use super::error::LaunchError;
+use super::installation::Installation;
+use super::ports::free_ports;
+use super::probe::Mode;
+use super::server::{wait_until, Server};
+
+/// Attempts at starting on fresh ports when another process took one first.
+pub(crate) const PORT_ATTEMPTS: usize = 3;
+
+/// A running `ZooKeeperServerMain` on a free port of 127.0.0.1, killed when dropped.
+#[derive(Debug)]
+pub struct Standalone {
+    server: Server,
+}
+
+impl Standalone {
+    /// Starts a server and returns once `srvr` reports it `standalone`.
+    pub fn start(installation: &Installation) -> Result<Self, LaunchError> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(installation) {
+                Err(e) if e.is_port_clash() && attempt < PORT_ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    fn start_once(installation: &Installation) -> Result<Self, LaunchError> {
+        let port = free_ports(1).map_err(|e| LaunchError::io("finding a free port", e))?[0];
+        let mut server = Server::prepare(
+            installation,
+            "standalone".into(),
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            port,
+            "",
+            None,
+        )?;
+        server.spawn()?;
+        let mut servers = [server];
+        wait_until(&mut servers, "standalone server", |servers| {
+            servers[0].mode() == Some(Mode::Standalone)
+        })?;
+        let [server] = servers;
+        Ok(Standalone { server })
+    }
+
+    /// `127.0.0.1:<port>`, for a client.
+    pub fn connect_string(&self) -> String {
+        format!("127.0.0.1:{}", self.server.client_port())
+    }
+
+    /// The client port on 127.0.0.1.
+    pub fn client_port(&self) -> u16 {
+        self.server.client_port()
+    }
+
+    /// The server's process id, until it is stopped.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.pid()
+    }
+
+    /// What `srvr` says now; `None` once stopped.
+    pub fn mode(&self) -> Option<Mode> {
+        self.server.mode()
+    }
+
+    /// Kills the server and waits for it to exit. Stopping twice does nothing.
+    pub fn stop(&mut self) -> Result<(), LaunchError> {
+        self.server.kill()
+    }
+}

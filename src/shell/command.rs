@@ -1,0 +1,229 @@
+//! zkCli's commands as the shell reads them: each one's options and argument rules, in the order
+//! zkCli checks them, and the notices zkCli prints while it parses.
+
+use crate::recipes::client::CreateMode;
+
+use super::options::{self, Parsed, Spec};
+use super::{print, Failure};
+
+/// A command line that parsed, ready to run.
+pub(super) enum Command {
+    /// `create [-s] [-e] path [data]`.
+    Create {
+        /// The path, or the prefix of a sequential node's name.
+        path: String,
+        /// `None` when left out: zkCli then creates the node with null data.
+        data: Option<String>,
+        /// From `-s` and `-e`.
+        mode: CreateMode,
+    },
+    /// `ls [-s] [-w] [-R] path`.
+    Ls {
+        /// The parent.
+        path: String,
+        /// `-s`: print the parent's stat after its children.
+        stat: bool,
+        /// `-w`: leave a child watch.
+        watch: bool,
+        /// `-R`: list the whole subtree.
+        recursive: bool,
+    },
+    /// `get [-s] [-w] path`.
+    Get {
+        /// The node.
+        path: String,
+        /// `-s`: print the stat after the data.
+        stat: bool,
+        /// `-w`: leave a data watch.
+        watch: bool,
+    },
+    /// `stat [-w] path`.
+    Stat {
+        /// The node.
+        path: String,
+        /// `-w`: leave a watch, whether or not the node exists.
+        watch: bool,
+    },
+    /// `set [-s] [-v version] path data`.
+    Set {
+        /// The node.
+        path: String,
+        /// The new data.
+        data: String,
+        /// The expected version, -1 for any.
+        version: i32,
+        /// `-s`: print the new stat.
+        stat: bool,
+    },
+    /// `delete [-v version] path`.
+    Delete {
+        /// The node.
+        path: String,
+        /// The expected version, -1 for any.
+        version: i32,
+    },
+    /// `sync path`.
+    Sync {
+        /// The path the sync is for.
+        path: String,
+    },
+    /// `quit`: close the session and stop.
+    Quit,
+}
+
+/// What zkCli prints while it parses, before the command runs or fails.
+pub(super) enum Notice {
+    /// `ls -?`: the help for `ls`, on stdout.
+    LsHelp,
+    /// A command in its old form (`get path watch`, `delete path version`): a warning on stderr.
+    Deprecated(&'static str),
+}
+
+const CREATE: Spec = &[('e', false), ('s', false), ('c', false), ('t', true)];
+const LS: Spec = &[('?', false), ('s', false), ('w', false), ('R', false)];
+const GET: Spec = &[('s', false), ('w', false)];
+const STAT: Spec = &[('w', false)];
+const SET: Spec = &[('s', false), ('v', true)];
+const DELETE: Spec = &[('v', true)];
+
+/// Parses a line's words (at least one) as zkCli would; `notices` gets what zkCli prints on the
+/// way, even when parsing then fails.
+pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Command, Failure> {
+    let name = words.first().map_or("", String::as_str);
+    match name {
+        "create" => create(words),
+        "ls" => {
+            let parsed = options::parse(LS, words)?;
+            if parsed.has('?') {
+                notices.push(Notice::LsHelp);
+            }
+            let deprecated =
+                "'ls path [watch]' has been deprecated. Please use 'ls [-w] path' instead.";
+            let parsed = old_watch(LS, words, parsed, deprecated, notices)?;
+            Ok(Command::Ls {
+                path: path_of(&parsed)?,
+                stat: parsed.has('s'),
+                watch: parsed.has('w'),
+                recursive: parsed.has('R'),
+            })
+        }
+        "get" => {
+            let parsed = options::parse(GET, words)?;
+            let deprecated =
+                "'get path [watch]' has been deprecated. Please use 'get [-s] [-w] path' instead.";
+            let parsed = old_watch(GET, words, parsed, deprecated, notices)?;
+            Ok(Command::Get {
+                path: path_of(&parsed)?,
+                stat: parsed.has('s'),
+                watch: parsed.has('w'),
+            })
+        }
+        "stat" => {
+            let parsed = options::parse(STAT, words)?;
+            let deprecated =
+                "'stat path [watch]' has been deprecated. Please use 'stat [-w] path' instead.";
+            let parsed = old_watch(STAT, words, parsed, deprecated, notices)?;
+            Ok(Command::Stat {
+                path: path_of(&parsed)?,
+                watch: parsed.has('w'),
+            })
+        }
+        "set" => {
+            let parsed = options::parse(SET, words)?;
+            let [_, path, data, ..] = parsed.args.as_slice() else {
+                return Err(usage(&parsed));
+            };
+            Ok(Command::Set {
+                path: path.clone(),
+                data: data.clone(),
+                version: version(&parsed)?,
+                stat: parsed.has('s'),
+            })
+        }
+        "delete" => {
+            let parsed = options::parse(DELETE, words)?;
+            let path = path_of(&parsed)?;
+            // zkCli parses the old form `delete path version` again, to the same options: the
+            // version given that way is ignored.
+            if parsed.args.len() > 2 {
+                notices.push(Notice::Deprecated(
+                    "'delete path [version]' has been deprecated. Please use 'delete [-v version] path' instead.",
+                ));
+            }
+            let version = version(&parsed)?;
+            Ok(Command::Delete { path, version })
+        }
+        "sync" => Ok(Command::Sync {
+            path: path_of(&options::parse(&[], words)?)?,
+        }),
+        "quit" => Ok(Command::Quit),
+        _ if print::COMMANDS.iter().any(|(known, _)| *known == name) => Err(Failure::Message(
+            format!("zklab shell does not support the command {name}"),
+        )),
+        _ => Err(Failure::Message(print::command_not_found(name))),
+    }
+}
+
+fn create(words: &[String]) -> Result<Command, Failure> {
+    let parsed = options::parse(CREATE, words)?;
+    let [_, path, rest @ ..] = parsed.args.as_slice() else {
+        return Err(usage(&parsed));
+    };
+    if parsed.has('c') || parsed.has('t') || rest.len() > 1 {
+        return Err(Failure::Message(
+            "zklab shell does not support containers, TTLs or ACLs".into(),
+        ));
+    }
+    let mode = match (parsed.has('e'), parsed.has('s')) {
+        (true, true) => CreateMode::EphemeralSequential,
+        (true, false) => CreateMode::Ephemeral,
+        (false, true) => CreateMode::PersistentSequential,
+        (false, false) => CreateMode::Persistent,
+    };
+    Ok(Command::Create {
+        path: path.clone(),
+        data: rest.first().cloned(),
+        mode,
+    })
+}
+
+/// `ls`, `get` and `stat` still read a third argument as the old watch flag: zkCli overwrites
+/// the third word with `-w`, warns and parses again.
+fn old_watch(
+    spec: Spec,
+    words: &[String],
+    parsed: Parsed,
+    deprecated: &'static str,
+    notices: &mut Vec<Notice>,
+) -> Result<Parsed, Failure> {
+    if parsed.args.len() <= 2 {
+        return Ok(parsed);
+    }
+    notices.push(Notice::Deprecated(deprecated));
+    let mut words = words.to_vec();
+    words[2] = "-w".into();
+    options::parse(spec, &words)
+}
+
+/// The path argument, or the command's usage line when there is none.
+fn path_of(parsed: &Parsed) -> Result<String, Failure> {
+    parsed.args.get(1).cloned().ok_or_else(|| usage(parsed))
+}
+
+fn usage(parsed: &Parsed) -> Failure {
+    let name = parsed.args.first().map_or("", String::as_str);
+    Failure::Message(print::usage(name))
+}
+
+/// The `-v` option, read as Java's `Integer.parseInt` reads it; zkCli does not catch its
+/// exception, which ends zkCli.
+fn version(parsed: &Parsed) -> Result<i32, Failure> {
+    match parsed.value('v') {
+        None => Ok(-1),
+        Some(value) => value.parse().map_err(|_| {
+            Failure::Exception(format!(
+                "java.lang.NumberFormatException: For input string: \"{value}\""
+            ))
+        }),
+    }
+}

@@ -1,0 +1,346 @@
+//! `zklab shell`: zkCli's commands, one a line, against the simulated ZooKeeper or a real one,
+//! printing exactly what zkCli prints, so that one script gives the same output on both.
+//!
+//! Like zkCli, the shell prints results on stdout and errors (and, as zkCli does, `Created`) on
+//! stderr. It prints none of zkCli's start-up banner (`Connecting to HOST`, `Welcome to
+//! ZooKeeper!`, `JLine support is disabled`), its logger's `SLF4J:` lines or the stack trace of
+//! a Java exception: `tests/shell/record.sh` drops exactly those lines from zkCli's output. zkCli
+//! with no terminal prints no prompt, and neither does the shell.
+//!
+//! zkCli prints watch notifications the moment they arrive; the shell prints those that have
+//! arrived before it runs each command and when it stops.
+
+mod command;
+mod options;
+mod path;
+mod print;
+mod words;
+
+use std::collections::HashSet;
+use std::io::{self, BufRead, Write};
+use std::ops::ControlFlow;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::recipes::client::{Op, OpResult, SessionEvent, Stat, ZkClient, ZkError, ZkEvent, Zxid};
+use crate::recipes::real::RealZk;
+use crate::sim::local::LocalZk;
+
+use command::{Command, Notice};
+
+/// The session timeout zkCli asks for unless told otherwise (`-timeout`).
+const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs zkCli commands read from `input` on `client` until `quit` or the end of the input,
+/// writing what zkCli writes to stdout on `out` and what it writes to stderr on `err`.
+///
+/// The session counts as just connected: the shell first prints the notification zkCli prints
+/// when its session connects. `input` is read blocking, as zkCli reads stdin: drive this with
+/// `block_on`, not on a runtime's worker thread.
+pub async fn run<C: ZkClient>(
+    client: &C,
+    mut input: impl BufRead,
+    out: impl Write,
+    err: impl Write,
+) -> io::Result<()> {
+    let mut shell = Shell {
+        client,
+        out,
+        err,
+        created_without_data: HashSet::new(),
+    };
+    shell.print_event(&ZkEvent::Session(SessionEvent::SyncConnected))?;
+    let mut previous: Vec<String> = Vec::new();
+    loop {
+        shell.print_events()?;
+        let Some(line) = read_line(&mut input)? else {
+            return Ok(());
+        };
+        // Notifications that arrived while the line was typed come before its output.
+        shell.print_events()?;
+        if line.is_empty() {
+            continue;
+        }
+        // zkCli keeps the last command when a line has no words (only unpaired quotes).
+        let words = words::split(&line);
+        if !words.is_empty() {
+            previous = words;
+        }
+        if previous.is_empty() {
+            continue;
+        }
+        let mut notices = Vec::new();
+        let parsed = command::parse(&previous, &mut notices);
+        shell.print_notices(&notices)?;
+        let outcome = match parsed {
+            Ok(command) => shell.execute(command).await,
+            Err(failure) => Err(failure),
+        };
+        match outcome {
+            Ok(ControlFlow::Continue(())) => {}
+            Ok(ControlFlow::Break(())) => return Ok(()),
+            Err(Failure::Message(message)) => writeln!(shell.err, "{message}")?,
+            // An uncaught exception ends zkCli: its first line, then nothing more.
+            Err(Failure::Exception(exception)) => {
+                writeln!(shell.err, "Exception in thread \"main\" {exception}")?;
+                return Ok(());
+            }
+            Err(Failure::Io(error)) => return Err(error),
+        }
+    }
+}
+
+/// `zklab shell [--zk HOST:PORT]`: the shell on stdin, stdout and stderr, on a fresh simulated
+/// ZooKeeper or on a session with the server at `zk`. Exit status 0, or 2 when the server cannot
+/// be reached.
+pub fn run_stdio(zk: Option<&str>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&format!("no tokio runtime: {error}"), 2),
+    };
+    let (input, out, err) = (io::stdin().lock(), io::stdout().lock(), io::stderr().lock());
+    let result = match zk {
+        None => runtime.block_on(run(&LocalZk::new().connect(), input, out, err)),
+        Some(hosts) => match runtime.block_on(RealZk::connect(hosts, SESSION_TIMEOUT)) {
+            Ok(client) => runtime.block_on(run(&client, input, out, err)),
+            Err(error) => return fail(&format!("cannot connect to {hosts}: {error}"), 2),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error.to_string(), 1),
+    }
+}
+
+fn fail(message: &str, status: u8) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(status)
+}
+
+/// Why a command did not complete.
+#[derive(Debug)]
+enum Failure {
+    /// zkCli prints this message on stderr and reads the next line.
+    Message(String),
+    /// A Java exception zkCli does not catch: it prints its first line and ends.
+    Exception(String),
+    /// The shell could not write its output.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Failure::Io(error)
+    }
+}
+
+struct Shell<'c, C, O, E> {
+    client: &'c C,
+    out: O,
+    err: E,
+    /// The czxids of the nodes this shell created without data. zkCli creates those with null
+    /// data, which `get` prints as `null` until the data is set; a client here has bytes only,
+    /// so the shell remembers them.
+    created_without_data: HashSet<Zxid>,
+}
+
+impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
+    /// Runs a command; `Break` when the shell stops.
+    async fn execute(&mut self, command: Command) -> Result<ControlFlow<()>, Failure> {
+        let client = self.client;
+        match command {
+            Command::Create { path, data, mode } => {
+                path::check(&path, mode.is_sequential()).map_err(Failure::Message)?;
+                let bytes = data.as_deref().unwrap_or_default().as_bytes();
+                let (created, stat) = client
+                    .create(&path, bytes, mode)
+                    .await
+                    .map_err(|error| failed(error, &path))?;
+                if data.is_none() {
+                    self.created_without_data.insert(stat.czxid);
+                }
+                writeln!(self.err, "Created {created}")?;
+            }
+            Command::Ls {
+                path,
+                stat,
+                watch,
+                recursive,
+            } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                if recursive {
+                    self.list_subtree(&path, watch).await?;
+                } else {
+                    let (mut children, parent) = children(client, &path, watch)
+                        .await
+                        .map_err(|error| failed(error, &path))?;
+                    sort(&mut children);
+                    writeln!(self.out, "[{}]", children.join(", "))?;
+                    if stat {
+                        write!(self.out, "{}", print::stat(&parent))?;
+                    }
+                }
+            }
+            Command::Get { path, stat, watch } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                let (data, node) = client
+                    .get_data(&path, watch)
+                    .await
+                    .map_err(|error| failed(error, &path))?;
+                let null = data.is_empty()
+                    && node.version == 0
+                    && self.created_without_data.contains(&node.czxid);
+                if null {
+                    writeln!(self.out, "null")?;
+                } else {
+                    writeln!(self.out, "{}", String::from_utf8_lossy(&data))?;
+                }
+                if stat {
+                    write!(self.out, "{}", print::stat(&node))?;
+                }
+            }
+            Command::Stat { path, watch } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                let stat = client
+                    .exists(&path, watch)
+                    .await
+                    .map_err(|error| failed(error, &path))?
+                    .ok_or_else(|| failed(ZkError::NoNode, &path))?;
+                write!(self.out, "{}", print::stat(&stat))?;
+            }
+            Command::Set {
+                path,
+                data,
+                version,
+                stat,
+            } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                let node = client
+                    .set_data(&path, data.as_bytes(), version)
+                    .await
+                    .map_err(|error| failed(error, &path))?;
+                if stat {
+                    write!(self.out, "{}", print::stat(&node))?;
+                }
+            }
+            Command::Delete { path, version } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                client
+                    .delete(&path, version)
+                    .await
+                    .map_err(|error| failed(error, &path))?;
+            }
+            Command::Sync { path } => {
+                path::check(&path, false).map_err(Failure::Message)?;
+                match client.sync(&path).await {
+                    Ok(()) => writeln!(self.out, "Sync is OK")?,
+                    Err(error) => writeln!(self.out, "Sync has failed. rc={}", error.code())?,
+                }
+            }
+            Command::Quit => {
+                // zkCli reports the closed session; an error closing it changes nothing there.
+                let _ = client.close().await;
+                self.print_events()?;
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// `ls -R`: the path, then, depth first, each node's children in order before their own
+    /// subtrees (ZooKeeper's `ZKUtil.visitSubTreeDFS`). A node deleted on the way is skipped.
+    async fn list_subtree(&mut self, path: &str, watch: bool) -> Result<(), Failure> {
+        let client = self.client;
+        client
+            .get_data(path, watch)
+            .await
+            .map_err(|error| failed(error, path))?;
+        writeln!(self.out, "{path}")?;
+        let mut unvisited = vec![path.to_owned()];
+        while let Some(parent) = unvisited.pop() {
+            let mut children = match children(client, &parent, watch).await {
+                Ok((children, _)) => children,
+                Err(ZkError::NoNode) => continue,
+                Err(error) => return Err(failed(error, &parent)),
+            };
+            sort(&mut children);
+            let prefix = if parent == "/" { "" } else { parent.as_str() };
+            let paths: Vec<String> = children
+                .iter()
+                .map(|child| format!("{prefix}/{child}"))
+                .collect();
+            for child in &paths {
+                writeln!(self.out, "{child}")?;
+            }
+            unvisited.extend(paths.into_iter().rev());
+        }
+        Ok(())
+    }
+
+    fn print_notices(&mut self, notices: &[Notice]) -> io::Result<()> {
+        for notice in notices {
+            match notice {
+                Notice::LsHelp => write!(self.out, "{}", print::LS_HELP)?,
+                Notice::Deprecated(warning) => writeln!(self.err, "{warning}")?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints the notifications that have arrived.
+    fn print_events(&mut self) -> io::Result<()> {
+        while let Some(event) = self.client.try_next_event() {
+            self.print_event(&event)?;
+        }
+        Ok(())
+    }
+
+    fn print_event(&mut self, event: &ZkEvent) -> io::Result<()> {
+        write!(self.out, "{}", print::event(event))
+    }
+}
+
+/// A node's children (unsorted) and stat: `ZkClient::get_children` leaves the stat out.
+async fn children<C: ZkClient>(
+    client: &C,
+    path: &str,
+    watch: bool,
+) -> Result<(Vec<String>, Stat), ZkError> {
+    let op = Op::GetChildren {
+        path: path.to_owned(),
+        watch,
+    };
+    match client.call(op).await? {
+        OpResult::Children { children, stat } => Ok((children, stat)),
+        // A reply of another shape is the client's fault, as `ZkClient`'s own methods say.
+        _ => Err(ZkError::MarshallingError),
+    }
+}
+
+fn failed(error: ZkError, path: &str) -> Failure {
+    Failure::Message(print::error(error, path))
+}
+
+/// zkCli sorts children as Java compares strings: by UTF-16 code unit.
+fn sort(children: &mut [String]) {
+    children.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+}
+
+/// One line of input without its line break, as Java's `readLine` gives it (bytes that are not
+/// UTF-8 become U+FFFD); `None` at the end of the input.
+fn read_line(input: &mut impl BufRead) -> io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    if input.read_until(b'\n', &mut bytes)? == 0 {
+        return Ok(None);
+    }
+    if bytes.ends_with(b"\n") {
+        bytes.pop();
+        if bytes.ends_with(b"\r") {
+            bytes.pop();
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -1,0 +1,137 @@
+//! zklab against a real ZooKeeper: the differential conformance cases, and the lock workload on
+//! a standalone server and on an ensemble whose leader is killed mid-run.
+//!
+//! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
+//! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
+
+use std::time::{Duration, Instant};
+
+use zklab::conform::{conform, ConformOptions};
+use zklab::launcher::{installed_or_skip, Ensemble, Standalone};
+use zklab::recipes::client::SessionEvent;
+use zklab::scenarios::real::{run_lock, RealLockOptions, RealReport, RealTrace};
+use zklab::sim::trace::TraceEvent;
+
+/// Differential cases per run: enough to meet every kind of op many times over.
+const CONFORMANCE_CASES: u64 = 300;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Every property held and every client got the lock as often as it asked.
+fn assert_holds(report: &RealReport, options: &RealLockOptions, trace: &RealTrace) {
+    let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    assert_eq!(
+        trace.acquisitions(),
+        (options.clients * options.rounds) as usize
+    );
+}
+
+#[test]
+fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
+    let Some(installation) = installed_or_skip("conformance") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let options = ConformOptions {
+        cases: CONFORMANCE_CASES,
+        seed: 0,
+    };
+    let report = conform(&server.connect_string(), &options, |_, _| {}).expect("a usable server");
+    assert_eq!(report.cases, CONFORMANCE_CASES);
+    if let Some(mismatch) = &report.first_mismatch {
+        panic!(
+            "{} of {} cases mismatch; the first, shrunk:\n{}{}",
+            report.mismatches, report.cases, mismatch.case, mismatch.difference
+        );
+    }
+}
+
+#[test]
+fn the_lock_holds_on_a_real_standalone_server() {
+    let Some(installation) = installed_or_skip("lock on a standalone server") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let options = RealLockOptions::default();
+    let trace = RealTrace::new();
+    let report = runtime()
+        .block_on(run_lock(&server.connect_string(), &options, trace.clone()))
+        .expect("a reachable server");
+    assert_holds(&report, &options, &trace);
+}
+
+#[test]
+fn the_lock_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
+    let Some(installation) = installed_or_skip("lock on an ensemble") else {
+        return;
+    };
+    let mut ensemble = Ensemble::start(&installation, 3).expect("a 3-member ensemble");
+    let leader = ensemble.leader().expect("an elected leader");
+    let options = RealLockOptions::default();
+    let runtime = runtime();
+    let trace = RealTrace::new();
+    let run = runtime.spawn({
+        let (hosts, options, trace) = (ensemble.connect_string(), options.clone(), trace.clone());
+        async move { run_lock(&hosts, &options, trace).await }
+    });
+    // Strike once the workload is under way, well before it is done.
+    let waiting = Instant::now();
+    while trace.acquisitions() < 5 {
+        assert!(waiting.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    ensemble.kill(leader).expect("the leader killed");
+    let at_kill = trace.acquisitions();
+    let new_leader = ensemble.wait_for_leader().expect("a new leader");
+    assert_ne!(new_leader, leader);
+    ensemble.restart(leader).expect("the old leader back");
+    let report = runtime
+        .block_on(run)
+        .expect("the run's task")
+        .expect("a reachable ensemble");
+    assert!(
+        at_kill < (options.clients * options.rounds) as usize,
+        "the leader died after the workload was done"
+    );
+    // Followers drop their clients while they elect a new leader: the kill reached the clients.
+    let disconnects = report
+        .trace
+        .entries()
+        .iter()
+        .filter(|entry| {
+            matches!(
+                entry.event,
+                TraceEvent::Session {
+                    event: SessionEvent::Disconnected,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(disconnects > 0, "no client noticed the leader's death");
+    assert_holds(&report, &options, &trace);
+}
+
+#[test]
+fn conform_json_reports_cases_and_no_mismatch_on_a_server_it_starts() {
+    if installed_or_skip("zklab conform --json").is_none() {
+        return;
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args(["conform", "--cases", "20", "--json"])
+        .output()
+        .expect("zklab runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(json["cases"], 20);
+    assert_eq!(json["mismatches"], 0);
+    assert!(json["first_mismatch"].is_null());
+}

@@ -102,6 +102,8 @@ impl Ensemble {
 
     /// Waits until the running members have settled: each serves, exactly one as leader and the
     /// others as followers. Returns the leader. Times out when too few members run for a quorum.
+    /// It trusts what members say now: a leader that has just lost its quorum still says
+    /// `leader` until it notices, which took about two seconds here.
     pub fn wait_for_leader(&mut self) -> Result<usize, LaunchError> {
         let leader = Cell::new(None);
         wait_until(&mut self.members, "settled ensemble", |members| {

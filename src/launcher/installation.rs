@@ -122,8 +122,8 @@ fn java() -> Result<PathBuf, LaunchError> {
 }
 
 /// The installation for a real-server test, or `None` after a loud `SKIPPED` line on stderr when
-/// there is none. With [`REQUIRE_REAL_ZK`]`=1` a missing installation panics instead, so the
-/// test fails.
+/// there is none (shown even where the test harness captures output). With
+/// [`REQUIRE_REAL_ZK`]`=1` a missing installation panics instead, so the test fails.
 pub fn installed_or_skip(test: &str) -> Option<Installation> {
     match Installation::find() {
         Ok(installation) => Some(installation),
@@ -131,7 +131,9 @@ pub fn installed_or_skip(test: &str) -> Option<Installation> {
             panic!("{test}: {REQUIRE_REAL_ZK}=1 but ZooKeeper is missing: {e}")
         }
         Err(e) => {
-            eprintln!("SKIPPED (no ZooKeeper installed): {test}: {e}");
+            // Straight to stderr, not `eprintln!`, which the test harness captures and hides.
+            let line = format!("SKIPPED (no ZooKeeper installed): {test}: {e}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             None
         }
     }

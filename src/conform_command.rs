@@ -33,10 +33,7 @@ pub struct ConformArgs {
 pub fn run(args: &ConformArgs) -> ExitCode {
     let server = match RealServer::given_or_started(args.zk.as_deref()) {
         Ok(server) => server,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return crate::usage_error(&message),
     };
     let options = ConformOptions {
         cases: args.cases,
@@ -51,13 +48,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
     status.finish();
     let report = match result {
         Ok(report) => report,
-        Err(error) => {
-            eprintln!(
-                "error: the ZooKeeper at {} could not be used: {error}",
-                server.hosts()
-            );
-            return ExitCode::from(2);
-        }
+        Err(error) => return crate::unusable_server(&server.hosts(), error),
     };
     if args.json {
         println!("{}", report_json(&report, &options, status.elapsed()));

@@ -242,6 +242,14 @@ fn known_bug_tag(known_bug: bool) -> &'static str {
     }
 }
 
+/// Reports a real server the command could not work with; exit status 2, as for bad usage:
+/// nothing was judged.
+fn unusable_server(hosts: &str, error: zklab::recipes::client::ZkError) -> ExitCode {
+    usage_error(&format!(
+        "the ZooKeeper at {hosts} could not be used: {error}"
+    ))
+}
+
 /// Prints a usage error; exit status 2.
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");

@@ -33,18 +33,15 @@ pub struct RealArgs {
 /// not `lock` or no server can be used.
 pub fn run(args: &RealArgs) -> ExitCode {
     if args.scenario != "lock" {
-        eprintln!(
-            "error: only the `lock` scenario runs on a real server, not `{}`",
+        let message = format!(
+            "only the `lock` scenario runs on a real server, not `{}`",
             args.scenario
         );
-        return ExitCode::from(2);
+        return crate::usage_error(&message);
     }
     let server = match RealServer::given_or_started(args.zk.as_deref()) {
         Ok(server) => server,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return crate::usage_error(&message),
     };
     let options = RealLockOptions {
         clients: args.clients,
@@ -53,18 +50,12 @@ pub fn run(args: &RealArgs) -> ExitCode {
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: no async runtime: {error}");
-            return ExitCode::from(2);
-        }
+        Err(error) => return crate::usage_error(&format!("no async runtime: {error}")),
     };
     let hosts = server.hosts();
     let report = match runtime.block_on(run_lock(&hosts, &options, RealTrace::new())) {
         Ok(report) => report,
-        Err(error) => {
-            eprintln!("error: the ZooKeeper at {hosts} could not be used: {error}");
-            return ExitCode::from(2);
-        }
+        Err(error) => return crate::unusable_server(&hosts, error),
     };
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
     if args.json {

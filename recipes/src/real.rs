@@ -198,7 +198,13 @@ impl EventStream {
         self.next_id += 1;
         let waker = self.waker(id);
         match watch.as_mut().poll(&mut Context::from_waker(&waker)) {
-            Poll::Ready(event) => self.ready.extend(watched_event(event).map(ZkEvent::Watch)),
+            Poll::Ready(event) => {
+                self.ready.extend(watched_event(event).map(ZkEvent::Watch));
+                let waiting = lock(&self.fired).waiting.take();
+                if let Some(waiting) = waiting {
+                    waiting.wake();
+                }
+            }
             Poll::Pending => {
                 self.watches.insert(id, (watch, waker));
             }

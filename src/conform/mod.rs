@@ -240,6 +240,15 @@ mod tests {
     use super::*;
     use crate::recipes::client::{CreateMode, EventType, Op, WatchedEvent, ZkEvent};
 
+    /// Session 0 creates the ephemeral `/r/a` holding `data`.
+    fn create_a(data: &[u8]) -> Op {
+        Op::Create {
+            path: "/r/a".into(),
+            data: data.to_vec(),
+            mode: CreateMode::Ephemeral,
+        }
+    }
+
     /// Two runs of a case on fresh pure servers, the second with one step changed.
     fn observations(changed: Op) -> (Observation, Observation) {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -262,32 +271,18 @@ mod tests {
             },
         };
         let create = |op| Step::Call { session: 0, op };
-        let same = Op::Create {
-            path: "/r/a".into(),
-            data: b"x".to_vec(),
-            mode: CreateMode::Ephemeral,
-        };
         (
-            run(vec![watch.clone(), create(same)]),
+            run(vec![watch.clone(), create(create_a(b"x"))]),
             run(vec![watch, create(changed)]),
         )
     }
 
     #[test]
     fn equal_runs_agree_and_a_different_reply_or_event_is_found() {
-        let same = Op::Create {
-            path: "/r/a".into(),
-            data: b"x".to_vec(),
-            mode: CreateMode::Ephemeral,
-        };
-        let (first, second) = observations(same);
+        let (first, second) = observations(create_a(b"x"));
         assert_eq!(first_difference(&first, &second), None);
         // Different data: the replies agree, the final trees do not.
-        let (first, second) = observations(Op::Create {
-            path: "/r/a".into(),
-            data: b"y".to_vec(),
-            mode: CreateMode::Ephemeral,
-        });
+        let (first, second) = observations(create_a(b"y"));
         let difference = first_difference(&first, &second).expect("a difference");
         assert!(difference.starts_with("final tree"), "{difference}");
         // No create: no NodeCreated for the watching session.
@@ -301,12 +296,7 @@ mod tests {
 
     #[test]
     fn observations_compare_zxids_by_order_and_owners_by_session_index() {
-        let same = Op::Create {
-            path: "/r/a".into(),
-            data: b"x".to_vec(),
-            mode: CreateMode::Ephemeral,
-        };
-        let (observation, _) = observations(same);
+        let (observation, _) = observations(create_a(b"x"));
         let node = &observation.tree[1];
         assert_eq!(node.path, "/r/a");
         // Ranks: the config node's zxid 0, the root's creation, then /r/a's.

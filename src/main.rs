@@ -9,6 +9,7 @@ mod conform_command;
 mod progress;
 mod real_command;
 mod server;
+mod shell_command;
 
 use std::process::ExitCode;
 
@@ -192,7 +193,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Conform(args) => conform_command::run(&args),
         Command::Real(args) => real_command::run(&args),
-        Command::Shell { zk } => zklab::shell::run_stdio(zk.as_deref()),
+        Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay {
             scenario,
             seed,

@@ -204,6 +204,7 @@ fn an_unreachable_server_is_an_error_not_a_pass() {
     for args in [
         &["conform", "--zk", "127.0.0.1:1", "--cases", "1", "--json"][..],
         &["real", "lock", "--zk", "127.0.0.1:1", "--json"],
+        &["shell", "--zk", "127.0.0.1:1"],
     ] {
         let output = zklab(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");

@@ -19,17 +19,10 @@ mod words;
 use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
 use std::ops::ControlFlow;
-use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::recipes::client::{Op, OpResult, SessionEvent, Stat, ZkClient, ZkError, ZkEvent, Zxid};
-use crate::recipes::real::RealZk;
-use crate::sim::local::LocalZk;
 
 use command::{Command, Notice};
-
-/// The session timeout zkCli asks for unless told otherwise (`-timeout`).
-const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs zkCli commands read from `input` on `client` until `quit` or the end of the input,
 /// writing what zkCli writes to stdout on `out` and what it writes to stderr on `err`.
@@ -88,36 +81,6 @@ pub async fn run<C: ZkClient>(
             Err(Failure::Io(error)) => return Err(error),
         }
     }
-}
-
-/// `zklab shell [--zk HOST:PORT]`: the shell on stdin, stdout and stderr, on a fresh simulated
-/// ZooKeeper or on a session with the server at `zk`. Exit status 0, or 2 when the server cannot
-/// be reached.
-pub fn run_stdio(zk: Option<&str>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return fail(&format!("no tokio runtime: {error}"), 2),
-    };
-    let (input, out, err) = (io::stdin().lock(), io::stdout().lock(), io::stderr().lock());
-    let result = match zk {
-        None => runtime.block_on(run(&LocalZk::new().connect(), input, out, err)),
-        Some(hosts) => match runtime.block_on(RealZk::connect(hosts, SESSION_TIMEOUT)) {
-            Ok(client) => runtime.block_on(run(&client, input, out, err)),
-            Err(error) => return fail(&format!("cannot connect to {hosts}: {error}"), 2),
-        },
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => fail(&error.to_string(), 1),
-    }
-}
-
-fn fail(message: &str, status: u8) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(status)
 }
 
 /// Why a command did not complete.

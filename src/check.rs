@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Value};
-use zklab::models::catalogue;
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
+use zklab::scenarios::catalogue;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::StatusLine;
@@ -24,7 +24,7 @@ const MODEL_FAULTS: [FaultKind; 3] = [
 /// Options of `zklab check`.
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The model (see `zklab list`).
+    /// The scenario whose model to check (see `zklab list`).
     model: String,
     /// Number of clients.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
@@ -97,7 +97,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         timeout: args.timeout.map(Duration::from_secs),
     };
     let status = StatusLine::new(args.json);
-    let report = model.check(&options, &|states, unique| {
+    let report = model.kit.check(&options, &|states, unique| {
         status.show(false, || {
             let seconds = status.elapsed().as_secs_f64();
             format!(

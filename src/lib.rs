@@ -2,8 +2,8 @@
 //!
 //! This crate is the `zklab` command line and re-exports the workspace's crates:
 //! [`recipes`] (the product library: client API, sans-IO machines, recipes), [`sim`] (the pure
-//! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the scenario
-//! catalogue, oracles and seeded runner) and [`models`] (the model checker).
+//! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the recipes' kits,
+//! the one catalogue, oracles and the seeded runner) and [`models`] (the model checker).
 
 pub mod conform;
 pub mod launcher;

@@ -1,5 +1,4 @@
-//! The `zklab` command line: list scenarios and models, sweep seeds, replay one seed, check a
-//! model.
+//! The `zklab` command line: list the scenarios, sweep seeds, replay one seed, check a model.
 //!
 //! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage,
 //! 3 when `check` stopped at its timeout without finding a violation.
@@ -15,8 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
-use zklab::models::catalogue::MODELS;
-use zklab::scenarios::catalogue::{self, CATALOGUE};
+use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::{self, RunOptions, SweepReport};
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::{FaultKind, FaultRates};
@@ -34,7 +32,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the scenarios and the models.
+    /// List the scenarios: each runs in the simulator, in the model checker and on a real server.
     List,
     /// Run a scenario over many seeds with injected faults.
     Run {
@@ -122,15 +120,9 @@ fn main() -> ExitCode {
     runner::quiet_panics_inside_seeds();
     match cli.command {
         Command::List => {
-            println!("scenarios (zklab run, zklab replay):");
-            for scenario in CATALOGUE {
+            for scenario in catalogue::scenarios() {
                 let tag = known_bug_tag(scenario.known_bug);
-                println!("  {:<24} {}{tag}", scenario.name, scenario.about);
-            }
-            println!("models (zklab check):");
-            for model in MODELS {
-                let tag = known_bug_tag(model.known_bug);
-                println!("  {:<24} {}{tag}", model.name, model.about);
+                println!("{:<24} {}{tag}", scenario.name, scenario.about);
             }
             ExitCode::SUCCESS
         }
@@ -227,8 +219,7 @@ fn main() -> ExitCode {
 /// The scenarios a `run` argument names.
 fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
     if name == "all" {
-        return Ok(CATALOGUE
-            .iter()
+        return Ok(catalogue::scenarios()
             .filter(|scenario| !scenario.known_bug)
             .collect());
     }

@@ -5,8 +5,9 @@
 use stateright::Model;
 use zklab::models::check::{check, shortest_counterexample, CheckOptions};
 use zklab::models::model::{Budget, RecipeModel};
-use zklab::models::workload::LockWorkload;
-use zklab::recipes::lock::LockVariant;
+use zklab::models::workload::Workload;
+use zklab::scenarios::lock::LockKit;
+use zklab::scenarios::mutation::{BlindRetry, Documented, WatchParent};
 
 const ONE_OF_EACH: Budget = Budget {
     connection_loss: 1,
@@ -30,7 +31,7 @@ fn quiet(_: usize, _: usize) {}
 fn the_lock_holds_every_property_for_two_and_three_clients_with_one_of_each_fault() {
     for clients in [2, 3] {
         let report = check(
-            LockWorkload::new(LockVariant::Correct),
+            LockKit::<Documented>::KIT,
             &options(clients, ONE_OF_EACH, true),
             &quiet,
         );
@@ -53,17 +54,17 @@ fn the_lock_holds_every_property_for_two_and_three_clients_with_one_of_each_faul
 
 /// Asserts the shortest counterexample of `property` is a real path of 1 to 20 steps ending in
 /// a state that breaks it.
-fn assert_counterexample(
-    variant: LockVariant,
+fn assert_counterexample<W: Workload>(
+    kit: W,
     clients: usize,
     budget: Budget,
     property: &'static str,
 ) {
-    let model = RecipeModel::new(LockWorkload::new(variant), clients, budget);
+    let model = RecipeModel::new(kit.clone(), clients, budget);
     let path = shortest_counterexample(&model, &options(clients, budget, true), property);
     assert!(
         (1..=20).contains(&path.len()),
-        "{variant:?}: {property} counterexample of {} steps",
+        "{kit:?}: {property} counterexample of {} steps",
         path.len()
     );
     let (_, _, last) = path.last().expect("a step");
@@ -86,7 +87,7 @@ fn assert_counterexample(
 #[test]
 fn blind_retry_gets_stuck_after_a_lost_create_reply() {
     let report = check(
-        LockWorkload::new(LockVariant::BlindRetry),
+        LockKit::<BlindRetry>::KIT,
         &options(2, ONE_OF_EACH, true),
         &quiet,
     );
@@ -115,13 +116,13 @@ fn blind_retry_gets_stuck_after_a_lost_create_reply() {
         stuck.counterexample
     );
     assert!(stuck.mermaid.starts_with("sequenceDiagram"));
-    assert_counterexample(LockVariant::BlindRetry, 2, ONE_OF_EACH, "no stuck state");
+    assert_counterexample(LockKit::<BlindRetry>::KIT, 2, ONE_OF_EACH, "no stuck state");
 }
 
 #[test]
 fn the_herd_lock_wakes_every_waiter_even_without_faults() {
     let report = check(
-        LockWorkload::new(LockVariant::Herd),
+        LockKit::<WatchParent>::KIT,
         &options(3, Budget::default(), true),
         &quiet,
     );
@@ -136,18 +137,23 @@ fn the_herd_lock_wakes_every_waiter_even_without_faults() {
         .iter()
         .filter(|p| p.name != "herd-freedom")
         .all(|p| p.holds));
-    assert_counterexample(LockVariant::Herd, 3, Budget::default(), "herd-freedom");
+    assert_counterexample(
+        LockKit::<WatchParent>::KIT,
+        3,
+        Budget::default(),
+        "herd-freedom",
+    );
 }
 
 #[test]
 fn symmetry_reduction_explores_fewer_states_and_agrees() {
     let with = check(
-        LockWorkload::new(LockVariant::Correct),
+        LockKit::<Documented>::KIT,
         &options(2, ONE_OF_EACH, true),
         &quiet,
     );
     let without = check(
-        LockWorkload::new(LockVariant::Correct),
+        LockKit::<Documented>::KIT,
         &options(2, ONE_OF_EACH, false),
         &quiet,
     );
@@ -159,12 +165,12 @@ fn symmetry_reduction_explores_fewer_states_and_agrees() {
     );
     assert_eq!(with.properties, without.properties);
     let herd_with = check(
-        LockWorkload::new(LockVariant::Herd),
+        LockKit::<WatchParent>::KIT,
         &options(3, Budget::default(), true),
         &quiet,
     );
     let herd_without = check(
-        LockWorkload::new(LockVariant::Herd),
+        LockKit::<WatchParent>::KIT,
         &options(3, Budget::default(), false),
         &quiet,
     );

@@ -4,12 +4,14 @@
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use zklab::conform::{conform, ConformOptions};
 use zklab::launcher::{installed_or_skip, Ensemble, Standalone};
 use zklab::recipes::client::SessionEvent;
-use zklab::scenarios::real::{run_lock, RealLockOptions, RealReport, RealTrace};
+use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
 
 /// Differential cases per run: enough to meet every kind of op many times over.
@@ -24,13 +26,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Every property held and every client got the lock as often as it asked.
-fn assert_holds(report: &RealReport, options: &RealLockOptions, trace: &RealTrace) {
+fn assert_holds(report: &RealReport, options: &RealOptions, trace: &RealTrace) {
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
     assert!(violations.is_empty(), "{}", violations.join("\n"));
-    assert_eq!(
-        trace.acquisitions(),
-        (options.clients * options.rounds) as usize
-    );
+    assert_eq!(trace.grants(), (options.clients * options.rounds) as usize);
 }
 
 #[test]
@@ -59,10 +58,15 @@ fn the_lock_holds_on_a_real_standalone_server() {
         return;
     };
     let server = Standalone::start(&installation).expect("a standalone server");
-    let options = RealLockOptions::default();
+    let options = RealOptions::default();
     let trace = RealTrace::new();
     let report = runtime()
-        .block_on(run_lock(&server.connect_string(), &options, trace.clone()))
+        .block_on(real::run(
+            support::scenario("lock"),
+            &server.connect_string(),
+            &options,
+            trace.clone(),
+        ))
         .expect("a reachable server");
     assert_holds(&report, &options, &trace);
 }
@@ -74,21 +78,21 @@ fn the_lock_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
     };
     let mut ensemble = Ensemble::start(&installation, 3).expect("a 3-member ensemble");
     let leader = ensemble.leader().expect("an elected leader");
-    let options = RealLockOptions::default();
+    let options = RealOptions::default();
     let runtime = runtime();
     let trace = RealTrace::new();
     let run = runtime.spawn({
         let (hosts, options, trace) = (ensemble.connect_string(), options.clone(), trace.clone());
-        async move { run_lock(&hosts, &options, trace).await }
+        async move { real::run(support::scenario("lock"), &hosts, &options, trace).await }
     });
     // Strike once the workload is under way, well before it is done.
     let waiting = Instant::now();
-    while trace.acquisitions() < 5 {
+    while trace.grants() < 5 {
         assert!(waiting.elapsed() < Duration::from_secs(60), "no progress");
         std::thread::sleep(Duration::from_millis(5));
     }
     ensemble.kill(leader).expect("the leader killed");
-    let at_kill = trace.acquisitions();
+    let at_kill = trace.grants();
     let new_leader = ensemble.wait_for_leader().expect("a new leader");
     assert_ne!(new_leader, leader);
     ensemble.restart(leader).expect("the old leader back");

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use zklab::recipes::client::{Op, OpResult};
-use zklab::recipes::machine::Outcome;
+use zklab::recipes::outcome::Outcome;
 use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, RunOptions, SeedReport};
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};

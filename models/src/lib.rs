@@ -4,9 +4,8 @@
 //! [`model::RecipeModel`] is generic over any [`workload::Workload`] (a recipe machine plus what
 //! its application does); [`check::check`] runs it with symmetry reduction and finds
 //! a short counterexample of each failing property; [`render`] tells a counterexample as trace
-//! lines and a Mermaid diagram; [`catalogue::MODELS`] names the models `zklab check` knows.
+//! lines and a Mermaid diagram. It knows no recipe: the kits (`zklab-scenarios`) bring them.
 
-pub mod catalogue;
 pub mod check;
 pub mod model;
 pub mod render;

@@ -11,7 +11,8 @@ use stateright::{Model, Property};
 use zklab_recipes::client::{
     CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
 };
-use zklab_recipes::machine::{Action as Next, Input, Outcome, Recipe};
+use zklab_recipes::machine::{Action as Next, Input, Recipe};
+use zklab_recipes::outcome::Outcome;
 use zklab_sim::server::{Notification, Server};
 
 use crate::workload::Workload;
@@ -161,12 +162,12 @@ impl<W: Workload> RecipeModel<W> {
     ) {
         let client = &mut state.clients[c];
         let step = client.machine.step(input);
-        match step.outcome {
-            Some(Outcome::Acquired { .. } | Outcome::Resumed) => client.holds = true,
+        match step.outcome.map(Into::into) {
+            Some(Outcome::Granted { .. } | Outcome::Resumed) => client.holds = true,
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
-            Some(Outcome::Released) => (client.holds, client.released) = (false, true),
+            Some(Outcome::Released { .. }) => (client.holds, client.released) = (false, true),
             Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(error)),
             None => {}
         }
@@ -251,12 +252,15 @@ impl<W: Workload> Model for RecipeModel<W> {
         // search spends its depth on the protocol rather than on creating parents.
         let mut server = Server::new();
         let setup = server.open_session();
-        let root = Op::Create {
-            path: self.workload.root().to_owned(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
-        server.apply(setup, &root, 0);
+        let root = self.workload.root();
+        for (end, _) in root.match_indices('/').skip(1).chain([(root.len(), "")]) {
+            let parent = Op::Create {
+                path: root[..end].to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            };
+            server.apply(setup, &parent, 0);
+        }
         server.close_session(setup, 0);
         let clients = (0..self.clients)
             .map(|_| {

@@ -4,7 +4,6 @@
 use std::fmt::Debug;
 
 use zklab_recipes::client::SessionId;
-use zklab_recipes::lock::{Lock, LockMachine, LockRequest, LockVariant};
 use zklab_recipes::machine::Recipe;
 use zklab_recipes::symmetry::RenameSessions;
 
@@ -22,38 +21,4 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
 
     /// The recipe's znode directory: empty once every client finished.
     fn root(&self) -> &str;
-}
-
-/// The exclusive lock, in one of its variants.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockWorkload {
-    lock: Lock,
-}
-
-/// Where the lock models keep their contender nodes.
-pub const LOCK_DIR: &str = "/lock";
-
-impl LockWorkload {
-    /// The lock at [`LOCK_DIR`], following `variant`.
-    pub fn new(variant: LockVariant) -> Self {
-        LockWorkload {
-            lock: Lock::new(LOCK_DIR).with_variant(variant),
-        }
-    }
-}
-
-impl Workload for LockWorkload {
-    type Machine = LockMachine;
-
-    fn machine(&self, session: SessionId) -> LockMachine {
-        self.lock.machine(session)
-    }
-
-    fn request_when_holding(&self) -> LockRequest {
-        LockRequest::Release
-    }
-
-    fn root(&self) -> &str {
-        LOCK_DIR
-    }
 }

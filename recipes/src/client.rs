@@ -7,8 +7,6 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::machine::Outcome;
-
 /// A session id, as the server assigns it.
 pub type SessionId = i64;
 
@@ -425,10 +423,6 @@ pub trait ZkClient {
 
     /// Closes the session: its ephemeral nodes go at once and later calls fail with `Closed`.
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send;
-
-    /// Notes what the application learned from a recipe. The simulator writes it into its trace,
-    /// where the oracles read it; a client with no trace ignores it.
-    fn record(&self, _outcome: &Outcome) {}
 
     /// Creates a node; returns its actual path.
     fn create(

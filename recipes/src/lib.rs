@@ -9,6 +9,7 @@
 pub mod client;
 pub mod lock;
 pub mod machine;
+pub mod outcome;
 #[cfg(feature = "zookeeper")]
 pub mod real;
 pub mod symmetry;

@@ -20,29 +20,57 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{WatchedEvent, ZkError, ZkEvent};
-use crate::machine::{Driver, Input, Outcome, Recipe, Step};
+use crate::machine::{Driver, Input, Recipe};
+use crate::outcome::{Outcome, Recorder};
 use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
 
 /// The marker between a contender's guid and the server's sequence number.
 const LOCK_MARKER: &str = "-lock-";
 
-/// Which lock protocol a machine follows. Only [`LockVariant::Correct`] is fit for use: the
-/// others are known bugs of real lock implementations, kept so the simulator and the model checker
-/// can show they catch them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LockVariant {
-    /// The recipe as documented.
-    #[default]
-    Correct,
-    /// After ConnectionLoss on create, create again without looking for the guid: a lost create
-    /// reply leaves an orphan node that blocks everyone until the session ends.
-    BlindRetry,
-    /// Every waiter watches the lock node's children: each deletion wakes them all.
-    Herd,
+/// What a lock tells its application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockOutcome {
+    /// The client holds the lock; `token` is the fencing token to present to any resource the
+    /// lock protects: the lock node's czxid, which only grows from one holder to the next.
+    Acquired {
+        /// The fencing token.
+        token: i64,
+    },
+    /// The connection dropped while holding: the session may expire at any moment, so the holder
+    /// must stop trusting the lock until [`LockOutcome::Resumed`].
+    Suspended,
+    /// Reconnected within the same session while holding: the lock is still held.
+    Resumed,
+    /// The session ended: the lock, held or awaited, is gone.
+    Lost,
+    /// The client let go of the lock.
+    Released,
+    /// The recipe gave up on an error it cannot handle.
+    Failed(ZkError),
 }
+
+/// The lock's name for what it grants, in the trace.
+const ROLE: &str = "lock";
+
+impl From<LockOutcome> for Outcome {
+    fn from(outcome: LockOutcome) -> Outcome {
+        match outcome {
+            LockOutcome::Acquired { token } => Outcome::Granted { role: ROLE, token },
+            LockOutcome::Suspended => Outcome::Suspended,
+            LockOutcome::Resumed => Outcome::Resumed,
+            LockOutcome::Lost => Outcome::Lost,
+            LockOutcome::Released => Outcome::Released { role: ROLE },
+            LockOutcome::Failed(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+/// One answer of the lock machine.
+type Step = crate::machine::Step<LockOutcome>;
 
 /// The request an application makes of a held lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,8 +99,6 @@ enum Phase {
         /// The predecessor's child name.
         predecessor: String,
     },
-    /// (Herd variant) waiting for any change to the lock directory's children.
-    WatchingChildren,
     /// Holding the lock.
     Held,
     /// The delete of our node is in flight.
@@ -86,7 +112,6 @@ enum Phase {
 pub struct LockMachine {
     dir: String,
     guid: String,
-    variant: LockVariant,
     phase: Phase,
     /// The op in flight, to send again after ConnectionLoss where that is safe.
     in_flight: Option<Op>,
@@ -103,11 +128,10 @@ pub struct LockMachine {
 impl LockMachine {
     /// A machine contending for the lock at `dir`, naming its node with `guid` (unique per
     /// contender and stable for its session: [`session_guid`] gives one).
-    pub fn new(dir: &str, guid: String, variant: LockVariant) -> Self {
+    pub fn new(dir: &str, guid: String) -> Self {
         LockMachine {
             dir: dir.to_owned(),
             guid,
-            variant,
             phase: Phase::Idle,
             in_flight: None,
             node: None,
@@ -130,8 +154,7 @@ impl LockMachine {
 
     /// Whether the machine is waiting for its predecessor to go.
     pub fn is_waiting(&self) -> bool {
-        matches!(self.phase, Phase::Watching { .. } | Phase::WatchingChildren)
-            && self.in_flight.is_none()
+        matches!(self.phase, Phase::Watching { .. }) && self.in_flight.is_none()
     }
 
     /// The path of the contender node, once created or adopted.
@@ -145,7 +168,7 @@ impl LockMachine {
         Step::send(op)
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Step {
+    fn finish(&mut self, outcome: LockOutcome) -> Step {
         self.phase = Phase::Done;
         self.in_flight = None;
         Step::done(outcome)
@@ -162,12 +185,11 @@ impl LockMachine {
 
     fn list(&mut self) -> Step {
         self.relist = false;
-        let watch = self.variant == LockVariant::Herd;
         self.send(
             Phase::Listing,
             Op::GetChildren {
                 path: self.dir.clone(),
-                watch,
+                watch: false,
             },
         )
     }
@@ -198,22 +220,19 @@ impl LockMachine {
                 self.phase = Phase::Done;
                 Step::stop()
             }
-            (_, Err(ZkError::SessionExpired)) => self.finish(Outcome::Lost),
-            (Phase::Creating, Err(ZkError::ConnectionLoss)) => match self.variant {
-                LockVariant::BlindRetry => self.create(),
-                _ => self.send(
-                    Phase::FindingOwnNode,
-                    Op::GetChildren {
-                        path: self.dir.clone(),
-                        watch: false,
-                    },
-                ),
-            },
+            (_, Err(ZkError::SessionExpired)) => self.finish(LockOutcome::Lost),
+            (Phase::Creating, Err(ZkError::ConnectionLoss)) => self.send(
+                Phase::FindingOwnNode,
+                Op::GetChildren {
+                    path: self.dir.clone(),
+                    watch: false,
+                },
+            ),
             // Reads and the release are idempotent: after ConnectionLoss, ask again. The client
             // holds the op until it has reconnected.
             (phase, Err(ZkError::ConnectionLoss)) if phase != Phase::Creating => match sent {
                 Some(op) => self.send(phase, op),
-                None => self.finish(Outcome::Failed(ZkError::ConnectionLoss)),
+                None => self.finish(LockOutcome::Failed(ZkError::ConnectionLoss)),
             },
             (Phase::Creating, Ok(OpResult::Created { path, stat })) => {
                 self.node = Some(path);
@@ -258,8 +277,8 @@ impl LockMachine {
                     Step::wait()
                 }
             }
-            (_, Err(error)) => self.finish(Outcome::Failed(error)),
-            (_, Ok(_)) => self.finish(Outcome::Failed(ZkError::MarshallingError)),
+            (_, Err(error)) => self.finish(LockOutcome::Failed(error)),
+            (_, Ok(_)) => self.finish(LockOutcome::Failed(ZkError::MarshallingError)),
         }
     }
 
@@ -282,11 +301,7 @@ impl LockMachine {
         };
         if position == 0 {
             self.phase = Phase::Held;
-            return Step::wait().telling(Outcome::Acquired { token: self.token });
-        }
-        if self.variant == LockVariant::Herd {
-            self.phase = Phase::WatchingChildren;
-            return Step::wait();
+            return Step::wait().telling(LockOutcome::Acquired { token: self.token });
         }
         let predecessor = contenders[position - 1].1.clone();
         let path = format!("{}/{}", self.dir, predecessor);
@@ -305,9 +320,6 @@ impl LockMachine {
                         .strip_prefix(self.dir.as_str())
                         .and_then(|p| p.strip_prefix('/'))
                         == Some(predecessor.as_str())
-            }
-            Phase::WatchingChildren => {
-                event.event_type == EventType::NodeChildrenChanged && event.path == self.dir
             }
             _ => false,
         };
@@ -329,18 +341,18 @@ impl LockMachine {
                 self.in_flight = None;
                 Step::stop()
             }
-            SessionEvent::Expired | SessionEvent::Closed => self.finish(Outcome::Lost),
+            SessionEvent::Expired | SessionEvent::Closed => self.finish(LockOutcome::Lost),
             SessionEvent::Disconnected => {
                 let was = std::mem::replace(&mut self.connected, false);
                 match self.phase {
-                    Phase::Held if was => Step::wait().telling(Outcome::Suspended),
+                    Phase::Held if was => Step::wait().telling(LockOutcome::Suspended),
                     _ => Step::wait(),
                 }
             }
             SessionEvent::SyncConnected => {
                 let was = std::mem::replace(&mut self.connected, true);
                 match self.phase {
-                    Phase::Held if !was => Step::wait().telling(Outcome::Resumed),
+                    Phase::Held if !was => Step::wait().telling(LockOutcome::Resumed),
                     _ => Step::wait(),
                 }
             }
@@ -350,6 +362,7 @@ impl LockMachine {
 
 impl Recipe for LockMachine {
     type Request = LockRequest;
+    type Outcome = LockOutcome;
 
     fn step(&mut self, input: Input<LockRequest>) -> Step {
         match input {
@@ -364,7 +377,7 @@ impl Recipe for LockMachine {
             Input::App(LockRequest::Release) if self.phase == Phase::Held => {
                 let path = self.node.clone().unwrap_or_default();
                 self.send(Phase::Releasing, Op::Delete { path, version: -1 })
-                    .telling(Outcome::Released)
+                    .telling(LockOutcome::Released)
             }
             Input::App(LockRequest::Release) => Step::wait(),
         }
@@ -382,7 +395,6 @@ impl RenameSessions for LockMachine {
         LockMachine {
             dir: self.dir.clone(),
             guid: renaming.guid(&self.guid),
-            variant: self.variant,
             phase,
             in_flight: self.in_flight.rename_sessions(renaming),
             node: self.node.rename_sessions(renaming),
@@ -420,10 +432,18 @@ impl fmt::Display for LockError {
 impl std::error::Error for LockError {}
 
 /// An exclusive lock at a directory path, such as `/locks/orders`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Lock {
     dir: String,
-    variant: LockVariant,
+    recorder: Option<Arc<dyn Recorder>>,
+}
+
+impl fmt::Debug for Lock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lock")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Lock {
@@ -431,19 +451,19 @@ impl Lock {
     pub fn new(dir: &str) -> Self {
         Lock {
             dir: dir.to_owned(),
-            variant: LockVariant::Correct,
+            recorder: None,
         }
     }
 
-    /// The same lock following a known-broken protocol, for testing the harness itself.
-    pub fn with_variant(mut self, variant: LockVariant) -> Self {
-        self.variant = variant;
+    /// The same lock, writing down everything it tells the application with `recorder`.
+    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.recorder = recorder;
         self
     }
 
     /// The machine this lock runs for a session.
     pub fn machine(&self, session: SessionId) -> LockMachine {
-        LockMachine::new(&self.dir, session_guid(session), self.variant)
+        LockMachine::new(&self.dir, session_guid(session))
     }
 
     /// Waits until this session holds the lock.
@@ -451,15 +471,30 @@ impl Lock {
         &self,
         client: &'c C,
     ) -> Result<LockGuard<'c, C>, LockError> {
-        let mut driver = Driver::new(client, self.machine(client.session_id()));
+        self.acquire_with(client, self.machine(client.session_id()))
+            .await
+    }
+
+    /// Waits until `machine` holds the lock: this lock's own machine, or one built around it
+    /// (the harness runs known-broken variants of the protocol this way).
+    pub async fn acquire_with<'c, C, M>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Result<LockGuard<'c, C, M>, LockError>
+    where
+        C: ZkClient,
+        M: Recipe<Request = LockRequest, Outcome = LockOutcome>,
+    {
+        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
         let mut outcomes = driver.feed(Input::Start).await;
         loop {
             for outcome in outcomes {
                 match outcome {
-                    Outcome::Acquired { token } => return Ok(LockGuard { driver, token }),
-                    Outcome::Lost => return Err(LockError::SessionLost),
-                    Outcome::Failed(error) => return Err(LockError::Zk(error)),
-                    Outcome::Suspended | Outcome::Resumed | Outcome::Released => {}
+                    LockOutcome::Acquired { token } => return Ok(LockGuard { driver, token }),
+                    LockOutcome::Lost => return Err(LockError::SessionLost),
+                    LockOutcome::Failed(error) => return Err(LockError::Zk(error)),
+                    LockOutcome::Suspended | LockOutcome::Resumed | LockOutcome::Released => {}
                 }
             }
             if driver.is_done() {
@@ -473,12 +508,16 @@ impl Lock {
 /// A held lock. It does not release on drop (release needs the network): call
 /// [`LockGuard::release`]; a dropped guard's node goes when its session ends.
 #[derive(Debug)]
-pub struct LockGuard<'c, C> {
-    driver: Driver<'c, C, LockMachine>,
+pub struct LockGuard<'c, C, M = LockMachine> {
+    driver: Driver<'c, C, M>,
     token: i64,
 }
 
-impl<C: ZkClient> LockGuard<'_, C> {
+impl<C, M> LockGuard<'_, C, M>
+where
+    C: ZkClient,
+    M: Recipe<Request = LockRequest, Outcome = LockOutcome>,
+{
     /// The fencing token: present it to the protected resource, which must refuse any token lower
     /// than one it has already seen.
     pub fn token(&self) -> i64 {
@@ -487,10 +526,10 @@ impl<C: ZkClient> LockGuard<'_, C> {
 
     /// Takes in the session events that have arrived and says whether the lock can still be
     /// trusted: false while disconnected (even if the lock was granted just as the connection
-    /// dropped) and for good once the session expired.
+    /// dropped) and for good once the session ended.
     pub async fn is_safe(&mut self) -> bool {
         self.driver.feed_arrived_events().await;
-        self.driver.machine().is_safe()
+        !self.driver.is_done() && self.driver.is_connected()
     }
 
     /// Releases the lock, retrying the delete through ConnectionLoss. Fails with `SessionLost`
@@ -505,12 +544,12 @@ impl<C: ZkClient> LockGuard<'_, C> {
         loop {
             for outcome in outcomes {
                 match outcome {
-                    Outcome::Lost => result = Err(LockError::SessionLost),
-                    Outcome::Failed(error) => result = Err(LockError::Zk(error)),
-                    Outcome::Acquired { .. }
-                    | Outcome::Suspended
-                    | Outcome::Resumed
-                    | Outcome::Released => {}
+                    LockOutcome::Lost => result = Err(LockError::SessionLost),
+                    LockOutcome::Failed(error) => result = Err(LockError::Zk(error)),
+                    LockOutcome::Acquired { .. }
+                    | LockOutcome::Suspended
+                    | LockOutcome::Resumed
+                    | LockOutcome::Released => {}
                 }
             }
             if self.driver.is_done() {
@@ -529,8 +568,8 @@ mod tests {
 
     const DIR: &str = "/locks/x";
 
-    fn machine(variant: LockVariant) -> LockMachine {
-        LockMachine::new(DIR, "g1".to_owned(), variant)
+    fn machine() -> LockMachine {
+        LockMachine::new(DIR, "g1".to_owned())
     }
 
     fn created(name: &str, czxid: i64) -> Input<LockRequest> {
@@ -581,17 +620,17 @@ mod tests {
 
     /// A machine that holds the lock with node g1-lock-0000000001 and token 7.
     fn holder() -> LockMachine {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000001", 7));
         let step = m.step(children(&["g1-lock-0000000001"]));
-        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 7 }));
+        assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 7 }));
         m
     }
 
     #[test]
     fn start_creates_an_ephemeral_sequential_node_named_with_the_guid() {
-        let step = machine(LockVariant::Correct).step(Input::Start);
+        let step = machine().step(Input::Start);
         let expected = Op::Create {
             path: format!("{DIR}/g1-lock-"),
             data: Vec::new(),
@@ -607,7 +646,7 @@ mod tests {
 
     #[test]
     fn sorts_by_sequence_number_not_by_name() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000002", 9));
         // By name "a9-..." sorts first, but its sequence (3) is after ours (2).
@@ -627,7 +666,7 @@ mod tests {
 
     #[test]
     fn a_waiter_watches_only_its_immediate_predecessor() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000003", 9));
         let step = m.step(children(&[
@@ -652,7 +691,7 @@ mod tests {
 
     #[test]
     fn a_predecessor_already_gone_means_listing_again() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000002", 9));
         m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
@@ -662,7 +701,7 @@ mod tests {
 
     #[test]
     fn after_connection_loss_on_create_it_adopts_the_node_carrying_its_guid() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         assert_eq!(op(&step), &relist());
@@ -681,12 +720,12 @@ mod tests {
         })))));
         assert_eq!(op(&step), &relist());
         let step = m.step(children(&["g1-lock-0000000005", "other-lock-0000000006"]));
-        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 11 }));
+        assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 11 }));
     }
 
     #[test]
     fn after_connection_loss_on_create_with_no_node_it_creates_again() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         let step = m.step(children(&["other-lock-0000000004"]));
@@ -695,7 +734,7 @@ mod tests {
 
     #[test]
     fn connection_loss_on_create_before_the_directory_exists_contends_again() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         let step = m.step(Input::Reply(Err(ZkError::NoNode)));
@@ -709,32 +748,8 @@ mod tests {
     }
 
     #[test]
-    fn blind_retry_variant_creates_again_without_looking() {
-        let mut m = machine(LockVariant::BlindRetry);
-        m.step(Input::Start);
-        let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        assert!(matches!(op(&step), Op::Create { .. }));
-    }
-
-    #[test]
-    fn herd_variant_watches_the_children_of_the_lock_node() {
-        let mut m = machine(LockVariant::Herd);
-        m.step(Input::Start);
-        let step = m.step(created("g1-lock-0000000002", 9));
-        assert_eq!(
-            op(&step),
-            &Op::GetChildren {
-                path: DIR.to_owned(),
-                watch: true
-            }
-        );
-        let step = m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
-        assert_eq!(step.action, Action::Wait);
-    }
-
-    #[test]
     fn a_missing_lock_directory_is_created_level_by_level() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::NoNode)));
         assert!(
@@ -762,27 +777,27 @@ mod tests {
         let mut m = holder();
         assert_eq!(
             m.step(session(SessionEvent::Disconnected)).outcome,
-            Some(Outcome::Suspended)
+            Some(LockOutcome::Suspended)
         );
         assert_eq!(
             m.step(session(SessionEvent::SyncConnected)).outcome,
-            Some(Outcome::Resumed)
+            Some(LockOutcome::Resumed)
         );
         assert!(m.holds());
     }
 
     #[test]
     fn a_lock_granted_after_the_connection_dropped_is_not_safe() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000001", 7));
         m.step(session(SessionEvent::Disconnected));
         let step = m.step(children(&["g1-lock-0000000001"]));
-        assert_eq!(step.outcome, Some(Outcome::Acquired { token: 7 }));
+        assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 7 }));
         assert!(m.holds() && !m.is_safe());
         assert_eq!(
             m.step(session(SessionEvent::SyncConnected)).outcome,
-            Some(Outcome::Resumed)
+            Some(LockOutcome::Resumed)
         );
         assert!(m.is_safe());
     }
@@ -792,17 +807,17 @@ mod tests {
         let mut m = holder();
         assert_eq!(
             m.step(session(SessionEvent::Expired)),
-            Step::done(Outcome::Lost)
+            Step::done(LockOutcome::Lost)
         );
     }
 
     #[test]
     fn session_expired_reply_while_waiting_loses_the_lock() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         assert_eq!(
             m.step(Input::Reply(Err(ZkError::SessionExpired))),
-            Step::done(Outcome::Lost)
+            Step::done(LockOutcome::Lost)
         );
     }
 
@@ -810,7 +825,7 @@ mod tests {
     fn release_tells_the_application_at_once_and_retries_the_delete_through_connection_loss() {
         let mut m = holder();
         let step = m.step(Input::App(LockRequest::Release));
-        assert_eq!(step.outcome, Some(Outcome::Released));
+        assert_eq!(step.outcome, Some(LockOutcome::Released));
         let delete = Op::Delete {
             path: format!("{DIR}/g1-lock-0000000001"),
             version: -1,
@@ -825,11 +840,11 @@ mod tests {
 
     #[test]
     fn an_unexpected_error_is_reported_not_swallowed() {
-        let mut m = machine(LockVariant::Correct);
+        let mut m = machine();
         m.step(Input::Start);
         m.step(created("g1-lock-0000000001", 7));
         let step = m.step(Input::Reply(Err(ZkError::NoAuth)));
-        assert_eq!(step, Step::done(Outcome::Failed(ZkError::NoAuth)));
+        assert_eq!(step, Step::done(LockOutcome::Failed(ZkError::NoAuth)));
     }
 
     #[test]

@@ -7,11 +7,12 @@
 //! `Clone + Eq + Hash`, the model checker can store and compare its states, and the simulator and
 //! a real server run the very same code through [`Driver`].
 
-use std::fmt::Debug;
+use std::fmt::{self, Debug};
 use std::hash::Hash;
+use std::sync::Arc;
 
-use crate::client::Op;
-use crate::client::{OpReply, ZkClient, ZkError, ZkEvent};
+use crate::client::{Op, OpReply, SessionEvent, ZkClient, ZkEvent};
+use crate::outcome::{Outcome, Recorder};
 
 /// Something a machine is told.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,39 +39,17 @@ pub enum Action {
     Done,
 }
 
-/// What the application learns from a recipe, in one vocabulary for every recipe, so that the
-/// same oracle can judge a simulated run, a model counterexample and a real-server run.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Outcome {
-    /// The client holds the lock (or leadership); `token` is the fencing token to present to
-    /// any resource the lock protects.
-    Acquired {
-        /// The lock node's czxid: it only grows from one holder to the next.
-        token: i64,
-    },
-    /// The connection dropped while holding: the session may expire at any moment, so the holder
-    /// must stop trusting the lock until [`Outcome::Resumed`].
-    Suspended,
-    /// Reconnected within the same session while holding: the lock is still held.
-    Resumed,
-    /// The session expired: whatever the client held is gone.
-    Lost,
-    /// The client let go of what it held.
-    Released,
-    /// The recipe gave up on an error it cannot handle.
-    Failed(ZkError),
-}
-
-/// One answer of a machine: the next action and, perhaps, an outcome for the application.
+/// One answer of a machine: the next action and, perhaps, an outcome (the recipe's own type) for
+/// the application.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Step {
+pub struct Step<O> {
     /// What the driver does next.
     pub action: Action,
     /// What the application learns now, if anything.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<O>,
 }
 
-impl Step {
+impl<O> Step<O> {
     /// Send an op, with nothing to tell the application.
     pub fn send(op: Op) -> Self {
         Step {
@@ -96,7 +75,7 @@ impl Step {
     }
 
     /// Finished, telling the application `outcome`.
-    pub fn done(outcome: Outcome) -> Self {
+    pub fn done(outcome: O) -> Self {
         Step {
             action: Action::Done,
             outcome: Some(outcome),
@@ -104,7 +83,7 @@ impl Step {
     }
 
     /// The same action, telling the application `outcome` too.
-    pub fn telling(mut self, outcome: Outcome) -> Self {
+    pub fn telling(mut self, outcome: O) -> Self {
         self.outcome = Some(outcome);
         self
     }
@@ -118,17 +97,32 @@ pub trait Recipe: Clone + Eq + Hash + Debug {
     /// The application's requests to the machine (for a lock: release).
     type Request: Clone + Eq + Hash + Debug;
 
+    /// What the machine tells its application: the recipe's public contract. It converts into
+    /// the trace's umbrella [`Outcome`], which the monitors read.
+    type Outcome: Clone + Eq + Hash + Debug + Into<Outcome>;
+
     /// Takes one input and says what to do next.
-    fn step(&mut self, input: Input<Self::Request>) -> Step;
+    fn step(&mut self, input: Input<Self::Request>) -> Step<Self::Outcome>;
 }
 
 /// Runs one machine over one client: sends the ops it asks for, feeds back replies and events in
-/// the order the session delivered them, and records every outcome with the client.
-#[derive(Debug)]
+/// the order the session delivered them, and hands every outcome to its [`Recorder`], if any.
 pub struct Driver<'c, C, M> {
     client: &'c C,
     machine: M,
     waiting: bool,
+    connected: bool,
+    recorder: Option<Arc<dyn Recorder>>,
+}
+
+impl<C, M: Debug> Debug for Driver<'_, C, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("machine", &self.machine)
+            .field("waiting", &self.waiting)
+            .field("connected", &self.connected)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
@@ -138,7 +132,21 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             client,
             machine,
             waiting: true,
+            connected: true,
+            recorder: None,
         }
+    }
+
+    /// The same driver, writing every outcome down with `recorder` (when there is one).
+    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.recorder = recorder;
+        self
+    }
+
+    /// Whether the session's connection is up, as far as the events fed so far tell: a holder
+    /// that learned of a disconnect must stop trusting what it holds until the reconnect.
+    pub fn is_connected(&self) -> bool {
+        self.connected
     }
 
     /// The machine, as it stands.
@@ -158,12 +166,12 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
 
     /// Feeds one input, then sends every op the machine asks for in turn until it waits or is
     /// done. Returns the outcomes, in order.
-    pub async fn feed(&mut self, input: Input<M::Request>) -> Vec<Outcome> {
+    pub async fn feed(&mut self, input: Input<M::Request>) -> Vec<M::Outcome> {
         let mut outcomes = Vec::new();
         if !self.waiting {
             return outcomes;
         }
-        let mut step = self.machine.step(input);
+        let mut step = self.step(input);
         loop {
             self.record(&mut outcomes, step.outcome);
             match step.action {
@@ -172,14 +180,14 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
                     // Events the session delivered before the reply reflect earlier changes:
                     // the machine sees them first, as ZooKeeper's ordering promises.
                     while let Some(event) = self.client.try_next_event() {
-                        let during = self.machine.step(Input::Event(event));
+                        let during = self.step(Input::Event(event));
                         debug_assert!(
                             !matches!(during.action, Action::Send(_)),
                             "a second op in flight"
                         );
                         self.record(&mut outcomes, during.outcome);
                     }
-                    step = self.machine.step(Input::Reply(reply));
+                    step = self.step(Input::Reply(reply));
                 }
                 Action::Wait => return outcomes,
                 Action::Done => {
@@ -191,7 +199,7 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
     }
 
     /// Feeds every event that has already arrived, without waiting for more.
-    pub async fn feed_arrived_events(&mut self) -> Vec<Outcome> {
+    pub async fn feed_arrived_events(&mut self) -> Vec<M::Outcome> {
         let mut outcomes = Vec::new();
         while !self.is_done() {
             let Some(event) = self.client.try_next_event() else {
@@ -204,15 +212,25 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
 
     /// Waits for the next event and feeds it. When the session's event stream has ended, the
     /// machine is told the session is closed.
-    pub async fn feed_next_event(&mut self) -> Vec<Outcome> {
+    pub async fn feed_next_event(&mut self) -> Vec<M::Outcome> {
         let event = self.client.next_event().await;
-        let event = event.unwrap_or(ZkEvent::Session(crate::client::SessionEvent::Closed));
+        let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
         self.feed(Input::Event(event)).await
     }
 
-    fn record(&self, outcomes: &mut Vec<Outcome>, outcome: Option<Outcome>) {
+    /// Steps the machine, keeping track of the connection on the way.
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        if let Input::Event(ZkEvent::Session(event)) = &input {
+            self.connected = *event == SessionEvent::SyncConnected;
+        }
+        self.machine.step(input)
+    }
+
+    fn record(&self, outcomes: &mut Vec<M::Outcome>, outcome: Option<M::Outcome>) {
         if let Some(outcome) = outcome {
-            self.client.record(&outcome);
+            if let Some(recorder) = &self.recorder {
+                recorder.record(self.client.session_id(), outcome.clone().into());
+            }
             outcomes.push(outcome);
         }
     }

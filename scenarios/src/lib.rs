@@ -1,12 +1,16 @@
 //! zklab's scenarios: seeded, fault-injected workloads of the real recipes in the simulator,
 //! judged by oracles that read the trace.
 //!
-//! [`catalogue::CATALOGUE`] names every scenario; [`runner::run_seed`] runs one seed and
-//! [`runner::sweep`] many, in parallel. [`real::run_lock`] runs the lock workload against a real
-//! ZooKeeper, judged by the same oracles.
+//! A [`kit::Kit`] is everything the harness knows of one recipe; [`catalogue::scenarios`] names
+//! every scenario, one kit each. [`runner::run_seed`] runs one seed and [`runner::sweep`] many, in
+//! parallel; [`real::run`] runs a scenario's workload against a real ZooKeeper, judged by the same
+//! oracles. The model checker (`zklab-models`) checks the same kits.
 
 pub mod catalogue;
+pub mod host;
+pub mod kit;
 pub mod lock;
+pub mod mutation;
 pub mod oracle;
 pub mod real;
 pub mod resource;

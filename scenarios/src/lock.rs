@@ -1,101 +1,98 @@
-//! The lock scenario: each client acquires the lock, uses the fenced resource, and releases,
-//! for its number of rounds, starting a new session whenever its session expires.
-//!
-//! The workload is written once over a [`Host`], so the very same loop runs in the simulator and
-//! against a real ZooKeeper.
+//! The lock's kit: each client acquires the lock, uses the fenced resource, and releases, for its
+//! number of rounds; the model runs one round per client. Its known bugs are the lock under the
+//! [`BlindRetry`] and [`WatchParent`] mutations.
 
-use std::future::{ready, Future};
-use std::pin::Pin;
-use std::time::Duration;
+use std::marker::PhantomData;
 
-use madsim::rand::{thread_rng, Rng};
-use zklab_recipes::client::ZkClient;
-use zklab_recipes::lock::{Lock, LockError, LockVariant};
-use zklab_sim::client::SimClient;
+use zklab_models::workload::Workload;
+use zklab_recipes::client::{SessionId, ZkClient};
+use zklab_recipes::lock::{Lock, LockError, LockMachine, LockRequest};
 
-use crate::scenario::ClientContext;
+use crate::host::Host;
+use crate::kit::Kit;
+use crate::mutation::{BlindRetry, Documented, Mutation, WatchParent};
+use crate::scenario::Scenario;
 
-/// Where the lock scenarios keep their contender nodes.
+/// Where the lock keeps its contender nodes.
 pub const LOCK_DIR: &str = "/locks/lock";
 
-/// What a lock workload needs from where it runs.
-pub trait Host: Sync {
-    /// A session of this host's ZooKeeper.
-    type Session: ZkClient + Sync;
+/// The lock, its machine under mutation `X`.
+#[derive(Clone, Debug)]
+pub struct LockKit<X>(PhantomData<X>);
 
-    /// Opens a new session for this client.
-    fn connect(&self) -> impl Future<Output = Self::Session> + Send;
-
-    /// Spends a short random while working with the lock held.
-    fn work(&self) -> impl Future<Output = ()> + Send;
-
-    /// Uses the protected resource, presenting `token`; returns whether it accepted it.
-    fn write(&self, token: i64) -> bool;
+impl<X> LockKit<X> {
+    /// The kit.
+    pub const KIT: Self = LockKit(PhantomData);
 }
 
-/// How long one piece of work takes, in milliseconds.
-pub const WORK_MS: std::ops::RangeInclusive<u64> = 1..=20;
+/// The lock's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "lock",
+        about: "exclusive lock: acquire, use a fenced resource, release",
+        known_bug: false,
+        kit: &LockKit::<Documented>::KIT,
+    },
+    Scenario {
+        name: "lock-bug-blind-retry",
+        about: "after ConnectionLoss on create, create again without looking for the guid",
+        known_bug: true,
+        kit: &LockKit::<BlindRetry>::KIT,
+    },
+    Scenario {
+        name: "lock-bug-herd",
+        about: "every waiter watches the lock node's children (herd effect)",
+        known_bug: true,
+        kit: &LockKit::<WatchParent>::KIT,
+    },
+];
 
-impl Host for ClientContext {
-    type Session = SimClient;
+impl<X: Mutation<LockMachine>> Workload for LockKit<X> {
+    type Machine = X::Machine;
 
-    fn connect(&self) -> impl Future<Output = SimClient> + Send {
-        ready(self.zk.connect(self.client))
+    fn machine(&self, session: SessionId) -> X::Machine {
+        X::apply(Lock::new(LOCK_DIR).machine(session))
     }
 
-    fn work(&self) -> impl Future<Output = ()> + Send {
-        madsim::time::sleep(Duration::from_millis(thread_rng().gen_range(WORK_MS)))
+    fn request_when_holding(&self) -> LockRequest {
+        LockRequest::Release
     }
 
-    fn write(&self, token: i64) -> bool {
-        self.resource.write(self.client, token)
+    fn root(&self) -> &str {
+        LOCK_DIR
     }
 }
 
-/// The workload of the correct lock.
-pub fn correct(ctx: ClientContext) -> Pin<Box<dyn Future<Output = Option<SimClient>> + Send>> {
-    Box::pin(async move { contend(&ctx, ctx.rounds, LockVariant::Correct).await })
-}
-
-/// The workload of the lock that retries a create blindly after ConnectionLoss.
-pub fn blind_retry(ctx: ClientContext) -> Pin<Box<dyn Future<Output = Option<SimClient>> + Send>> {
-    Box::pin(async move { contend(&ctx, ctx.rounds, LockVariant::BlindRetry).await })
-}
-
-/// The workload of the lock whose waiters all watch the lock directory's children.
-pub fn herd(ctx: ClientContext) -> Pin<Box<dyn Future<Output = Option<SimClient>> + Send>> {
-    Box::pin(async move { contend(&ctx, ctx.rounds, LockVariant::Herd).await })
-}
-
-/// Acquires, works and releases `rounds` times; returns the last session, still open, or `None`
-/// if the recipe gave up.
-pub async fn contend<H: Host>(host: &H, rounds: u32, variant: LockVariant) -> Option<H::Session> {
-    let lock = Lock::new(LOCK_DIR).with_variant(variant);
-    let mut session = host.connect().await;
-    let mut done = 0;
-    while done < rounds {
-        let lost = match lock.acquire(&session).await {
-            Ok(mut guard) => {
-                // Present the token at once: the resource learns of the new holder before any
-                // older holder can come back from a pause.
-                host.write(guard.token());
-                if guard.is_safe().await {
-                    host.work().await;
-                    // A pause may have struck during the work and the session expired meanwhile:
-                    // only the fencing token protects this write.
+impl<X: Mutation<LockMachine>> Kit for LockKit<X> {
+    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
+        let lock = Lock::new(LOCK_DIR).recording(host.recorder());
+        let mut session = host.connect().await;
+        let mut done = 0;
+        while done < rounds {
+            let machine = self.machine(session.session_id());
+            let lost = match lock.acquire_with(&session, machine).await {
+                Ok(mut guard) => {
+                    // Present the token at once: the resource learns of the new holder before
+                    // any older holder can come back from a pause.
                     host.write(guard.token());
+                    if guard.is_safe().await {
+                        host.work().await;
+                        // A pause may have struck during the work and the session expired
+                        // meanwhile: only the fencing token protects this write.
+                        host.write(guard.token());
+                    }
+                    done += 1;
+                    guard.release().await
                 }
-                done += 1;
-                guard.release().await
+                Err(error) => Err(error),
+            };
+            match lost {
+                Ok(()) => {}
+                Err(LockError::SessionLost) => session = host.connect().await,
+                // The recipe reported the failure in the trace, where an oracle judges it.
+                Err(LockError::Zk(_)) => return None,
             }
-            Err(error) => Err(error),
-        };
-        match lost {
-            Ok(()) => {}
-            Err(LockError::SessionLost) => session = host.connect().await,
-            // The recipe reported the failure in the trace, where an oracle judges it.
-            Err(LockError::Zk(_)) => return None,
         }
+        Some(session)
     }
-    Some(session)
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
-use zklab_recipes::machine::Outcome;
+use zklab_recipes::outcome::Outcome;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 /// Which property a run broke.
@@ -77,11 +77,11 @@ pub fn mutual_exclusion(trace: &Trace) -> Option<Violation> {
                 session,
                 outcome,
             } => match outcome {
-                Outcome::Acquired { .. } | Outcome::Resumed => {
+                Outcome::Granted { .. } | Outcome::Resumed => {
                     holders.insert(*client, *session);
                 }
                 Outcome::Suspended => {}
-                Outcome::Lost | Outcome::Released | Outcome::Failed(_) => {
+                Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     holders.remove(client);
                 }
             },
@@ -116,7 +116,7 @@ pub fn fencing(trace: &Trace) -> Option<Violation> {
     for entry in trace.entries() {
         match &entry.event {
             TraceEvent::Outcome {
-                outcome: Outcome::Acquired { token },
+                outcome: Outcome::Granted { token, .. },
                 ..
             } => newest = newest.max(*token),
             TraceEvent::Resource {
@@ -305,6 +305,13 @@ mod tests {
         }
     }
 
+    fn granted(token: i64) -> Outcome {
+        Outcome::Granted {
+            role: "lock",
+            token,
+        }
+    }
+
     fn ended(client: ClientId, session: SessionId, deleted: &[&str]) -> TraceEvent {
         let deleted = deleted.iter().map(|p| p.to_string()).collect();
         TraceEvent::SessionEnded {
@@ -350,10 +357,7 @@ mod tests {
 
     #[test]
     fn two_live_holders_break_mutual_exclusion() {
-        let t = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
-        ]);
+        let t = trace(vec![outcome(0, 1, granted(5)), outcome(1, 2, granted(7))]);
         let violation = mutual_exclusion(&t).expect("a violation");
         assert_eq!(violation.kind, ViolationKind::MutualExclusion);
         assert_eq!(violation.at, Duration::from_millis(1));
@@ -362,9 +366,9 @@ mod tests {
     #[test]
     fn a_holder_whose_session_ended_does_not_count() {
         let t = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(0, 1, granted(5)),
             ended(0, 1, &[]),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            outcome(1, 2, granted(7)),
         ]);
         assert_eq!(mutual_exclusion(&t), None);
     }
@@ -372,15 +376,15 @@ mod tests {
     #[test]
     fn a_released_holder_does_not_count_but_a_suspended_one_does() {
         let released = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
-            outcome(0, 1, Outcome::Released),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            outcome(0, 1, granted(5)),
+            outcome(0, 1, Outcome::Released { role: "lock" }),
+            outcome(1, 2, granted(7)),
         ]);
         assert_eq!(mutual_exclusion(&released), None);
         let suspended = trace(vec![
-            outcome(0, 1, Outcome::Acquired { token: 5 }),
+            outcome(0, 1, granted(5)),
             outcome(0, 1, Outcome::Suspended),
-            outcome(1, 2, Outcome::Acquired { token: 7 }),
+            outcome(1, 2, granted(7)),
         ]);
         let violation =
             mutual_exclusion(&suspended).expect("a suspended holder with a live session");
@@ -392,8 +396,8 @@ mod tests {
         // Two grants, then the older holder writes with its token and the resource decides.
         let late_write = |accepted| {
             trace(vec![
-                outcome(0, 1, Outcome::Acquired { token: 5 }),
-                outcome(1, 2, Outcome::Acquired { token: 7 }),
+                outcome(0, 1, granted(5)),
+                outcome(1, 2, granted(7)),
                 TraceEvent::Resource {
                     client: 0,
                     token: 5,

@@ -1,5 +1,5 @@
-//! The lock scenario against a real ZooKeeper: the same workload loop, the same recipe, the same
-//! fenced resource and the same oracles, on real sessions and wall-clock time.
+//! A scenario against a real ZooKeeper: the same client loop, the same recipe, the same fenced
+//! resource and the same oracles, on real sessions and wall-clock time.
 //!
 //! A real server tells a client less than the simulator's trace holds: no server-side record of
 //! applied ops, and no zxid on watch events. So the oracles that need those (herd, wait-for
@@ -12,22 +12,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
-use zklab_recipes::lock::LockVariant;
-use zklab_recipes::machine::Outcome;
+use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_recipes::real::RealZk;
 use zklab_recipes::tree::{delete_tree, read_tree};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
-use crate::lock::{contend, Host, LOCK_DIR, WORK_MS};
+use crate::host::{Host, WORK_MS};
 use crate::oracle::{self, Violation, ViolationKind};
 use crate::resource::FencedResource;
+use crate::scenario::Scenario;
 
 /// How the real run goes.
 #[derive(Clone, Debug)]
-pub struct RealLockOptions {
+pub struct RealOptions {
     /// Number of clients.
     pub clients: u32,
-    /// Acquisitions per client.
+    /// Rounds of work per client.
     pub rounds: u32,
     /// The session timeout each client asks for: long enough to ride out a leader election.
     pub session_timeout: Duration,
@@ -35,9 +35,9 @@ pub struct RealLockOptions {
     pub time_bound: Duration,
 }
 
-impl Default for RealLockOptions {
+impl Default for RealOptions {
     fn default() -> Self {
-        RealLockOptions {
+        RealOptions {
             clients: 5,
             rounds: 10,
             session_timeout: Duration::from_secs(20),
@@ -74,8 +74,9 @@ impl RealTrace {
         self.lock().push(at, event);
     }
 
-    /// How many times the lock has been granted so far: lets a test strike mid-run.
-    pub fn acquisitions(&self) -> usize {
+    /// How many times a role (a lock, leadership) has been granted so far: lets a test strike
+    /// mid-run.
+    pub fn grants(&self) -> usize {
         self.lock()
             .entries()
             .iter()
@@ -83,7 +84,7 @@ impl RealTrace {
                 matches!(
                     entry.event,
                     TraceEvent::Outcome {
-                        outcome: Outcome::Acquired { .. },
+                        outcome: Outcome::Granted { .. },
                         ..
                     }
                 )
@@ -155,21 +156,29 @@ impl ZkClient for TracedSession {
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
         self.inner.close()
     }
+}
 
-    fn record(&self, outcome: &Outcome) {
+/// Writes what one real client's recipes tell it into the run's trace.
+struct RealRecorder {
+    client: ClientId,
+    trace: RealTrace,
+}
+
+impl Recorder for RealRecorder {
+    fn record(&self, session: SessionId, outcome: Outcome) {
         self.trace.push(TraceEvent::Outcome {
             client: self.client,
-            session: self.inner.session_id(),
-            outcome: outcome.clone(),
+            session,
+            outcome,
         });
     }
 }
 
-/// One client of the real run.
-struct RealHost {
+/// One client of a real run.
+pub struct RealHost {
     hosts: String,
     client: ClientId,
-    options: RealLockOptions,
+    options: RealOptions,
     trace: RealTrace,
     resource: FencedResource,
     /// Draws the work times (xorshift; real runs need variety, not reproducibility).
@@ -208,6 +217,13 @@ impl Host for RealHost {
     fn write(&self, token: i64) -> bool {
         self.resource.write(self.client, token)
     }
+
+    fn recorder(&self) -> Option<Arc<dyn Recorder>> {
+        Some(Arc::new(RealRecorder {
+            client: self.client,
+            trace: self.trace.clone(),
+        }))
+    }
 }
 
 /// What a real run found.
@@ -221,16 +237,19 @@ pub struct RealReport {
     pub elapsed: Duration,
 }
 
-/// Runs the lock workload on the ZooKeeper at `hosts` (on the ambient tokio runtime), recording
-/// into `trace`; an error means the server could not be reached to prepare or inspect the run.
-pub async fn run_lock(
+/// Runs `scenario`'s workload on the ZooKeeper at `hosts` (on the ambient tokio runtime),
+/// recording into `trace`; an error means the server could not be reached to prepare or inspect
+/// the run.
+pub async fn run(
+    scenario: &'static Scenario,
     hosts: &str,
-    options: &RealLockOptions,
+    options: &RealOptions,
     trace: RealTrace,
 ) -> Result<RealReport, ZkError> {
+    let root = scenario.kit.root();
     let admin = RealZk::connect(hosts, options.session_timeout).await?;
-    // A fresh lock directory: what an earlier run left must not count against this one.
-    delete_tree(&admin, LOCK_DIR).await?;
+    // A fresh recipe directory: what an earlier run left must not count against this one.
+    delete_tree(&admin, root).await?;
     let resource = {
         let trace = trace.clone();
         FencedResource::new(move |event| trace.push(event))
@@ -246,10 +265,11 @@ pub async fn run_lock(
             resource: resource.clone(),
             rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ u64::from(client + 1)),
         };
-        let rounds = options.rounds;
+        let trace = trace.clone();
+        let run = scenario.kit.real(host, options.rounds);
         workers.push(tokio::spawn(async move {
-            let session = contend(&host, rounds, LockVariant::Correct).await;
-            host.trace.push(TraceEvent::Finished { client });
+            let session = run.await;
+            trace.push(TraceEvent::Finished { client });
             session
         }));
     }
@@ -267,7 +287,7 @@ pub async fn run_lock(
         }
     }
     let elapsed = started.elapsed();
-    let left: Vec<String> = read_tree(&admin, LOCK_DIR)
+    let left: Vec<String> = read_tree(&admin, root)
         .await
         .into_iter()
         .skip(1)
@@ -283,7 +303,7 @@ pub async fn run_lock(
     for session in &sessions {
         let _ = session.close().await;
     }
-    let _ = delete_tree(&admin, LOCK_DIR).await;
+    let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;
     let trace = trace.snapshot();
     violations.extend(oracle::mutual_exclusion(&trace));

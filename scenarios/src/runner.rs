@@ -17,9 +17,10 @@ use zklab_sim::ensemble::{SimConfig, SimZk};
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
+use crate::host::ClientContext;
 use crate::oracle::{self, Violation, ViolationKind};
 use crate::resource::FencedResource;
-use crate::scenario::{ClientContext, Scenario};
+use crate::scenario::Scenario;
 
 /// How a scenario runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,12 +167,12 @@ async fn simulate(
         let context = ClientContext {
             zk: zk.clone(),
             client,
-            rounds: options.rounds,
             resource: resource.clone(),
         };
-        let (zk, done_tx, workload) = (zk.clone(), done_tx.clone(), scenario.workload);
+        let run = scenario.kit.simulate(context, options.rounds);
+        let (zk, done_tx) = (zk.clone(), done_tx.clone());
         node.spawn(async move {
-            let session = workload(context).await;
+            let session = run.await;
             zk.record(TraceEvent::Finished { client });
             let _ = done_tx.unbounded_send((client, session));
         });
@@ -214,7 +215,7 @@ async fn simulate(
     }
     violations.extend(orphans(
         &zk,
-        scenario.root,
+        scenario.kit.root(),
         "every client finished",
         start.elapsed(),
     ));
@@ -224,7 +225,7 @@ async fn simulate(
     if violations.is_empty() {
         violations.extend(orphans(
             &zk,
-            scenario.root,
+            scenario.kit.root(),
             "every session closed",
             start.elapsed(),
         ));

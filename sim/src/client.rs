@@ -6,7 +6,7 @@ use std::task::Poll;
 use futures::channel::mpsc;
 use futures::StreamExt;
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkClient, ZkError, ZkEvent};
-use zklab_recipes::machine::Outcome;
+use zklab_recipes::outcome::{Outcome, Recorder};
 
 use crate::ensemble::SimZk;
 use crate::trace::{ClientId, TraceEvent};
@@ -79,13 +79,28 @@ impl ZkClient for SimClient {
     fn close(&self) -> impl std::future::Future<Output = Result<(), ZkError>> + Send {
         self.zk.close(self.session)
     }
+}
 
-    fn record(&self, outcome: &Outcome) {
-        let event = TraceEvent::Outcome {
+/// Writes what one simulated client's recipes tell it into the run's trace, where the monitors
+/// read it.
+pub struct TraceRecorder {
+    zk: SimZk,
+    client: ClientId,
+}
+
+impl TraceRecorder {
+    /// The recorder of `client`'s outcomes in `zk`'s trace.
+    pub fn new(zk: SimZk, client: ClientId) -> Self {
+        TraceRecorder { zk, client }
+    }
+}
+
+impl Recorder for TraceRecorder {
+    fn record(&self, session: SessionId, outcome: Outcome) {
+        self.zk.record(TraceEvent::Outcome {
             client: self.client,
-            session: self.session,
-            outcome: outcome.clone(),
-        };
-        self.zk.record(event);
+            session,
+            outcome,
+        });
     }
 }

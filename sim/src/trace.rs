@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionEvent, SessionId, WatchedEvent, Zxid};
-use zklab_recipes::machine::Outcome;
+use zklab_recipes::outcome::Outcome;
 
 use crate::fault::FaultKind;
 
@@ -278,7 +278,7 @@ impl fmt::Display for TraceEntry {
                 session,
                 outcome,
             } => {
-                write!(f, "c{client} s{session} => {outcome:?}")
+                write!(f, "c{client} s{session} => {outcome}")
             }
             TraceEvent::Resource {
                 client,

@@ -1,0 +1,57 @@
+//! The one vocabulary the trace and the monitors speak: every recipe's own outcome type (its
+//! public contract, such as [`crate::lock::LockOutcome`]) converts into [`Outcome`], and a
+//! [`Recorder`] writes it down where the monitors read it.
+//!
+//! Monitors that know no recipe (mutual exclusion of a granted role, recipe failures) read the
+//! umbrella only, so a new recipe, or a user's own, is judged by them without any change here.
+
+use std::fmt;
+
+use crate::client::{SessionId, ZkError};
+
+/// What a recipe told its application, as the trace carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The session now holds `role` (a lock, leadership) exclusively; `token` is the fencing
+    /// token to present to whatever the role protects: it only grows from one holder to the next.
+    Granted {
+        /// What is held, in the recipe's words ("lock", "leadership").
+        role: &'static str,
+        /// The fencing token.
+        token: i64,
+    },
+    /// The connection dropped while holding: the session may expire at any moment, so the holder
+    /// must stop trusting what it holds until [`Outcome::Resumed`].
+    Suspended,
+    /// Reconnected within the same session while holding: what it held is still held.
+    Resumed,
+    /// The session ended: whatever the client held is gone.
+    Lost,
+    /// The client let go of `role`.
+    Released {
+        /// What it let go of.
+        role: &'static str,
+    },
+    /// The recipe gave up on an error it cannot handle.
+    Failed(ZkError),
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Granted { role, token } => write!(f, "granted {role} token={token}"),
+            Outcome::Suspended => write!(f, "suspended"),
+            Outcome::Resumed => write!(f, "resumed"),
+            Outcome::Lost => write!(f, "lost"),
+            Outcome::Released { role } => write!(f, "released {role}"),
+            Outcome::Failed(error) => write!(f, "failed {error:?}"),
+        }
+    }
+}
+
+/// Where outcomes are written down: the simulator's trace, a real run's trace, or nowhere (a
+/// production application that only acts on them).
+pub trait Recorder: Send + Sync {
+    /// Notes that `session`'s recipe told its application `outcome`.
+    fn record(&self, session: SessionId, outcome: Outcome);
+}

@@ -1,0 +1,68 @@
+//! Where a kit's clients run: the [`Host`] seam, and the simulator's side of it.
+//!
+//! A kit's client loop is written once over a `Host`, so the very same loop runs in the
+//! simulator and against a real ZooKeeper (`crate::real`).
+
+use std::future::{ready, Future};
+use std::sync::Arc;
+use std::time::Duration;
+
+use madsim::rand::{thread_rng, Rng};
+use zklab_recipes::client::ZkClient;
+use zklab_recipes::outcome::Recorder;
+use zklab_sim::client::{SimClient, TraceRecorder};
+use zklab_sim::ensemble::SimZk;
+use zklab_sim::trace::ClientId;
+
+use crate::resource::FencedResource;
+
+/// What a client loop needs from where it runs.
+pub trait Host: Sync {
+    /// A session of this host's ZooKeeper.
+    type Session: ZkClient + Sync + Send;
+
+    /// Opens a new session for this client.
+    fn connect(&self) -> impl Future<Output = Self::Session> + Send;
+
+    /// Spends a short random while working with what the recipe granted.
+    fn work(&self) -> impl Future<Output = ()> + Send;
+
+    /// Uses the protected resource, presenting `token`; returns whether it accepted it.
+    fn write(&self, token: i64) -> bool;
+
+    /// Where the recipes of this client write down what they tell it.
+    fn recorder(&self) -> Option<Arc<dyn Recorder>>;
+}
+
+/// How long one piece of work takes, in milliseconds.
+pub const WORK_MS: std::ops::RangeInclusive<u64> = 1..=20;
+
+/// One simulated client: its place in the simulated service and the resource the run shares.
+pub struct ClientContext {
+    /// The simulated ZooKeeper service: connect to it for a session.
+    pub zk: SimZk,
+    /// Which client this is.
+    pub client: ClientId,
+    /// The resource the recipe protects.
+    pub resource: FencedResource,
+}
+
+impl Host for ClientContext {
+    type Session = SimClient;
+
+    fn connect(&self) -> impl Future<Output = SimClient> + Send {
+        ready(self.zk.connect(self.client))
+    }
+
+    fn work(&self) -> impl Future<Output = ()> + Send {
+        madsim::time::sleep(Duration::from_millis(thread_rng().gen_range(WORK_MS)))
+    }
+
+    fn write(&self, token: i64) -> bool {
+        self.resource.write(self.client, token)
+    }
+
+    fn recorder(&self) -> Option<Arc<dyn Recorder>> {
+        Some(Arc::new(TraceRecorder::new(self.zk.clone(), self.client)))
+    }
+}

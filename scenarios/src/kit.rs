@@ -1,0 +1,64 @@
+//! Kits: everything the harness needs to know about one recipe, in one place.
+//!
+//! A kit is the recipe's model behaviour (a [`Workload`]: its machine, what the application asks
+//! of it, its znode directory) plus its client loop over a [`Host`]. The catalogue holds kits
+//! behind [`AnyKit`], so `run`, `replay`, `check` and `real` take any recipe, a user's own too,
+//! without knowing its types.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use zklab_models::check::{check, CheckOptions, CheckReport};
+use zklab_models::workload::Workload;
+use zklab_sim::client::SimClient;
+
+use crate::host::{ClientContext, Host};
+use crate::real::{RealHost, TracedSession};
+
+/// One recipe's kit.
+pub trait Kit: Workload {
+    /// What one client does over a run: `rounds` rounds of the recipe's workload, starting over
+    /// in a new session whenever its session is lost. Returns its last session, still open, or
+    /// `None` if the recipe gave up (the outcome in the trace says why).
+    fn client<H: Host>(
+        &self,
+        host: &H,
+        rounds: u32,
+    ) -> impl Future<Output = Option<H::Session>> + Send;
+}
+
+/// A client loop, boxed.
+pub type ClientRun<S> = Pin<Box<dyn Future<Output = Option<S>> + Send>>;
+
+/// A kit with its types erased, as the catalogue holds it.
+pub trait AnyKit: Sync {
+    /// The recipe's znode directory: nothing may be left in it once every client has finished.
+    fn root(&self) -> &str;
+
+    /// One simulated client's loop.
+    fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient>;
+
+    /// One client's loop against a real ZooKeeper.
+    fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession>;
+
+    /// Checks the recipe's model; `progress` hears the states generated and unique so far.
+    fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport;
+}
+
+impl<K: Kit> AnyKit for K {
+    fn root(&self) -> &str {
+        Workload::root(self)
+    }
+
+    fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient> {
+        Box::pin(async move { self.client(&context, rounds).await })
+    }
+
+    fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession> {
+        Box::pin(async move { self.client(&host, rounds).await })
+    }
+
+    fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport {
+        check(self.clone(), options, progress)
+    }
+}

@@ -1,0 +1,251 @@
+//! Known bugs as mutations of a correct machine.
+//!
+//! Real recipe implementations break in a few recurring ways. Each way is written here once, as a
+//! machine wrapped around a correct recipe machine that changes only what the bug changes, so the
+//! public recipe types carry no broken variants and one mutation serves every recipe it fits (the
+//! lock and the leader election both create ephemeral sequential nodes and watch a predecessor).
+//! A kit names a known bug as a recipe plus a mutation.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use zklab_recipes::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
+use zklab_recipes::client::{OpReply, ZkEvent};
+use zklab_recipes::machine::{Action, Input, Recipe, Step};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+
+/// A way to turn a correct machine `M` into the machine a kit runs.
+pub trait Mutation<M: Recipe>: Clone + Debug + Send + Sync + 'static {
+    /// The machine that results.
+    type Machine: Recipe<Request = M::Request, Outcome = M::Outcome> + RenameSessions + Send + Sync;
+
+    /// Wraps `machine`.
+    fn apply(machine: M) -> Self::Machine;
+}
+
+/// No mutation: the recipe as documented.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Documented;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for Documented {
+    type Machine = M;
+
+    fn apply(machine: M) -> M {
+        machine
+    }
+}
+
+/// After ConnectionLoss on the create of an ephemeral sequential node, create it again without
+/// looking for the node the first create may have made: a lost create reply leaves an orphan
+/// that blocks everyone behind it until its session ends.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BlindRetry;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for BlindRetry {
+    type Machine = BlindRetryMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        BlindRetryMachine { inner, sent: None }
+    }
+}
+
+/// The machine of [`BlindRetry`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlindRetryMachine<M> {
+    inner: M,
+    /// The op in flight.
+    sent: Option<Op>,
+}
+
+impl<M: Recipe> Recipe for BlindRetryMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        if let (Input::Reply(Err(ZkError::ConnectionLoss)), Some(create)) = (&input, &self.sent) {
+            if matches!(
+                create,
+                Op::Create {
+                    mode: CreateMode::EphemeralSequential,
+                    ..
+                }
+            ) {
+                return Step::send(create.clone());
+            }
+        }
+        if matches!(input, Input::Reply(_)) {
+            self.sent = None;
+        }
+        let step = self.inner.step(input);
+        if let Action::Send(op) = &step.action {
+            self.sent = Some(op.clone());
+        }
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for BlindRetryMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        BlindRetryMachine {
+            inner: self.inner.rename_sessions(renaming),
+            sent: self.sent.rename_sessions(renaming),
+        }
+    }
+}
+
+/// Instead of an `exists` watch on its predecessor, a waiter watches the children of the
+/// predecessor's parent and takes any change to them as the predecessor's deletion: every
+/// deletion wakes every waiter (the herd effect), which all list again.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WatchParent;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for WatchParent {
+    type Machine = WatchParentMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        WatchParentMachine {
+            inner,
+            watched: None,
+            listing: false,
+        }
+    }
+}
+
+/// The machine of [`WatchParent`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WatchParentMachine<M> {
+    inner: M,
+    /// The node the inner machine asked to watch.
+    watched: Option<String>,
+    /// The listing in flight stands for the inner machine's `exists`.
+    listing: bool,
+}
+
+impl<M: Recipe> WatchParentMachine<M> {
+    /// The inner machine's `exists` answered from a listing of the parent.
+    fn exists_from_listing(&self, reply: OpReply) -> OpReply {
+        let watched = self.watched.as_deref().unwrap_or_default();
+        let name = watched.rsplit('/').next().unwrap_or_default();
+        match reply {
+            Ok(OpResult::Children { children, .. }) => Ok(OpResult::Exists(
+                children.iter().any(|c| c == name).then(Stat::default),
+            )),
+            Err(ZkError::NoNode) => Ok(OpResult::Exists(None)),
+            other => other,
+        }
+    }
+}
+
+impl<M: Recipe> Recipe for WatchParentMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Reply(reply) if self.listing => {
+                self.listing = false;
+                Input::Reply(self.exists_from_listing(reply))
+            }
+            Input::Event(ZkEvent::Watch(event))
+                if event.event_type == EventType::NodeChildrenChanged
+                    && self.watched.as_deref().map(parent) == Some(event.path.as_str()) =>
+            {
+                let path = self.watched.take().unwrap_or_default();
+                Input::Event(ZkEvent::Watch(WatchedEvent {
+                    event_type: EventType::NodeDeleted,
+                    path,
+                }))
+            }
+            other => other,
+        };
+        let mut step = self.inner.step(input);
+        if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
+            let listing = Op::GetChildren {
+                path: parent(path).to_owned(),
+                watch: true,
+            };
+            self.watched = Some(path.clone());
+            self.listing = true;
+            step.action = Action::Send(listing);
+        }
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for WatchParentMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        WatchParentMachine {
+            inner: self.inner.rename_sessions(renaming),
+            watched: self.watched.rename_sessions(renaming),
+            listing: self.listing,
+        }
+    }
+}
+
+/// The parent of an absolute path (`/` for a top-level node).
+fn parent(path: &str) -> &str {
+    match path.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((parent, _)) => parent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zklab_recipes::lock::{Lock, LockRequest};
+
+    fn op<O>(step: &Step<O>) -> &Op {
+        match &step.action {
+            Action::Send(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn children(names: &[&str]) -> Input<LockRequest> {
+        Input::Reply(Ok(OpResult::Children {
+            children: names.iter().map(|n| n.to_string()).collect(),
+            stat: Stat::default(),
+        }))
+    }
+
+    #[test]
+    fn blind_retry_creates_again_after_connection_loss_without_looking() {
+        let mut m = BlindRetry::apply(Lock::new("/l").machine(1));
+        let create = op(&m.step(Input::Start)).clone();
+        let again = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert_eq!(op(&again), &create);
+    }
+
+    #[test]
+    fn watch_parent_lists_the_parent_with_a_watch_and_wakes_on_any_change() {
+        let mut m = WatchParent::apply(Lock::new("/l").machine(1));
+        m.step(Input::Start);
+        let own = "0000000000000001-lock-0000000002";
+        m.step(Input::Reply(Ok(OpResult::Created {
+            path: format!("/l/{own}"),
+            stat: Stat::default(),
+        })));
+        let watch = m.step(children(&["a-lock-0000000001", own]));
+        let expected = Op::GetChildren {
+            path: "/l".to_owned(),
+            watch: true,
+        };
+        assert_eq!(op(&watch), &expected);
+        let waits = m.step(children(&["a-lock-0000000001", own]));
+        assert_eq!(waits.action, Action::Wait);
+        // Any change to the children, here a newcomer's create, wakes it to list again.
+        let changed = WatchedEvent {
+            event_type: EventType::NodeChildrenChanged,
+            path: "/l".to_owned(),
+        };
+        let relist = m.step(Input::Event(ZkEvent::Watch(changed)));
+        assert!(matches!(op(&relist), Op::GetChildren { watch: false, .. }));
+    }
+
+    #[test]
+    fn the_parent_of_a_path() {
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a"), "/");
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! Each client has at most one op in flight (its outbox) and an inbox of replies and watch
 //! events in server order. An action is one step of the world: the server applies a client's
-//! op, a client takes its next inbox item, the application makes a request, or a fault strikes
+//! op, a client takes its next inbox item, the application makes a request, a client's timer
+//! goes off (time is not modelled: a set timer may go off at any moment), or a fault strikes
 //! (each kind from its own budget). Nothing here models the recipe: the machines do.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -11,7 +12,7 @@ use stateright::{Model, Property};
 use zklab_recipes::client::{
     CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
 };
-use zklab_recipes::machine::{Action as Next, Input, Recipe};
+use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
 use zklab_sim::server::{Notification, Server};
 
@@ -47,6 +48,8 @@ pub struct Client<M> {
     pub outbox: Option<Op>,
     /// Replies and events not yet taken, in server order.
     pub inbox: VecDeque<Inbound>,
+    /// The machine has set its timer.
+    pub timer: bool,
     /// The application believes it holds the lock.
     pub holds: bool,
     /// The application has let go (its round is over once the machine is done).
@@ -90,6 +93,8 @@ pub enum Action<R> {
     Deliver(usize),
     /// The application asks something of the client.
     Request(usize, R),
+    /// The client's timer goes off.
+    Timeout(usize),
     /// Fault: the client's op never reaches the server; the client sees ConnectionLoss.
     ConnectionLoss(usize),
     /// Fault: the client's op is applied but its reply is lost.
@@ -113,6 +118,7 @@ impl<R> Action<R> {
             Action::Apply(c)
             | Action::Deliver(c)
             | Action::Request(c, _)
+            | Action::Timeout(c)
             | Action::ConnectionLoss(c)
             | Action::LostReply(c)
             | Action::SessionExpiry(c) => *c,
@@ -161,7 +167,15 @@ impl<W: Workload> RecipeModel<W> {
         input: Input<<W::Machine as Recipe>::Request>,
     ) {
         let client = &mut state.clients[c];
+        if input == Input::Timeout {
+            client.timer = false;
+        }
         let step = client.machine.step(input);
+        match step.timer {
+            Some(Timer::Set(_)) => client.timer = true,
+            Some(Timer::Cancel) => client.timer = false,
+            None => {}
+        }
         match step.outcome.map(Into::into) {
             Some(Outcome::Granted { .. } | Outcome::Resumed) => client.holds = true,
             // A suspended holder still holds (its node stands) until it learns otherwise.
@@ -183,6 +197,7 @@ impl<W: Workload> RecipeModel<W> {
                 client.machine = self.workload.machine(session);
                 client.outbox = None;
                 client.inbox.clear();
+                client.timer = false;
                 self.feed(state, c, Input::Start);
             }
         }
@@ -270,6 +285,7 @@ impl<W: Workload> Model for RecipeModel<W> {
                     session,
                     outbox: None,
                     inbox: VecDeque::new(),
+                    timer: false,
                     holds: false,
                     released: false,
                     finished: false,
@@ -302,6 +318,9 @@ impl<W: Workload> Model for RecipeModel<W> {
             }
             if !client.inbox.is_empty() {
                 actions.push(Action::Deliver(c));
+            }
+            if client.timer && !client.finished {
+                actions.push(Action::Timeout(c));
             }
             if client.holds && !client.released && client.outbox.is_none() {
                 actions.push(Action::Request(c, self.workload.request_when_holding()));
@@ -345,6 +364,7 @@ impl<W: Workload> Model for RecipeModel<W> {
                 }
             }
             Action::Request(c, request) => self.feed(&mut state, c, Input::App(request)),
+            Action::Timeout(c) => self.feed(&mut state, c, Input::Timeout),
             Action::ConnectionLoss(c) => {
                 state.budget.connection_loss -= 1;
                 state.clients[c].outbox.take()?;

@@ -29,6 +29,7 @@ impl<W: Workload> Step<'_, W> {
             Action::Apply(_) => format!("{who} -> {} => {}", op(client), self.reply_to(c)),
             Action::Deliver(_) => format!("{who} <- {}", inbound(client.inbox.front())),
             Action::Request(_, request) => format!("{who} app {request:?}"),
+            Action::Timeout(_) => format!("{who} timer goes off"),
             Action::ConnectionLoss(_) => format!(
                 "{who} XX fault connection-loss: before apply: {}",
                 op(client)
@@ -78,6 +79,9 @@ impl<W: Workload> Step<'_, W> {
                     escape(&format!("{request:?}"))
                 );
             }
+            Action::Timeout(_) => {
+                let _ = writeln!(out, "    Note over c{c}: timer goes off");
+            }
             Action::ConnectionLoss(_) | Action::LostReply(_) | Action::SessionExpiry(_) => {
                 let line = self.line();
                 let fault = line
@@ -104,7 +108,10 @@ impl<W: Workload> Step<'_, W> {
 
     /// The watch events this step sent, by client: only the server's steps send any.
     fn woken_clients(&self) -> Vec<(usize, String)> {
-        if matches!(self.action, Action::Deliver(_) | Action::Request(..)) {
+        if matches!(
+            self.action,
+            Action::Deliver(_) | Action::Request(..) | Action::Timeout(_)
+        ) {
             return Vec::new();
         }
         let mut woken = Vec::new();

@@ -135,6 +135,7 @@ impl<M: RenameSessions + Clone> RenameSessions for Client<M> {
                 .iter()
                 .map(|item| item.rename_sessions(renaming))
                 .collect(),
+            timer: self.timer,
             holds: self.holds,
             released: self.released,
             finished: self.finished,

@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
 /// A session id, as the server assigns it.
 pub type SessionId = i64;
@@ -423,6 +424,10 @@ pub trait ZkClient {
 
     /// Closes the session: its ephemeral nodes go at once and later calls fail with `Closed`.
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send;
+
+    /// Waits `duration` on this client's clock (sim time in the simulator, wall time on a real
+    /// server): recipe timers run on it.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
 
     /// Creates a node; returns its actual path.
     fn create(

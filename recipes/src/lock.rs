@@ -379,7 +379,8 @@ impl Recipe for LockMachine {
                 self.send(Phase::Releasing, Op::Delete { path, version: -1 })
                     .telling(LockOutcome::Released)
             }
-            Input::App(LockRequest::Release) => Step::wait(),
+            // The lock sets no timer.
+            Input::App(LockRequest::Release) | Input::Timeout => Step::wait(),
         }
     }
 }

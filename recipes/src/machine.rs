@@ -2,14 +2,21 @@
 //! over any [`ZkClient`].
 //!
 //! A machine never touches a client, a clock or a socket. It takes an [`Input`] (start, the reply
-//! to the op it asked for, an event, an application request) and answers with a [`Step`]: the
-//! next op to send, or wait, or done, plus what the application learns now. Because it is
+//! to the op it asked for, an event, an application request, its timer going off) and answers
+//! with a [`Step`]: the next op to send, or wait, or done, plus what the application learns now
+//! and, if it needs time (a lease, an abort timeout), a [`Timer`] to set. The timer runs on the
+//! client's clock: sim time in the simulator, wall time on a real server; the model checker lets
+//! it go off at any moment. Because it is
 //! `Clone + Eq + Hash`, the model checker can store and compare its states, and the simulator and
 //! a real server run the very same code through [`Driver`].
 
 use std::fmt::{self, Debug};
+use std::future::{poll_fn, Future};
 use std::hash::Hash;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
 
 use crate::client::{Op, OpReply, SessionEvent, ZkClient, ZkEvent};
 use crate::outcome::{Outcome, Recorder};
@@ -25,6 +32,17 @@ pub enum Input<R> {
     Event(ZkEvent),
     /// A request of the application, such as "release".
     App(R),
+    /// The timer the machine set has gone off.
+    Timeout,
+}
+
+/// What a machine asks of its one timer: quinn-proto's `poll_timeout`, as a pure answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Timer {
+    /// Go off after this long (replacing any timer set before).
+    Set(Duration),
+    /// Never mind the timer set before.
+    Cancel,
 }
 
 /// What the driver does next for a machine.
@@ -47,39 +65,43 @@ pub struct Step<O> {
     pub action: Action,
     /// What the application learns now, if anything.
     pub outcome: Option<O>,
+    /// What to do with the machine's timer, if anything.
+    pub timer: Option<Timer>,
 }
 
 impl<O> Step<O> {
+    fn of(action: Action, outcome: Option<O>) -> Self {
+        Step {
+            action,
+            outcome,
+            timer: None,
+        }
+    }
+
     /// Send an op, with nothing to tell the application.
     pub fn send(op: Op) -> Self {
-        Step {
-            action: Action::Send(op),
-            outcome: None,
-        }
+        Step::of(Action::Send(op), None)
     }
 
     /// Wait, with nothing to tell the application.
     pub fn wait() -> Self {
-        Step {
-            action: Action::Wait,
-            outcome: None,
-        }
+        Step::of(Action::Wait, None)
     }
 
     /// Finished, with nothing more to tell.
     pub fn stop() -> Self {
-        Step {
-            action: Action::Done,
-            outcome: None,
-        }
+        Step::of(Action::Done, None)
     }
 
     /// Finished, telling the application `outcome`.
     pub fn done(outcome: O) -> Self {
-        Step {
-            action: Action::Done,
-            outcome: Some(outcome),
-        }
+        Step::of(Action::Done, Some(outcome))
+    }
+
+    /// The same step, doing `timer` too.
+    pub fn timing(mut self, timer: Timer) -> Self {
+        self.timer = Some(timer);
+        self
     }
 
     /// The same action, telling the application `outcome` too.
@@ -105,14 +127,19 @@ pub trait Recipe: Clone + Eq + Hash + Debug {
     fn step(&mut self, input: Input<Self::Request>) -> Step<Self::Outcome>;
 }
 
+/// The machine's timer, running on the client's clock.
+type Sleep<'c> = Pin<Box<dyn Future<Output = ()> + Send + 'c>>;
+
 /// Runs one machine over one client: sends the ops it asks for, feeds back replies and events in
-/// the order the session delivered them, and hands every outcome to its [`Recorder`], if any.
+/// the order the session delivered them, runs its timer, and hands every outcome to its
+/// [`Recorder`], if any.
 pub struct Driver<'c, C, M> {
     client: &'c C,
     machine: M,
     waiting: bool,
     connected: bool,
     recorder: Option<Arc<dyn Recorder>>,
+    timer: Option<Sleep<'c>>,
 }
 
 impl<C, M: Debug> Debug for Driver<'_, C, M> {
@@ -121,6 +148,7 @@ impl<C, M: Debug> Debug for Driver<'_, C, M> {
             .field("machine", &self.machine)
             .field("waiting", &self.waiting)
             .field("connected", &self.connected)
+            .field("timer set", &self.timer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -134,6 +162,7 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             waiting: true,
             connected: true,
             recorder: None,
+            timer: None,
         }
     }
 
@@ -210,20 +239,47 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
         outcomes
     }
 
-    /// Waits for the next event and feeds it. When the session's event stream has ended, the
-    /// machine is told the session is closed.
+    /// Waits for the next event, or for the machine's timer to go off, and feeds it. When the
+    /// session's event stream has ended, the machine is told the session is closed.
     pub async fn feed_next_event(&mut self) -> Vec<M::Outcome> {
-        let event = self.client.next_event().await;
-        let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
-        self.feed(Input::Event(event)).await
+        let client = self.client;
+        let mut event = pin!(client.next_event());
+        let timer = &mut self.timer;
+        let next = poll_fn(|cx| {
+            if let Poll::Ready(event) = event.as_mut().poll(cx) {
+                return Poll::Ready(Some(event));
+            }
+            match timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
+                Some(Poll::Ready(())) => Poll::Ready(None),
+                _ => Poll::Pending,
+            }
+        })
+        .await;
+        match next {
+            Some(event) => {
+                let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
+                self.feed(Input::Event(event)).await
+            }
+            None => self.feed(Input::Timeout).await,
+        }
     }
 
-    /// Steps the machine, keeping track of the connection on the way.
+    /// Steps the machine, keeping track of the connection and running its timer on the way.
     fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
-        if let Input::Event(ZkEvent::Session(event)) = &input {
-            self.connected = *event == SessionEvent::SyncConnected;
+        match &input {
+            Input::Event(ZkEvent::Session(event)) => {
+                self.connected = *event == SessionEvent::SyncConnected;
+            }
+            Input::Timeout => self.timer = None,
+            _ => {}
         }
-        self.machine.step(input)
+        let step = self.machine.step(input);
+        match step.timer {
+            Some(Timer::Set(after)) => self.timer = Some(Box::pin(self.client.sleep(after))),
+            Some(Timer::Cancel) => self.timer = None,
+            None => {}
+        }
+        step
     }
 
     fn record(&self, outcomes: &mut Vec<M::Outcome>, outcome: Option<M::Outcome>) {

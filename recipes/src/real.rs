@@ -118,6 +118,10 @@ impl ZkClient for RealZk {
             }
         }
     }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(duration)
+    }
 }
 
 /// The session's events: those that arrived, and the watchers and state changes still to come.

@@ -156,6 +156,10 @@ impl ZkClient for TracedSession {
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
         self.inner.close()
     }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+        self.inner.sleep(duration)
+    }
 }
 
 /// Writes what one real client's recipes tell it into the run's trace.

@@ -2,6 +2,7 @@
 
 use std::sync::Mutex;
 use std::task::Poll;
+use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::StreamExt;
@@ -78,6 +79,10 @@ impl ZkClient for SimClient {
 
     fn close(&self) -> impl std::future::Future<Output = Result<(), ZkError>> + Send {
         self.zk.close(self.session)
+    }
+
+    fn sleep(&self, duration: Duration) -> impl std::future::Future<Output = ()> + Send {
+        madsim::time::sleep(duration)
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::{ready, Future};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 
@@ -178,5 +178,12 @@ impl ZkClient for LocalSession {
             inbox.end(SessionEvent::Closed);
         }
         ready(result)
+    }
+
+    /// A `LocalZk` has no clock of its own, and its sessions are driven by whatever executor
+    /// the caller runs: the wait happens on the calling thread.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+        std::thread::sleep(duration);
+        ready(())
     }
 }

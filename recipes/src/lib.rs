@@ -10,6 +10,7 @@ pub mod client;
 pub mod lock;
 pub mod machine;
 pub mod outcome;
+pub mod parts;
 #[cfg(feature = "zookeeper")]
 pub mod real;
 pub mod symmetry;

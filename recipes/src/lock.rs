@@ -22,10 +22,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient};
-use crate::client::{WatchedEvent, ZkError, ZkEvent};
+use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe};
 use crate::outcome::{Outcome, Recorder};
+use crate::parts::contender::{Contender, Verdict};
+use crate::parts::link::{Connection, Delivery, Link};
 use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
 
 /// The marker between a contender's guid and the server's sequence number.
@@ -80,25 +81,12 @@ pub enum LockRequest {
 }
 
 /// Where the lock machine is in the protocol.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     /// Not started.
     Idle,
-    /// The create of the contender node is in flight.
-    Creating,
-    /// The lock directory is missing: creating its ancestors, this many path components deep.
-    CreatingParent(usize),
-    /// After ConnectionLoss on create: listing the children to find the node with our guid.
-    FindingOwnNode,
-    /// Reading the stat of an adopted node, for its czxid.
-    ReadingToken,
-    /// Listing the children to see who is first.
-    Listing,
-    /// Watching the predecessor (the exists is in flight, or set and waiting).
-    Watching {
-        /// The predecessor's child name.
-        predecessor: String,
-    },
+    /// In line for the lock.
+    Contending,
     /// Holding the lock.
     Held,
     /// The delete of our node is in flight.
@@ -107,22 +95,13 @@ enum Phase {
     Done,
 }
 
-/// The lock protocol as a pure state machine.
+/// The lock protocol as a pure state machine: a [`Contender`] first in line holds the lock, and
+/// its [`Link`] tells it when to stop trusting it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LockMachine {
-    dir: String,
-    guid: String,
+    contender: Contender,
+    link: Link,
     phase: Phase,
-    /// The op in flight, to send again after ConnectionLoss where that is safe.
-    in_flight: Option<Op>,
-    /// Our node's full path, once known.
-    node: Option<String>,
-    token: i64,
-    /// The predecessor went while a reply was still outstanding: list again when it comes.
-    relist: bool,
-    /// The session's connection is up, as far as the machine has heard. Tracked in every phase:
-    /// the lock can be granted by a reply that arrives just before the news of a disconnect.
-    connected: bool,
 }
 
 impl LockMachine {
@@ -130,21 +109,16 @@ impl LockMachine {
     /// contender and stable for its session: [`session_guid`] gives one).
     pub fn new(dir: &str, guid: String) -> Self {
         LockMachine {
-            dir: dir.to_owned(),
-            guid,
+            contender: Contender::new(dir, guid, LOCK_MARKER),
+            link: Link::default(),
             phase: Phase::Idle,
-            in_flight: None,
-            node: None,
-            token: 0,
-            relist: false,
-            connected: true,
         }
     }
 
     /// Whether the holder may act on the lock: it holds it and its connection is up (a
     /// disconnected holder may already have lost it).
     pub fn is_safe(&self) -> bool {
-        self.holds() && self.connected
+        self.holds() && self.link.is_connected()
     }
 
     /// Whether the machine currently holds the lock (suspended or not).
@@ -154,208 +128,66 @@ impl LockMachine {
 
     /// Whether the machine is waiting for its predecessor to go.
     pub fn is_waiting(&self) -> bool {
-        matches!(self.phase, Phase::Watching { .. }) && self.in_flight.is_none()
+        self.phase == Phase::Contending && self.contender.is_waiting()
     }
 
     /// The path of the contender node, once created or adopted.
     pub fn node(&self) -> Option<&str> {
-        self.node.as_deref()
-    }
-
-    fn send(&mut self, phase: Phase, op: Op) -> Step {
-        self.phase = phase;
-        self.in_flight = Some(op.clone());
-        Step::send(op)
+        self.contender.node()
     }
 
     fn finish(&mut self, outcome: LockOutcome) -> Step {
         self.phase = Phase::Done;
-        self.in_flight = None;
         Step::done(outcome)
     }
 
-    fn create(&mut self) -> Step {
-        let op = Op::Create {
-            path: format!("{}/{}{}", self.dir, self.guid, LOCK_MARKER),
-            data: Vec::new(),
-            mode: CreateMode::EphemeralSequential,
-        };
-        self.send(Phase::Creating, op)
+    /// Does what the contender asks; first in line holds the lock.
+    fn follow(&mut self, verdict: Verdict) -> Step {
+        match verdict {
+            Verdict::Send(op) => Step::send(self.link.send(op)),
+            Verdict::Wait => Step::wait(),
+            Verdict::First { token } => {
+                self.phase = Phase::Held;
+                Step::wait().telling(LockOutcome::Acquired { token })
+            }
+            Verdict::Failed(error) => self.finish(LockOutcome::Failed(error)),
+        }
     }
 
-    fn list(&mut self) -> Step {
-        self.relist = false;
-        self.send(
-            Phase::Listing,
-            Op::GetChildren {
-                path: self.dir.clone(),
-                watch: false,
-            },
-        )
-    }
-
-    /// Creates the `depth`-th ancestor of the lock directory (1 = the top component).
-    fn create_parent(&mut self, depth: usize) -> Step {
-        let end = self
-            .dir
-            .match_indices('/')
-            .nth(depth)
-            .map_or(self.dir.len(), |(i, _)| i);
-        let op = Op::Create {
-            path: self.dir[..end].to_owned(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
-        self.send(Phase::CreatingParent(depth), op)
-    }
-
-    fn on_reply(&mut self, reply: Result<OpResult, ZkError>) -> Step {
-        let sent = self.in_flight.take();
-        let phase = std::mem::replace(&mut self.phase, Phase::Done);
-        match (phase, reply) {
+    fn on_reply(&mut self, reply: OpReply) -> Step {
+        match (self.phase, self.link.on_reply(reply)) {
+            (_, Delivery::Resend(op)) => Step::send(op),
+            // NoNode: an earlier delete, whose reply was lost, already landed.
             (
                 Phase::Releasing,
-                Ok(OpResult::Deleted) | Err(ZkError::NoNode | ZkError::SessionExpired),
+                Delivery::SessionLost
+                | Delivery::Reply(Ok(OpResult::Deleted) | Err(ZkError::NoNode)),
             ) => {
                 self.phase = Phase::Done;
                 Step::stop()
             }
-            (_, Err(ZkError::SessionExpired)) => self.finish(LockOutcome::Lost),
-            (Phase::Creating, Err(ZkError::ConnectionLoss)) => self.send(
-                Phase::FindingOwnNode,
-                Op::GetChildren {
-                    path: self.dir.clone(),
-                    watch: false,
-                },
-            ),
-            // Reads and the release are idempotent: after ConnectionLoss, ask again. The client
-            // holds the op until it has reconnected.
-            (phase, Err(ZkError::ConnectionLoss)) if phase != Phase::Creating => match sent {
-                Some(op) => self.send(phase, op),
-                None => self.finish(LockOutcome::Failed(ZkError::ConnectionLoss)),
-            },
-            (Phase::Creating, Ok(OpResult::Created { path, stat })) => {
-                self.node = Some(path);
-                self.token = stat.czxid;
-                self.list()
+            (_, Delivery::SessionLost) => self.finish(LockOutcome::Lost),
+            (Phase::Contending, Delivery::Reply(reply)) => {
+                let verdict = self.contender.on_reply(reply);
+                self.follow(verdict)
             }
-            (Phase::Creating, Err(ZkError::NoNode)) => self.create_parent(1),
-            // No lock directory, so no node of ours in it: contend from the start, which creates
-            // the directory (the first create's ConnectionLoss can come before anyone made it).
-            (Phase::FindingOwnNode | Phase::Listing, Err(ZkError::NoNode)) => self.create(),
-            (Phase::CreatingParent(depth), Ok(_) | Err(ZkError::NodeExists)) => {
-                if depth >= self.dir.matches('/').count() {
-                    self.create()
-                } else {
-                    self.create_parent(depth + 1)
-                }
+            (_, Delivery::Reply(Err(error))) => self.finish(LockOutcome::Failed(error)),
+            (_, Delivery::Reply(Ok(_))) => {
+                self.finish(LockOutcome::Failed(ZkError::MarshallingError))
             }
-            (Phase::FindingOwnNode, Ok(OpResult::Children { children, .. })) => {
-                match children
-                    .iter()
-                    .find(|c| c.starts_with(&self.guid) && c.contains(LOCK_MARKER))
-                {
-                    Some(own) => {
-                        let path = format!("{}/{}", self.dir, own);
-                        self.node = Some(path.clone());
-                        self.send(Phase::ReadingToken, Op::Exists { path, watch: false })
-                    }
-                    None => self.create(),
-                }
-            }
-            (Phase::ReadingToken, Ok(OpResult::Exists(Some(stat)))) => {
-                self.token = stat.czxid;
-                self.list()
-            }
-            (Phase::ReadingToken, Ok(OpResult::Exists(None))) => self.create(),
-            (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.on_children(children),
-            (Phase::Watching { predecessor }, Ok(OpResult::Exists(stat))) => {
-                if stat.is_none() || self.relist {
-                    self.list()
-                } else {
-                    self.phase = Phase::Watching { predecessor };
-                    Step::wait()
-                }
-            }
-            (_, Err(error)) => self.finish(LockOutcome::Failed(error)),
-            (_, Ok(_)) => self.finish(LockOutcome::Failed(ZkError::MarshallingError)),
-        }
-    }
-
-    /// Decides from a listing: first in line holds the lock; anyone else watches its predecessor.
-    fn on_children(&mut self, children: Vec<String>) -> Step {
-        let mut contenders: Vec<(i64, String)> = children
-            .into_iter()
-            .filter_map(|name| sequence_of(&name).map(|seq| (seq, name)))
-            .collect();
-        contenders.sort();
-        let own = self
-            .node
-            .as_deref()
-            .and_then(|n| n.rsplit('/').next())
-            .unwrap_or_default();
-        let Some(position) = contenders.iter().position(|(_, name)| name == own) else {
-            // Our node is not among the children (the directory was deleted and made again under
-            // us): contend anew.
-            return self.create();
-        };
-        if position == 0 {
-            self.phase = Phase::Held;
-            return Step::wait().telling(LockOutcome::Acquired { token: self.token });
-        }
-        let predecessor = contenders[position - 1].1.clone();
-        let path = format!("{}/{}", self.dir, predecessor);
-        self.send(
-            Phase::Watching { predecessor },
-            Op::Exists { path, watch: true },
-        )
-    }
-
-    fn on_watch(&mut self, event: WatchedEvent) -> Step {
-        let wakes = match &self.phase {
-            Phase::Watching { predecessor } => {
-                event.event_type == EventType::NodeDeleted
-                    && event
-                        .path
-                        .strip_prefix(self.dir.as_str())
-                        .and_then(|p| p.strip_prefix('/'))
-                        == Some(predecessor.as_str())
-            }
-            _ => false,
-        };
-        if !wakes {
-            return Step::wait();
-        }
-        if self.in_flight.is_some() {
-            self.relist = true;
-            Step::wait()
-        } else {
-            self.list()
         }
     }
 
     fn on_session(&mut self, event: SessionEvent) -> Step {
-        match event {
-            SessionEvent::Expired | SessionEvent::Closed if self.phase == Phase::Releasing => {
+        match self.link.on_session(event, self.holds()) {
+            Some(Connection::Lost) if self.phase == Phase::Releasing => {
                 self.phase = Phase::Done;
-                self.in_flight = None;
                 Step::stop()
             }
-            SessionEvent::Expired | SessionEvent::Closed => self.finish(LockOutcome::Lost),
-            SessionEvent::Disconnected => {
-                let was = std::mem::replace(&mut self.connected, false);
-                match self.phase {
-                    Phase::Held if was => Step::wait().telling(LockOutcome::Suspended),
-                    _ => Step::wait(),
-                }
-            }
-            SessionEvent::SyncConnected => {
-                let was = std::mem::replace(&mut self.connected, true);
-                match self.phase {
-                    Phase::Held if !was => Step::wait().telling(LockOutcome::Resumed),
-                    _ => Step::wait(),
-                }
-            }
+            Some(Connection::Lost) => self.finish(LockOutcome::Lost),
+            Some(Connection::Suspended) => Step::wait().telling(LockOutcome::Suspended),
+            Some(Connection::Resumed) => Step::wait().telling(LockOutcome::Resumed),
+            None => Step::wait(),
         }
     }
 }
@@ -367,16 +199,25 @@ impl Recipe for LockMachine {
     fn step(&mut self, input: Input<LockRequest>) -> Step {
         match input {
             _ if self.phase == Phase::Done => Step::stop(),
-            Input::Start if self.phase == Phase::Idle => self.create(),
+            Input::Start if self.phase == Phase::Idle => {
+                self.phase = Phase::Contending;
+                let verdict = self.contender.start();
+                self.follow(verdict)
+            }
             Input::Start => Step::wait(),
             Input::Reply(reply) => self.on_reply(reply),
-            Input::Event(ZkEvent::Watch(event)) => self.on_watch(event),
+            Input::Event(ZkEvent::Watch(event)) if self.phase == Phase::Contending => {
+                let verdict = self.contender.on_watch(&event);
+                self.follow(verdict)
+            }
+            Input::Event(ZkEvent::Watch(_)) => Step::wait(),
             Input::Event(ZkEvent::Session(event)) => self.on_session(event),
             // The application stops using the lock the moment it asks to release: from here the
             // delete only cleans up, retried through ConnectionLoss.
             Input::App(LockRequest::Release) if self.phase == Phase::Held => {
-                let path = self.node.clone().unwrap_or_default();
-                self.send(Phase::Releasing, Op::Delete { path, version: -1 })
+                self.phase = Phase::Releasing;
+                let path = self.node().unwrap_or_default().to_owned();
+                Step::send(self.link.send(Op::Delete { path, version: -1 }))
                     .telling(LockOutcome::Released)
             }
             // The lock sets no timer.
@@ -387,29 +228,12 @@ impl Recipe for LockMachine {
 
 impl RenameSessions for LockMachine {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        let phase = match &self.phase {
-            Phase::Watching { predecessor } => Phase::Watching {
-                predecessor: renaming.text(predecessor),
-            },
-            other => other.clone(),
-        };
         LockMachine {
-            dir: self.dir.clone(),
-            guid: renaming.guid(&self.guid),
-            phase,
-            in_flight: self.in_flight.rename_sessions(renaming),
-            node: self.node.rename_sessions(renaming),
-            token: self.token,
-            relist: self.relist,
-            connected: self.connected,
+            contender: self.contender.rename_sessions(renaming),
+            link: self.link.rename_sessions(renaming),
+            phase: self.phase,
         }
     }
-}
-
-/// The server's sequence number of a contender node, or `None` for a foreign child.
-fn sequence_of(name: &str) -> Option<i64> {
-    let (_, sequence) = name.rsplit_once(LOCK_MARKER)?;
-    sequence.parse::<i32>().ok().map(i64::from)
 }
 
 /// Why a lock could not be acquired or released cleanly.
@@ -564,7 +388,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Stat;
+    use crate::client::{CreateMode, EventType, Stat, WatchedEvent};
     use crate::machine::Action;
 
     const DIR: &str = "/locks/x";
@@ -846,12 +670,5 @@ mod tests {
         m.step(created("g1-lock-0000000001", 7));
         let step = m.step(Input::Reply(Err(ZkError::NoAuth)));
         assert_eq!(step, Step::done(LockOutcome::Failed(ZkError::NoAuth)));
-    }
-
-    #[test]
-    fn foreign_children_are_ignored_when_ordering() {
-        assert_eq!(sequence_of("g1-lock-0000000042"), Some(42));
-        assert_eq!(sequence_of("g1-lock--000000001"), Some(-1));
-        assert_eq!(sequence_of("readme"), None);
     }
 }

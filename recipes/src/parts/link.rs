@@ -1,0 +1,115 @@
+//! The connection part: what every recipe does about its session's connection.
+//!
+//! It remembers the op in flight and sends an idempotent one again after ConnectionLoss (the
+//! client holds it until it has reconnected); a sequential create is not idempotent (each makes
+//! a new node), so its ConnectionLoss goes to the recipe, which must find out whether it landed. It tracks whether the
+//! connection is up in every phase, since a role can be granted by a reply that arrives just
+//! before the news of a disconnect, and tells a holder `Suspended` when the connection drops,
+//! `Resumed` when it is back within the session, and `Lost` when the session ends.
+
+use crate::client::{Op, OpReply, SessionEvent, ZkError};
+use crate::symmetry::{RenameSessions, SessionRenaming};
+
+/// What became of a reply.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Delivery {
+    /// Send this op again: its ConnectionLoss says nothing, and it is safe to repeat.
+    Resend(Op),
+    /// The session is gone.
+    SessionLost,
+    /// The reply, for the recipe.
+    Reply(OpReply),
+}
+
+/// What a holder learns of its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Connection {
+    /// The connection dropped: the session may expire at any moment.
+    Suspended,
+    /// Reconnected within the same session.
+    Resumed,
+    /// The session ended.
+    Lost,
+}
+
+/// A recipe's view of its session's connection.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Link {
+    /// The op in flight.
+    in_flight: Option<Op>,
+    /// The connection is up, as far as the recipe has heard.
+    connected: bool,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            in_flight: None,
+            connected: true,
+        }
+    }
+}
+
+impl Link {
+    /// Whether the connection is up, as far as the recipe has heard.
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    /// Whether an op is in flight.
+    pub fn is_busy(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// Notes that `op` is sent, and gives it back to send.
+    pub fn send(&mut self, op: Op) -> Op {
+        self.in_flight = Some(op.clone());
+        op
+    }
+
+    /// Takes the reply to the op in flight.
+    pub fn on_reply(&mut self, reply: OpReply) -> Delivery {
+        let sent = self.in_flight.take();
+        match (reply, sent) {
+            (Err(ZkError::SessionExpired), _) => Delivery::SessionLost,
+            (Err(ZkError::ConnectionLoss), Some(op)) if !creates_a_new_node(&op) => {
+                Delivery::Resend(self.send(op))
+            }
+            (reply, _) => Delivery::Reply(reply),
+        }
+    }
+
+    /// Takes a session event; `holding` says whether the recipe holds something it must stop
+    /// trusting while disconnected. Forgets the op in flight once the session has ended.
+    pub fn on_session(&mut self, event: SessionEvent, holding: bool) -> Option<Connection> {
+        match event {
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.in_flight = None;
+                self.connected = false;
+                Some(Connection::Lost)
+            }
+            SessionEvent::Disconnected => {
+                let was = std::mem::replace(&mut self.connected, false);
+                (holding && was).then_some(Connection::Suspended)
+            }
+            SessionEvent::SyncConnected => {
+                let was = std::mem::replace(&mut self.connected, true);
+                (holding && !was).then_some(Connection::Resumed)
+            }
+        }
+    }
+}
+
+/// Whether sending `op` twice would make two nodes.
+fn creates_a_new_node(op: &Op) -> bool {
+    matches!(op, Op::Create { mode, .. } if mode.is_sequential())
+}
+
+impl RenameSessions for Link {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        Link {
+            in_flight: self.in_flight.rename_sessions(renaming),
+            connected: self.connected,
+        }
+    }
+}

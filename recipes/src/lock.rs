@@ -19,18 +19,9 @@
 //! # Ok(()) }
 //! ```
 
-use std::fmt;
-use std::sync::Arc;
-
-use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
-use crate::machine::{Driver, Input, Recipe};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::contender::{Contender, Verdict};
-use crate::parts::link::{Connection, Delivery, Link};
-use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
-
-/// The marker between a contender's guid and the server's sequence number.
-const LOCK_MARKER: &str = "-lock-";
+use crate::client::ZkError;
+use crate::outcome::Outcome;
+use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, HoldError, Role};
 
 /// What a lock tells its application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,8 +61,18 @@ impl From<LockOutcome> for Outcome {
     }
 }
 
-/// One answer of the lock machine.
-type Step = crate::machine::Step<LockOutcome>;
+impl From<Hold> for LockOutcome {
+    fn from(hold: Hold) -> LockOutcome {
+        match hold {
+            Hold::Granted { token } => LockOutcome::Acquired { token },
+            Hold::Suspended => LockOutcome::Suspended,
+            Hold::Resumed => LockOutcome::Resumed,
+            Hold::Lost => LockOutcome::Lost,
+            Hold::Released => LockOutcome::Released,
+            Hold::Failed(error) => LockOutcome::Failed(error),
+        }
+    }
+}
 
 /// The request an application makes of a held lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,316 +81,41 @@ pub enum LockRequest {
     Release,
 }
 
-/// Where the lock machine is in the protocol.
+/// The lock's names for its exclusive role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Phase {
-    /// Not started.
-    Idle,
-    /// In line for the lock.
-    Contending,
-    /// Holding the lock.
-    Held,
-    /// The delete of our node is in flight.
-    Releasing,
-    /// Finished.
-    Done,
-}
+pub struct LockRole;
 
-/// The lock protocol as a pure state machine: a [`Contender`] first in line holds the lock, and
-/// its [`Link`] tells it when to stop trusting it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct LockMachine {
-    contender: Contender,
-    link: Link,
-    phase: Phase,
-}
-
-impl LockMachine {
-    /// A machine contending for the lock at `dir`, naming its node with `guid` (unique per
-    /// contender and stable for its session: [`session_guid`] gives one).
-    pub fn new(dir: &str, guid: String) -> Self {
-        LockMachine {
-            contender: Contender::new(dir, guid, LOCK_MARKER),
-            link: Link::default(),
-            phase: Phase::Idle,
-        }
-    }
-
-    /// Whether the holder may act on the lock: it holds it and its connection is up (a
-    /// disconnected holder may already have lost it).
-    pub fn is_safe(&self) -> bool {
-        self.holds() && self.link.is_connected()
-    }
-
-    /// Whether the machine currently holds the lock (suspended or not).
-    pub fn holds(&self) -> bool {
-        self.phase == Phase::Held
-    }
-
-    /// Whether the machine is waiting for its predecessor to go.
-    pub fn is_waiting(&self) -> bool {
-        self.phase == Phase::Contending && self.contender.is_waiting()
-    }
-
-    /// The path of the contender node, once created or adopted.
-    pub fn node(&self) -> Option<&str> {
-        self.contender.node()
-    }
-
-    fn finish(&mut self, outcome: LockOutcome) -> Step {
-        self.phase = Phase::Done;
-        Step::done(outcome)
-    }
-
-    /// Does what the contender asks; first in line holds the lock.
-    fn follow(&mut self, verdict: Verdict) -> Step {
-        match verdict {
-            Verdict::Send(op) => Step::send(self.link.send(op)),
-            Verdict::Wait => Step::wait(),
-            Verdict::First { token } => {
-                self.phase = Phase::Held;
-                Step::wait().telling(LockOutcome::Acquired { token })
-            }
-            Verdict::Failed(error) => self.finish(LockOutcome::Failed(error)),
-        }
-    }
-
-    fn on_reply(&mut self, reply: OpReply) -> Step {
-        match (self.phase, self.link.on_reply(reply)) {
-            (_, Delivery::Resend(op)) => Step::send(op),
-            // NoNode: an earlier delete, whose reply was lost, already landed.
-            (
-                Phase::Releasing,
-                Delivery::SessionLost
-                | Delivery::Reply(Ok(OpResult::Deleted) | Err(ZkError::NoNode)),
-            ) => {
-                self.phase = Phase::Done;
-                Step::stop()
-            }
-            (_, Delivery::SessionLost) => self.finish(LockOutcome::Lost),
-            (Phase::Contending, Delivery::Reply(reply)) => {
-                let verdict = self.contender.on_reply(reply);
-                self.follow(verdict)
-            }
-            (_, Delivery::Reply(Err(error))) => self.finish(LockOutcome::Failed(error)),
-            (_, Delivery::Reply(Ok(_))) => {
-                self.finish(LockOutcome::Failed(ZkError::MarshallingError))
-            }
-        }
-    }
-
-    fn on_session(&mut self, event: SessionEvent) -> Step {
-        match self.link.on_session(event, self.holds()) {
-            Some(Connection::Lost) if self.phase == Phase::Releasing => {
-                self.phase = Phase::Done;
-                Step::stop()
-            }
-            Some(Connection::Lost) => self.finish(LockOutcome::Lost),
-            Some(Connection::Suspended) => Step::wait().telling(LockOutcome::Suspended),
-            Some(Connection::Resumed) => Step::wait().telling(LockOutcome::Resumed),
-            None => Step::wait(),
-        }
-    }
-}
-
-impl Recipe for LockMachine {
+impl Role for LockRole {
+    const MARKER: &'static str = "-lock-";
     type Request = LockRequest;
     type Outcome = LockOutcome;
 
-    fn step(&mut self, input: Input<LockRequest>) -> Step {
-        match input {
-            _ if self.phase == Phase::Done => Step::stop(),
-            Input::Start if self.phase == Phase::Idle => {
-                self.phase = Phase::Contending;
-                let verdict = self.contender.start();
-                self.follow(verdict)
-            }
-            Input::Start => Step::wait(),
-            Input::Reply(reply) => self.on_reply(reply),
-            Input::Event(ZkEvent::Watch(event)) if self.phase == Phase::Contending => {
-                let verdict = self.contender.on_watch(&event);
-                self.follow(verdict)
-            }
-            Input::Event(ZkEvent::Watch(_)) => Step::wait(),
-            Input::Event(ZkEvent::Session(event)) => self.on_session(event),
-            // The application stops using the lock the moment it asks to release: from here the
-            // delete only cleans up, retried through ConnectionLoss.
-            Input::App(LockRequest::Release) if self.phase == Phase::Held => {
-                self.phase = Phase::Releasing;
-                let path = self.node().unwrap_or_default().to_owned();
-                Step::send(self.link.send(Op::Delete { path, version: -1 }))
-                    .telling(LockOutcome::Released)
-            }
-            // The lock sets no timer.
-            Input::App(LockRequest::Release) | Input::Timeout => Step::wait(),
-        }
+    fn let_go() -> LockRequest {
+        LockRequest::Release
     }
 }
 
-impl RenameSessions for LockMachine {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        LockMachine {
-            contender: self.contender.rename_sessions(renaming),
-            link: self.link.rename_sessions(renaming),
-            phase: self.phase,
-        }
-    }
-}
+/// An exclusive lock at a directory path, such as `/locks/orders`: [`Lock::acquire`] waits
+/// until the session holds it.
+pub type Lock = Claim<LockRole>;
+
+/// The lock protocol as a pure state machine.
+pub type LockMachine = Exclusive<LockRole>;
+
+/// A held lock: [`LockGuard::token`], [`LockGuard::is_safe`], [`LockGuard::release`].
+pub type LockGuard<'c, C, M = LockMachine> = Held<'c, C, M>;
 
 /// Why a lock could not be acquired or released cleanly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockError {
-    /// The session expired (or was closed) before the lock was acquired, or while it was held.
-    SessionLost,
-    /// ZooKeeper answered with an error the recipe cannot handle.
-    Zk(ZkError),
-}
-
-impl fmt::Display for LockError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LockError::SessionLost => write!(f, "the session ended before the lock was released"),
-            LockError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
-        }
-    }
-}
-
-impl std::error::Error for LockError {}
-
-/// An exclusive lock at a directory path, such as `/locks/orders`.
-#[derive(Clone)]
-pub struct Lock {
-    dir: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
-
-impl fmt::Debug for Lock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lock")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Lock {
-    /// The lock whose contender nodes live under `dir` (created if missing).
-    pub fn new(dir: &str) -> Self {
-        Lock {
-            dir: dir.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The same lock, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
-    }
-
-    /// The machine this lock runs for a session.
-    pub fn machine(&self, session: SessionId) -> LockMachine {
-        LockMachine::new(&self.dir, session_guid(session))
-    }
-
-    /// Waits until this session holds the lock.
-    pub async fn acquire<'c, C: ZkClient>(
-        &self,
-        client: &'c C,
-    ) -> Result<LockGuard<'c, C>, LockError> {
-        self.acquire_with(client, self.machine(client.session_id()))
-            .await
-    }
-
-    /// Waits until `machine` holds the lock: this lock's own machine, or one built around it
-    /// (the harness runs known-broken variants of the protocol this way).
-    pub async fn acquire_with<'c, C, M>(
-        &self,
-        client: &'c C,
-        machine: M,
-    ) -> Result<LockGuard<'c, C, M>, LockError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = LockRequest, Outcome = LockOutcome>,
-    {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let mut outcomes = driver.feed(Input::Start).await;
-        loop {
-            for outcome in outcomes {
-                match outcome {
-                    LockOutcome::Acquired { token } => return Ok(LockGuard { driver, token }),
-                    LockOutcome::Lost => return Err(LockError::SessionLost),
-                    LockOutcome::Failed(error) => return Err(LockError::Zk(error)),
-                    LockOutcome::Suspended | LockOutcome::Resumed | LockOutcome::Released => {}
-                }
-            }
-            if driver.is_done() {
-                return Err(LockError::SessionLost);
-            }
-            outcomes = driver.feed_next_event().await;
-        }
-    }
-}
-
-/// A held lock. It does not release on drop (release needs the network): call
-/// [`LockGuard::release`]; a dropped guard's node goes when its session ends.
-#[derive(Debug)]
-pub struct LockGuard<'c, C, M = LockMachine> {
-    driver: Driver<'c, C, M>,
-    token: i64,
-}
-
-impl<C, M> LockGuard<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = LockRequest, Outcome = LockOutcome>,
-{
-    /// The fencing token: present it to the protected resource, which must refuse any token lower
-    /// than one it has already seen.
-    pub fn token(&self) -> i64 {
-        self.token
-    }
-
-    /// Takes in the session events that have arrived and says whether the lock can still be
-    /// trusted: false while disconnected (even if the lock was granted just as the connection
-    /// dropped) and for good once the session ended.
-    pub async fn is_safe(&mut self) -> bool {
-        self.driver.feed_arrived_events().await;
-        !self.driver.is_done() && self.driver.is_connected()
-    }
-
-    /// Releases the lock, retrying the delete through ConnectionLoss. Fails with `SessionLost`
-    /// if the session ended before the release was asked for (the lock was already gone).
-    pub async fn release(mut self) -> Result<(), LockError> {
-        self.driver.feed_arrived_events().await;
-        if self.driver.is_done() {
-            return Err(LockError::SessionLost);
-        }
-        let mut outcomes = self.driver.feed(Input::App(LockRequest::Release)).await;
-        let mut result = Ok(());
-        loop {
-            for outcome in outcomes {
-                match outcome {
-                    LockOutcome::Lost => result = Err(LockError::SessionLost),
-                    LockOutcome::Failed(error) => result = Err(LockError::Zk(error)),
-                    LockOutcome::Acquired { .. }
-                    | LockOutcome::Suspended
-                    | LockOutcome::Resumed
-                    | LockOutcome::Released => {}
-                }
-            }
-            if self.driver.is_done() {
-                return result;
-            }
-            outcomes = self.driver.feed_next_event().await;
-        }
-    }
-}
+pub type LockError = HoldError;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{CreateMode, EventType, Stat, WatchedEvent};
-    use crate::machine::Action;
+    use crate::client::ZkEvent;
+    use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent};
+    use crate::machine::{Action, Input, Recipe};
+
+    type Step = crate::machine::Step<LockOutcome>;
 
     const DIR: &str = "/locks/x";
 

@@ -1,0 +1,373 @@
+//! The exclusive-role part: a role (a lock, leadership) that the first contender in line holds
+//! until it lets go or its session ends. The lock and the leader election are this part under
+//! their own names: a [`Role`] gives the name of the node marker, the application's request and
+//! the recipe's own outcome type.
+//!
+//! A [`Contender`] gets in line; first in line holds the role, with its node's czxid as the
+//! fencing token. Its [`Link`] tracks the connection in every phase: a disconnected holder is
+//! suspended (it may already have lost the role), an expired one has lost it. Letting go tells
+//! the application at once (it stops using the role when it asks) and deletes the node, retried
+//! through ConnectionLoss; NoNode then means an earlier delete already landed.
+
+use std::fmt::{self, Debug};
+use std::hash::Hash;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use crate::machine::{Driver, Input, Recipe, Step};
+use crate::outcome::{Outcome, Recorder};
+use crate::parts::contender::{Contender, Verdict};
+use crate::parts::link::{Connection, Delivery, Link};
+use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
+
+/// One recipe's names for an exclusive role.
+pub trait Role: Clone + Debug + Eq + Hash + Send + Sync + 'static {
+    /// The marker between a contender's guid and its sequence number (`-lock-`).
+    const MARKER: &'static str;
+    /// The application's request: let go of the role.
+    type Request: Clone + Eq + Hash + Debug + Send + Sync;
+    /// What the application learns: the recipe's own words for a [`Hold`].
+    type Outcome: Clone + Eq + Hash + Debug + Into<Outcome> + From<Hold> + Send + Sync;
+    /// The request that lets go.
+    fn let_go() -> Self::Request;
+}
+
+/// What a holder of an exclusive role learns, before the recipe names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hold {
+    /// First in line: the role is held; `token` is the node's czxid.
+    Granted {
+        /// The fencing token.
+        token: i64,
+    },
+    /// The connection dropped while holding.
+    Suspended,
+    /// Reconnected within the same session while holding.
+    Resumed,
+    /// The session ended.
+    Lost,
+    /// Let go.
+    Released,
+    /// An error the recipe cannot handle.
+    Failed(ZkError),
+}
+
+/// Where the machine is in the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    /// Not started.
+    Idle,
+    /// In line for the role.
+    Contending,
+    /// Holding the role.
+    Held,
+    /// The delete of our node is in flight.
+    Releasing,
+    /// Finished.
+    Done,
+}
+
+/// An exclusive role as a pure state machine: a [`Contender`] first in line holds the role, and
+/// its [`Link`] tells it when to stop trusting it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Exclusive<R> {
+    contender: Contender,
+    link: Link,
+    phase: Phase,
+    role: PhantomData<R>,
+}
+
+impl<R: Role> Exclusive<R> {
+    /// A machine contending for the role at `dir`, naming its node with `guid` (unique per
+    /// contender and stable for its session: [`session_guid`] gives one).
+    pub fn new(dir: &str, guid: String) -> Self {
+        Exclusive {
+            contender: Contender::new(dir, guid, R::MARKER),
+            link: Link::default(),
+            phase: Phase::Idle,
+            role: PhantomData,
+        }
+    }
+
+    /// Whether the holder may act on the role: it holds it and its connection is up (a
+    /// disconnected holder may already have lost it).
+    pub fn is_safe(&self) -> bool {
+        self.holds() && self.link.is_connected()
+    }
+
+    /// Whether the machine currently holds the role (suspended or not).
+    pub fn holds(&self) -> bool {
+        self.phase == Phase::Held
+    }
+
+    /// Whether the machine is waiting for its predecessor to go.
+    pub fn is_waiting(&self) -> bool {
+        self.phase == Phase::Contending && self.contender.is_waiting()
+    }
+
+    /// The path of the contender node, once created or adopted.
+    pub fn node(&self) -> Option<&str> {
+        self.contender.node()
+    }
+
+    fn finish(&mut self, hold: Hold) -> Step<R::Outcome> {
+        self.phase = Phase::Done;
+        Step::done(hold.into())
+    }
+
+    /// Does what the contender asks; first in line holds the role.
+    fn follow(&mut self, verdict: Verdict) -> Step<R::Outcome> {
+        match verdict {
+            Verdict::Send(op) => Step::send(self.link.send(op)),
+            Verdict::Wait => Step::wait(),
+            Verdict::First { token } => {
+                self.phase = Phase::Held;
+                Step::wait().telling(Hold::Granted { token }.into())
+            }
+            Verdict::Failed(error) => self.finish(Hold::Failed(error)),
+        }
+    }
+
+    fn on_reply(&mut self, reply: OpReply) -> Step<R::Outcome> {
+        match (self.phase, self.link.on_reply(reply)) {
+            (_, Delivery::Resend(op)) => Step::send(op),
+            // NoNode: an earlier delete, whose reply was lost, already landed.
+            (
+                Phase::Releasing,
+                Delivery::SessionLost
+                | Delivery::Reply(Ok(OpResult::Deleted) | Err(ZkError::NoNode)),
+            ) => {
+                self.phase = Phase::Done;
+                Step::stop()
+            }
+            (_, Delivery::SessionLost) => self.finish(Hold::Lost),
+            (Phase::Contending, Delivery::Reply(reply)) => {
+                let verdict = self.contender.on_reply(reply);
+                self.follow(verdict)
+            }
+            (_, Delivery::Reply(Err(error))) => self.finish(Hold::Failed(error)),
+            (_, Delivery::Reply(Ok(_))) => self.finish(Hold::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    fn on_session(&mut self, event: SessionEvent) -> Step<R::Outcome> {
+        match self.link.on_session(event, self.holds()) {
+            Some(Connection::Lost) if self.phase == Phase::Releasing => {
+                self.phase = Phase::Done;
+                Step::stop()
+            }
+            Some(Connection::Lost) => self.finish(Hold::Lost),
+            Some(Connection::Suspended) => Step::wait().telling(Hold::Suspended.into()),
+            Some(Connection::Resumed) => Step::wait().telling(Hold::Resumed.into()),
+            None => Step::wait(),
+        }
+    }
+}
+
+impl<R: Role> Recipe for Exclusive<R> {
+    type Request = R::Request;
+    type Outcome = R::Outcome;
+
+    fn step(&mut self, input: Input<R::Request>) -> Step<R::Outcome> {
+        match input {
+            _ if self.phase == Phase::Done => Step::stop(),
+            Input::Start if self.phase == Phase::Idle => {
+                self.phase = Phase::Contending;
+                let verdict = self.contender.start();
+                self.follow(verdict)
+            }
+            Input::Start => Step::wait(),
+            Input::Reply(reply) => self.on_reply(reply),
+            Input::Event(ZkEvent::Watch(event)) if self.phase == Phase::Contending => {
+                let verdict = self.contender.on_watch(&event);
+                self.follow(verdict)
+            }
+            Input::Event(ZkEvent::Watch(_)) => Step::wait(),
+            Input::Event(ZkEvent::Session(event)) => self.on_session(event),
+            // The application stops using the role the moment it lets go: from here the delete
+            // only cleans up, retried through ConnectionLoss.
+            Input::App(_) if self.phase == Phase::Held => {
+                self.phase = Phase::Releasing;
+                let path = self.node().unwrap_or_default().to_owned();
+                Step::send(self.link.send(Op::Delete { path, version: -1 }))
+                    .telling(Hold::Released.into())
+            }
+            // The part sets no timer.
+            Input::App(_) | Input::Timeout => Step::wait(),
+        }
+    }
+}
+
+impl<R: Role> RenameSessions for Exclusive<R> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        Exclusive {
+            contender: self.contender.rename_sessions(renaming),
+            link: self.link.rename_sessions(renaming),
+            phase: self.phase,
+            role: PhantomData,
+        }
+    }
+}
+
+/// Why a role could not be taken or let go of cleanly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldError {
+    /// The session expired (or was closed) before the role was taken, or while it was held.
+    SessionLost,
+    /// ZooKeeper answered with an error the recipe cannot handle.
+    Zk(ZkError),
+}
+
+impl fmt::Display for HoldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HoldError::SessionLost => write!(f, "the session ended before the role was let go"),
+            HoldError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
+        }
+    }
+}
+
+impl std::error::Error for HoldError {}
+
+/// An exclusive role at a directory path, such as `/locks/orders`: the handle an application
+/// keeps (the lock calls it `Lock`, the election `Election`).
+pub struct Claim<R> {
+    dir: String,
+    recorder: Option<Arc<dyn Recorder>>,
+    role: PhantomData<R>,
+}
+
+impl<R> Clone for Claim<R> {
+    fn clone(&self) -> Self {
+        Claim {
+            dir: self.dir.clone(),
+            recorder: self.recorder.clone(),
+            role: PhantomData,
+        }
+    }
+}
+
+impl<R> fmt::Debug for Claim<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claim")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Role> Claim<R> {
+    /// The role whose contender nodes live under `dir` (created if missing).
+    pub fn new(dir: &str) -> Self {
+        Claim {
+            dir: dir.to_owned(),
+            recorder: None,
+            role: PhantomData,
+        }
+    }
+
+    /// The same role, writing down everything it tells the application with `recorder`.
+    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.recorder = recorder;
+        self
+    }
+
+    /// The machine this role runs for a session.
+    pub fn machine(&self, session: SessionId) -> Exclusive<R> {
+        Exclusive::new(&self.dir, session_guid(session))
+    }
+
+    /// Waits until this session holds the role.
+    pub async fn acquire<'c, C: ZkClient>(
+        &self,
+        client: &'c C,
+    ) -> Result<Held<'c, C, Exclusive<R>>, HoldError> {
+        self.acquire_with(client, self.machine(client.session_id()))
+            .await
+    }
+
+    /// Waits until `machine` holds the role: this role's own machine, or one built around it
+    /// (the harness runs known-broken variants of the protocol this way).
+    pub async fn acquire_with<'c, C, M>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Result<Held<'c, C, M>, HoldError>
+    where
+        C: ZkClient,
+        M: Recipe<Request = R::Request, Outcome = R::Outcome>,
+    {
+        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
+        let mut outcomes = driver.feed(Input::Start).await;
+        loop {
+            for outcome in outcomes {
+                match outcome.into() {
+                    Outcome::Granted { token, .. } => {
+                        let let_go = R::let_go();
+                        return Ok(Held {
+                            driver,
+                            token,
+                            let_go,
+                        });
+                    }
+                    Outcome::Lost => return Err(HoldError::SessionLost),
+                    Outcome::Failed(error) => return Err(HoldError::Zk(error)),
+                    _ => {}
+                }
+            }
+            if driver.is_done() {
+                return Err(HoldError::SessionLost);
+            }
+            outcomes = driver.feed_next_event().await;
+        }
+    }
+}
+
+/// A held role. It does not let go on drop (that needs the network): call [`Held::release`]; a
+/// dropped guard's node goes when its session ends.
+#[derive(Debug)]
+pub struct Held<'c, C, M: Recipe> {
+    driver: Driver<'c, C, M>,
+    token: i64,
+    let_go: M::Request,
+}
+
+impl<C: ZkClient, M: Recipe> Held<'_, C, M> {
+    /// The fencing token: present it to the protected resource, which must refuse any token lower
+    /// than one it has already seen.
+    pub fn token(&self) -> i64 {
+        self.token
+    }
+
+    /// Takes in the session events that have arrived and says whether the role can still be
+    /// trusted: false while disconnected (even if it was granted just as the connection dropped)
+    /// and for good once the session ended.
+    pub async fn is_safe(&mut self) -> bool {
+        self.driver.feed_arrived_events().await;
+        !self.driver.is_done() && self.driver.is_connected()
+    }
+
+    /// Lets go of the role, retrying the delete through ConnectionLoss. Fails with `SessionLost`
+    /// if the session ended before the release was asked for (the role was already gone).
+    pub async fn release(mut self) -> Result<(), HoldError> {
+        self.driver.feed_arrived_events().await;
+        if self.driver.is_done() {
+            return Err(HoldError::SessionLost);
+        }
+        let mut outcomes = self.driver.feed(Input::App(self.let_go.clone())).await;
+        let mut result = Ok(());
+        loop {
+            for outcome in outcomes {
+                match outcome.into() {
+                    Outcome::Lost => result = Err(HoldError::SessionLost),
+                    Outcome::Failed(error) => result = Err(HoldError::Zk(error)),
+                    _ => {}
+                }
+            }
+            if self.driver.is_done() {
+                return result;
+            }
+            outcomes = self.driver.feed_next_event().await;
+        }
+    }
+}

@@ -1,29 +1,21 @@
-//! The lock's kit: each client acquires the lock, uses the fenced resource, and releases, for its
-//! number of rounds; the model runs one round per client. Its known bugs are the lock under the
+//! The lock's kit: the exclusive-role kit at [`LOCK_DIR`]. Its known bugs are the lock under the
 //! [`BlindRetry`] and [`WatchParent`] mutations.
 
-use std::marker::PhantomData;
+use zklab_recipes::lock::LockRole;
 
-use zklab_models::workload::Workload;
-use zklab_recipes::client::{SessionId, ZkClient};
-use zklab_recipes::lock::{Lock, LockError, LockMachine, LockRequest};
-
-use crate::host::Host;
-use crate::kit::Kit;
-use crate::mutation::{BlindRetry, Documented, Mutation, WatchParent};
+use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::mutation::{BlindRetry, Documented, WatchParent};
 use crate::scenario::Scenario;
 
 /// Where the lock keeps its contender nodes.
 pub const LOCK_DIR: &str = "/locks/lock";
 
-/// The lock, its machine under mutation `X`.
-#[derive(Clone, Debug)]
-pub struct LockKit<X>(PhantomData<X>);
-
-impl<X> LockKit<X> {
-    /// The kit.
-    pub const KIT: Self = LockKit(PhantomData);
+impl RoleKit for LockRole {
+    const DIR: &'static str = LOCK_DIR;
 }
+
+/// The lock's kit, its machine under mutation `X`.
+pub type LockKit<X> = ExclusiveKit<LockRole, X>;
 
 /// The lock's scenarios.
 pub const SCENARIOS: &[Scenario] = &[
@@ -46,53 +38,3 @@ pub const SCENARIOS: &[Scenario] = &[
         kit: &LockKit::<WatchParent>::KIT,
     },
 ];
-
-impl<X: Mutation<LockMachine>> Workload for LockKit<X> {
-    type Machine = X::Machine;
-
-    fn machine(&self, session: SessionId) -> X::Machine {
-        X::apply(Lock::new(LOCK_DIR).machine(session))
-    }
-
-    fn request_when_holding(&self) -> LockRequest {
-        LockRequest::Release
-    }
-
-    fn root(&self) -> &str {
-        LOCK_DIR
-    }
-}
-
-impl<X: Mutation<LockMachine>> Kit for LockKit<X> {
-    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
-        let lock = Lock::new(LOCK_DIR).recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut done = 0;
-        while done < rounds {
-            let machine = self.machine(session.session_id());
-            let lost = match lock.acquire_with(&session, machine).await {
-                Ok(mut guard) => {
-                    // Present the token at once: the resource learns of the new holder before
-                    // any older holder can come back from a pause.
-                    host.write(guard.token());
-                    if guard.is_safe().await {
-                        host.work().await;
-                        // A pause may have struck during the work and the session expired
-                        // meanwhile: only the fencing token protects this write.
-                        host.write(guard.token());
-                    }
-                    done += 1;
-                    guard.release().await
-                }
-                Err(error) => Err(error),
-            };
-            match lost {
-                Ok(()) => {}
-                Err(LockError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where an oracle judges it.
-                Err(LockError::Zk(_)) => return None,
-            }
-        }
-        Some(session)
-    }
-}

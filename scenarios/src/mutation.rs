@@ -182,6 +182,207 @@ impl<M: RenameSessions> RenameSessions for WatchParentMachine<M> {
     }
 }
 
+/// After its predecessor's NodeDeleted, a waiter believes it is next without listing again: it
+/// takes every node up to the deleted one as gone. When the predecessor went for another reason
+/// than the holder letting go (its session expired), two contenders hold at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrustDeletion;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for TrustDeletion {
+    type Machine = TrustDeletionMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        TrustDeletionMachine {
+            inner,
+            traffic: Traffic::default(),
+            watched: None,
+            deleted: false,
+        }
+    }
+}
+
+/// The machine of [`TrustDeletion`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TrustDeletionMachine<M> {
+    inner: M,
+    traffic: Traffic,
+    /// The node the inner machine watches.
+    watched: Option<String>,
+    /// It has just gone.
+    deleted: bool,
+}
+
+impl<M: Recipe> Recipe for TrustDeletionMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        if let Input::Event(ZkEvent::Watch(event)) = &input {
+            self.deleted |= event.event_type == EventType::NodeDeleted
+                && self.watched.as_deref() == Some(event.path.as_str());
+        }
+        self.traffic.take(&input);
+        let mut step = self.inner.step(input);
+        while let (Action::Send(Op::GetChildren { .. }), true) = (&step.action, self.deleted) {
+            // Answer the listing itself: everything up to the deleted node is taken as gone.
+            self.deleted = false;
+            let gone = self.watched.as_deref().and_then(sequence);
+            let children = self
+                .traffic
+                .listing
+                .iter()
+                .filter(|name| sequence(name) > gone)
+                .cloned()
+                .collect();
+            let believed = Ok(OpResult::Children {
+                children,
+                stat: Stat::default(),
+            });
+            let outcome = step.outcome.take();
+            step = self.inner.step(Input::Reply(believed));
+            step.outcome = step.outcome.or(outcome);
+        }
+        if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
+            self.watched = Some(path.clone());
+        }
+        self.traffic.sent(&step);
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for TrustDeletionMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        TrustDeletionMachine {
+            inner: self.inner.rename_sessions(renaming),
+            traffic: self.traffic.rename_sessions(renaming),
+            watched: self.watched.rename_sessions(renaming),
+            deleted: self.deleted,
+        }
+    }
+}
+
+/// Every waiter watches the lowest node in line (the holder) instead of its predecessor: the
+/// holder's deletion wakes every waiter at once (the herd effect).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WatchLowest;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for WatchLowest {
+    type Machine = WatchLowestMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        WatchLowestMachine {
+            inner,
+            traffic: Traffic::default(),
+            watched: None,
+        }
+    }
+}
+
+/// The machine of [`WatchLowest`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WatchLowestMachine<M> {
+    inner: M,
+    traffic: Traffic,
+    /// The lowest node it watches, and the predecessor the inner machine asked to watch.
+    watched: Option<(String, String)>,
+}
+
+impl<M: Recipe> Recipe for WatchLowestMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Event(ZkEvent::Watch(event))
+                if event.event_type == EventType::NodeDeleted
+                    && self.watched.as_ref().map(|(lowest, _)| lowest) == Some(&event.path) =>
+            {
+                let (_, predecessor) = self.watched.take().unwrap_or_default();
+                Input::Event(ZkEvent::Watch(WatchedEvent {
+                    event_type: EventType::NodeDeleted,
+                    path: predecessor,
+                }))
+            }
+            other => other,
+        };
+        self.traffic.take(&input);
+        let mut step = self.inner.step(input);
+        if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
+            let lowest = self
+                .traffic
+                .listing
+                .iter()
+                .min_by_key(|name| sequence(name));
+            if let Some(lowest) = lowest {
+                let lowest = format!("{}/{lowest}", parent(path));
+                self.watched = Some((lowest.clone(), path.clone()));
+                step.action = Action::Send(Op::Exists {
+                    path: lowest,
+                    watch: true,
+                });
+            }
+        }
+        self.traffic.sent(&step);
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for WatchLowestMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        WatchLowestMachine {
+            inner: self.inner.rename_sessions(renaming),
+            traffic: self.traffic.rename_sessions(renaming),
+            watched: self
+                .watched
+                .as_ref()
+                .map(|(lowest, predecessor)| (renaming.text(lowest), renaming.text(predecessor))),
+        }
+    }
+}
+
+/// What a mutation remembers of its inner machine's traffic: the op in flight and the last
+/// listing it was answered with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Traffic {
+    sent: Option<Op>,
+    listing: Vec<String>,
+}
+
+impl Traffic {
+    /// Notes a reply (a listing is remembered) on its way to the inner machine.
+    fn take<R>(&mut self, input: &Input<R>) {
+        if let Input::Reply(reply) = input {
+            if let (Some(Op::GetChildren { .. }), Ok(OpResult::Children { children, .. })) =
+                (&self.sent, reply)
+            {
+                self.listing = children.clone();
+            }
+            self.sent = None;
+        }
+    }
+
+    /// Notes the op the inner machine sends, if any.
+    fn sent<O>(&mut self, step: &Step<O>) {
+        if let Action::Send(op) = &step.action {
+            self.sent = Some(op.clone());
+        }
+    }
+}
+
+impl RenameSessions for Traffic {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        Traffic {
+            sent: self.sent.rename_sessions(renaming),
+            listing: self.listing.rename_sessions(renaming),
+        }
+    }
+}
+
+/// The server's sequence number at the end of a sequential node's name (`%010d`).
+fn sequence(name: &str) -> Option<i32> {
+    name.get(name.len().checked_sub(10)?..)?.parse().ok()
+}
+
 /// The parent of an absolute path (`/` for a top-level node).
 fn parent(path: &str) -> &str {
     match path.rsplit_once('/') {
@@ -193,7 +394,7 @@ fn parent(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zklab_recipes::lock::{Lock, LockRequest};
+    use zklab_recipes::lock::{Lock, LockMachine, LockOutcome, LockRequest};
 
     fn op<O>(step: &Step<O>) -> &Op {
         match &step.action {
@@ -241,6 +442,44 @@ mod tests {
         };
         let relist = m.step(Input::Event(ZkEvent::Watch(changed)));
         assert!(matches!(op(&relist), Op::GetChildren { watch: false, .. }));
+    }
+
+    /// A lock machine (node `...-lock-0000000003`) waiting behind a and b.
+    fn third_in_line<X: Mutation<LockMachine>>() -> X::Machine {
+        let mut m = X::apply(Lock::new("/l").machine(1));
+        m.step(Input::Start);
+        m.step(Input::Reply(Ok(OpResult::Created {
+            path: format!("/l/{OWN}"),
+            stat: Stat::default(),
+        })));
+        m
+    }
+
+    const OWN: &str = "0000000000000001-lock-0000000003";
+
+    #[test]
+    fn trust_deletion_takes_the_lock_when_its_predecessor_goes_without_listing() {
+        let mut m = third_in_line::<TrustDeletion>();
+        m.step(children(&["a-lock-0000000001", "b-lock-0000000002", OWN]));
+        m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
+        let gone = WatchedEvent {
+            event_type: EventType::NodeDeleted,
+            path: "/l/b-lock-0000000002".to_owned(),
+        };
+        // a still holds the lock, yet the waiter takes it at once.
+        let step = m.step(Input::Event(ZkEvent::Watch(gone)));
+        assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 0 }));
+    }
+
+    #[test]
+    fn watch_lowest_watches_the_holder_not_the_predecessor() {
+        let mut m = third_in_line::<WatchLowest>();
+        let step = m.step(children(&["a-lock-0000000001", "b-lock-0000000002", OWN]));
+        let watch = Op::Exists {
+            path: "/l/a-lock-0000000001".to_owned(),
+            watch: true,
+        };
+        assert_eq!(op(&step), &watch);
     }
 
     #[test]

@@ -1,0 +1,79 @@
+//! The kit of every exclusive role (the lock, the leader election): each client takes the role,
+//! uses the fenced resource with its token, and lets go, for its number of rounds; the model runs
+//! one round per client. A recipe's kit file names its directory and its known bugs.
+
+use std::fmt::Debug;
+use std::marker::PhantomData;
+
+use zklab_models::workload::Workload;
+use zklab_recipes::client::{SessionId, ZkClient};
+use zklab_recipes::parts::exclusive::{Claim, Exclusive, HoldError, Role};
+
+use crate::host::Host;
+use crate::kit::Kit;
+use crate::mutation::Mutation;
+
+/// An exclusive role as the harness runs it: where its nodes live.
+pub trait RoleKit: Role {
+    /// The directory of the role's contender nodes.
+    const DIR: &'static str;
+}
+
+/// The kit of role `R`, its machine under mutation `X`.
+#[derive(Clone, Debug)]
+pub struct ExclusiveKit<R, X>(PhantomData<(R, X)>);
+
+impl<R, X> ExclusiveKit<R, X> {
+    /// The kit.
+    pub const KIT: Self = ExclusiveKit(PhantomData);
+}
+
+impl<R: RoleKit, X: Mutation<Exclusive<R>>> Workload for ExclusiveKit<R, X> {
+    type Machine = X::Machine;
+
+    fn machine(&self, session: SessionId) -> X::Machine {
+        X::apply(Claim::<R>::new(R::DIR).machine(session))
+    }
+
+    fn request_when_holding(&self) -> R::Request {
+        R::let_go()
+    }
+
+    fn root(&self) -> &str {
+        R::DIR
+    }
+}
+
+impl<R: RoleKit, X: Mutation<Exclusive<R>>> Kit for ExclusiveKit<R, X> {
+    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
+        let claim = Claim::<R>::new(R::DIR).recording(host.recorder());
+        let mut session = host.connect().await;
+        let mut done = 0;
+        while done < rounds {
+            let machine = self.machine(session.session_id());
+            let lost = match claim.acquire_with(&session, machine).await {
+                Ok(mut held) => {
+                    // Present the token at once: the resource learns of the new holder before
+                    // any older holder can come back from a pause.
+                    host.write(held.token());
+                    if held.is_safe().await {
+                        host.work().await;
+                        // A pause may have struck during the work and the session expired
+                        // meanwhile: only the fencing token protects this write.
+                        host.write(held.token());
+                    }
+                    done += 1;
+                    held.release().await
+                }
+                Err(error) => Err(error),
+            };
+            match lost {
+                Ok(()) => {}
+                Err(HoldError::SessionLost) => session = host.connect().await,
+                // The recipe reported the failure in the trace, where an oracle judges it.
+                Err(HoldError::Zk(_)) => return None,
+            }
+        }
+        Some(session)
+    }
+}

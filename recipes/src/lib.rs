@@ -7,6 +7,7 @@
 //! a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 pub mod client;
+pub mod election;
 pub mod lock;
 pub mod machine;
 pub mod outcome;

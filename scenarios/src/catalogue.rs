@@ -1,11 +1,11 @@
 //! The catalogue: every scenario `list`, `run`, `replay`, `check` and `real` know, by name, one
 //! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
 
-use crate::lock;
 use crate::scenario::Scenario;
+use crate::{election, lock};
 
 /// Every recipe's scenarios, in listing order.
-const RECIPES: &[&[Scenario]] = &[lock::SCENARIOS];
+const RECIPES: &[&[Scenario]] = &[lock::SCENARIOS, election::SCENARIOS];
 
 /// Every scenario, in listing order.
 pub fn scenarios() -> impl Iterator<Item = &'static Scenario> {

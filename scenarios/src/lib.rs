@@ -7,6 +7,7 @@
 //! oracles. The model checker (`zklab-models`) checks the same kits.
 
 pub mod catalogue;
+pub mod election;
 pub mod exclusive;
 pub mod host;
 pub mod kit;

@@ -1,0 +1,182 @@
+//! Leader election, as ZooKeeper's recipes document describes it, without a herd.
+//!
+//! Each candidate creates an ephemeral sequential node `<dir>/<guid>-n_<seq>`. The lowest
+//! sequence leads; every other candidate watches only the next lower node with `exists`, and on
+//! its deletion lists the children again before believing it leads (the deleted node may have
+//! been a candidate whose session ended while the leader still leads). A leader whose connection
+//! drops is suspended until it reconnects; one whose session ends has lost leadership. Resigning
+//! deletes its node. The fencing token is the leader node's czxid. It is the exclusive-role
+//! part under the election's names, so it shares the lock's fixes for lost replies.
+//!
+//! ```no_run
+//! # async fn demo(client: &impl zklab_recipes::client::ZkClient) -> Result<(), zklab_recipes::election::ElectionError> {
+//! use zklab_recipes::election::Election;
+//! let mut leadership = Election::new("/election/orders").campaign(client).await?;
+//! if leadership.is_safe().await {
+//!     // lead, presenting leadership.token() to whatever the leader alone may change
+//! }
+//! leadership.release().await?; // resign
+//! # Ok(()) }
+//! ```
+
+use crate::client::{ZkClient, ZkError};
+use crate::outcome::Outcome;
+use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, HoldError, Role};
+
+/// What an election tells a candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ElectionOutcome {
+    /// The candidate leads; `token` (its node's czxid) grows from one leader to the next.
+    Elected {
+        /// The fencing token.
+        token: i64,
+    },
+    /// The connection dropped while leading: stop acting as leader until
+    /// [`ElectionOutcome::Resumed`].
+    Suspended,
+    /// Reconnected within the same session while leading: still the leader.
+    Resumed,
+    /// The session ended: leadership, held or awaited, is gone.
+    Lost,
+    /// The leader resigned.
+    Resigned,
+    /// The recipe gave up on an error it cannot handle.
+    Failed(ZkError),
+}
+
+/// The election's name for what it grants, in the trace.
+const ROLE: &str = "leadership";
+
+impl From<ElectionOutcome> for Outcome {
+    fn from(outcome: ElectionOutcome) -> Outcome {
+        match outcome {
+            ElectionOutcome::Elected { token } => Outcome::Granted { role: ROLE, token },
+            ElectionOutcome::Suspended => Outcome::Suspended,
+            ElectionOutcome::Resumed => Outcome::Resumed,
+            ElectionOutcome::Lost => Outcome::Lost,
+            ElectionOutcome::Resigned => Outcome::Released { role: ROLE },
+            ElectionOutcome::Failed(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+impl From<Hold> for ElectionOutcome {
+    fn from(hold: Hold) -> ElectionOutcome {
+        match hold {
+            Hold::Granted { token } => ElectionOutcome::Elected { token },
+            Hold::Suspended => ElectionOutcome::Suspended,
+            Hold::Resumed => ElectionOutcome::Resumed,
+            Hold::Lost => ElectionOutcome::Lost,
+            Hold::Released => ElectionOutcome::Resigned,
+            Hold::Failed(error) => ElectionOutcome::Failed(error),
+        }
+    }
+}
+
+/// The request a leader makes of the election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElectionRequest {
+    /// Step down.
+    Resign,
+}
+
+/// The election's names for its exclusive role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ElectionRole;
+
+impl Role for ElectionRole {
+    const MARKER: &'static str = "-n_";
+    type Request = ElectionRequest;
+    type Outcome = ElectionOutcome;
+
+    fn let_go() -> ElectionRequest {
+        ElectionRequest::Resign
+    }
+}
+
+/// An election at a directory path, such as `/election/orders`.
+pub type Election = Claim<ElectionRole>;
+
+/// The election protocol as a pure state machine.
+pub type ElectionMachine = Exclusive<ElectionRole>;
+
+/// Leadership, held: [`Leadership::token`], [`Leadership::is_safe`], and
+/// [`Leadership::release`] to resign.
+pub type Leadership<'c, C, M = ElectionMachine> = Held<'c, C, M>;
+
+/// Why a candidate could not be elected or resign cleanly.
+pub type ElectionError = HoldError;
+
+impl Election {
+    /// Waits until this session's candidate leads.
+    pub async fn campaign<'c, C: ZkClient>(
+        &self,
+        client: &'c C,
+    ) -> Result<Leadership<'c, C>, ElectionError> {
+        self.acquire(client).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
+    use crate::machine::{Action, Input, Recipe};
+
+    fn children(names: &[&str]) -> Input<ElectionRequest> {
+        Input::Reply(Ok(OpResult::Children {
+            children: names.iter().map(|n| n.to_string()).collect(),
+            stat: Stat::default(),
+        }))
+    }
+
+    #[test]
+    fn a_candidate_leads_only_after_listing_again_when_its_predecessor_goes() {
+        let mut m = ElectionMachine::new("/e", "g".to_owned());
+        let create = m.step(Input::Start);
+        assert_eq!(
+            create.action,
+            Action::Send(Op::Create {
+                path: "/e/g-n_".to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::EphemeralSequential,
+            })
+        );
+        m.step(Input::Reply(Ok(OpResult::Created {
+            path: "/e/g-n_0000000003".to_owned(),
+            stat: Stat::default(),
+        })));
+        let watch = m.step(children(&[
+            "a-n_0000000001",
+            "b-n_0000000002",
+            "g-n_0000000003",
+        ]));
+        let predecessor = Op::Exists {
+            path: "/e/b-n_0000000002".to_owned(),
+            watch: true,
+        };
+        assert_eq!(watch.action, Action::Send(predecessor));
+        m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
+        let gone = WatchedEvent {
+            event_type: EventType::NodeDeleted,
+            path: "/e/b-n_0000000002".to_owned(),
+        };
+        let relist = m.step(Input::Event(ZkEvent::Watch(gone)));
+        assert!(matches!(
+            relist.action,
+            Action::Send(Op::GetChildren { .. })
+        ));
+        assert_eq!(relist.outcome, None);
+        // a, the leader, is still there: b's session had ended. Watch a now.
+        let step = m.step(children(&["a-n_0000000001", "g-n_0000000003"]));
+        assert_eq!(step.outcome, None);
+        let step = m.step(Input::Reply(Ok(OpResult::Exists(None))));
+        let step = match step.action {
+            Action::Send(Op::GetChildren { .. }) => m.step(children(&["g-n_0000000003"])),
+            other => panic!("expected a listing, got {other:?}"),
+        };
+        assert_eq!(step.outcome, Some(ElectionOutcome::Elected { token: 0 }));
+        let resign = m.step(Input::App(ElectionRequest::Resign));
+        assert_eq!(resign.outcome, Some(ElectionOutcome::Resigned));
+    }
+}

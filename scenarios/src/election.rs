@@ -1,0 +1,42 @@
+//! The leader election's kit: the exclusive-role kit at [`ELECTION_DIR`], each client leading
+//! for a while and resigning, for its number of rounds. Its known bugs: a candidate that takes
+//! its predecessor's deletion as its election ([`TrustDeletion`]: two leaders), and candidates
+//! that all watch the leader ([`WatchLowest`]: a herd).
+
+use zklab_recipes::election::ElectionRole;
+
+use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::mutation::{Documented, TrustDeletion, WatchLowest};
+use crate::scenario::Scenario;
+
+/// Where the election keeps its candidates' nodes.
+pub const ELECTION_DIR: &str = "/election/leader";
+
+impl RoleKit for ElectionRole {
+    const DIR: &'static str = ELECTION_DIR;
+}
+
+/// The election's kit, its machine under mutation `X`.
+pub type ElectionKit<X> = ExclusiveKit<ElectionRole, X>;
+
+/// The election's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "election",
+        about: "leader election: lead with a fenced resource, resign, run again",
+        known_bug: false,
+        kit: &ElectionKit::<Documented>::KIT,
+    },
+    Scenario {
+        name: "election-bug-trust-deletion",
+        about: "a candidate leads on its predecessor's deletion without listing again",
+        known_bug: true,
+        kit: &ElectionKit::<TrustDeletion>::KIT,
+    },
+    Scenario {
+        name: "election-bug-herd",
+        about: "every candidate watches the leader's node (herd effect)",
+        known_bug: true,
+        kit: &ElectionKit::<WatchLowest>::KIT,
+    },
+];

@@ -120,9 +120,15 @@ fn main() -> ExitCode {
     runner::quiet_panics_inside_seeds();
     match cli.command {
         Command::List => {
+            let width = catalogue::scenarios().map(|s| s.name.len()).max();
             for scenario in catalogue::scenarios() {
                 let tag = known_bug_tag(scenario.known_bug);
-                println!("{:<24} {}{tag}", scenario.name, scenario.about);
+                let name = scenario.name;
+                println!(
+                    "{name:<width$}  {}{tag}",
+                    scenario.about,
+                    width = width.unwrap_or(0)
+                );
             }
             ExitCode::SUCCESS
         }

@@ -1,16 +1,15 @@
-//! zklab against a real ZooKeeper: the differential conformance cases, and the lock workload on
-//! a standalone server and on an ensemble whose leader is killed mid-run.
+//! zklab against a real ZooKeeper: the differential conformance cases, and every recipe's
+//! workload on a standalone server and on an ensemble whose leader is killed mid-run.
 //!
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
-
-mod support;
 
 use std::time::{Duration, Instant};
 
 use zklab::conform::{conform, ConformOptions};
 use zklab::launcher::{installed_or_skip, Ensemble, Standalone};
 use zklab::recipes::client::SessionEvent;
+use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
 
@@ -25,11 +24,12 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// Every property held and every client got the lock as often as it asked.
-fn assert_holds(report: &RealReport, options: &RealOptions, trace: &RealTrace) {
+/// Every property held and every client got the role as often as it asked.
+fn assert_holds(name: &str, report: &RealReport, options: &RealOptions, trace: &RealTrace) {
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
-    assert!(violations.is_empty(), "{}", violations.join("\n"));
-    assert_eq!(trace.grants(), (options.clients * options.rounds) as usize);
+    assert!(violations.is_empty(), "{name}: {}", violations.join("\n"));
+    let asked = (options.clients * options.rounds) as usize;
+    assert_eq!(trace.grants(), asked, "{name}");
 }
 
 #[test]
@@ -53,74 +53,84 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
 }
 
 #[test]
-fn the_lock_holds_on_a_real_standalone_server() {
-    let Some(installation) = installed_or_skip("lock on a standalone server") else {
+fn every_recipe_holds_on_a_real_standalone_server() {
+    let Some(installation) = installed_or_skip("recipes on a standalone server") else {
         return;
     };
     let server = Standalone::start(&installation).expect("a standalone server");
-    let options = RealOptions::default();
-    let trace = RealTrace::new();
-    let report = runtime()
-        .block_on(real::run(
-            support::scenario("lock"),
-            &server.connect_string(),
-            &options,
-            trace.clone(),
-        ))
-        .expect("a reachable server");
-    assert_holds(&report, &options, &trace);
+    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+        let options = RealOptions::default();
+        let trace = RealTrace::new();
+        let report = runtime()
+            .block_on(real::run(
+                scenario,
+                &server.connect_string(),
+                &options,
+                trace.clone(),
+            ))
+            .expect("a reachable server");
+        assert_holds(scenario.name, &report, &options, &trace);
+    }
 }
 
 #[test]
-fn the_lock_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
-    let Some(installation) = installed_or_skip("lock on an ensemble") else {
+fn every_recipe_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
+    let Some(installation) = installed_or_skip("recipes on an ensemble") else {
         return;
     };
     let mut ensemble = Ensemble::start(&installation, 3).expect("a 3-member ensemble");
-    let leader = ensemble.leader().expect("an elected leader");
-    let options = RealOptions::default();
-    let runtime = runtime();
-    let trace = RealTrace::new();
-    let run = runtime.spawn({
-        let (hosts, options, trace) = (ensemble.connect_string(), options.clone(), trace.clone());
-        async move { real::run(support::scenario("lock"), &hosts, &options, trace).await }
-    });
-    // Strike once the workload is under way, well before it is done.
-    let waiting = Instant::now();
-    while trace.grants() < 5 {
-        assert!(waiting.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(5));
+    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+        let leader = ensemble.leader().expect("an elected leader");
+        let options = RealOptions::default();
+        let runtime = runtime();
+        let trace = RealTrace::new();
+        let run = runtime.spawn({
+            let (hosts, options, trace) =
+                (ensemble.connect_string(), options.clone(), trace.clone());
+            async move { real::run(scenario, &hosts, &options, trace).await }
+        });
+        // Strike once the workload is under way, well before it is done.
+        let waiting = Instant::now();
+        while trace.grants() < 5 {
+            assert!(waiting.elapsed() < Duration::from_secs(60), "no progress");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ensemble.kill(leader).expect("the leader killed");
+        let at_kill = trace.grants();
+        let new_leader = ensemble.wait_for_leader().expect("a new leader");
+        assert_ne!(new_leader, leader);
+        ensemble.restart(leader).expect("the old leader back");
+        let report = runtime
+            .block_on(run)
+            .expect("the run's task")
+            .expect("a reachable ensemble");
+        let name = scenario.name;
+        assert!(
+            at_kill < (options.clients * options.rounds) as usize,
+            "{name}: the leader died after the workload was done"
+        );
+        // Followers drop their clients while they elect a new leader: the kill reached the
+        // clients.
+        let disconnects = report
+            .trace
+            .entries()
+            .iter()
+            .filter(|entry| {
+                matches!(
+                    entry.event,
+                    TraceEvent::Session {
+                        event: SessionEvent::Disconnected,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(
+            disconnects > 0,
+            "{name}: no client noticed the leader's death"
+        );
+        assert_holds(name, &report, &options, &trace);
     }
-    ensemble.kill(leader).expect("the leader killed");
-    let at_kill = trace.grants();
-    let new_leader = ensemble.wait_for_leader().expect("a new leader");
-    assert_ne!(new_leader, leader);
-    ensemble.restart(leader).expect("the old leader back");
-    let report = runtime
-        .block_on(run)
-        .expect("the run's task")
-        .expect("a reachable ensemble");
-    assert!(
-        at_kill < (options.clients * options.rounds) as usize,
-        "the leader died after the workload was done"
-    );
-    // Followers drop their clients while they elect a new leader: the kill reached the clients.
-    let disconnects = report
-        .trace
-        .entries()
-        .iter()
-        .filter(|entry| {
-            matches!(
-                entry.event,
-                TraceEvent::Session {
-                    event: SessionEvent::Disconnected,
-                    ..
-                }
-            )
-        })
-        .count();
-    assert!(disconnects > 0, "no client noticed the leader's death");
-    assert_holds(&report, &options, &trace);
 }
 
 #[test]

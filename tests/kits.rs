@@ -1,0 +1,182 @@
+//! Every scenario of the catalogue, in the simulator and in the model checker: each recipe holds
+//! every property under every fault, and each known bug is caught by both, with the violation
+//! that names it. A kit added to the catalogue without its expectations here fails the test.
+
+mod support;
+
+use zklab::models::check::{CheckOptions, CheckReport};
+use zklab::models::model::Budget;
+use zklab::scenarios::catalogue;
+use zklab::scenarios::oracle::ViolationKind;
+use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
+use zklab::sim::fault::FaultKind;
+
+const ONE_OF_EACH: Budget = Budget {
+    connection_loss: 1,
+    lost_reply: 1,
+    session_expiry: 1,
+};
+
+const EXPIRY_ONLY: Budget = Budget {
+    connection_loss: 0,
+    lost_reply: 0,
+    session_expiry: 1,
+};
+
+/// How a known bug is caught: the violation kinds the simulator may report first, and a small
+/// model (clients, fault budget) in which the checker finds the failing property.
+struct Expected {
+    name: &'static str,
+    violations: &'static [ViolationKind],
+    clients: usize,
+    budget: Budget,
+    property: &'static str,
+}
+
+const KNOWN_BUGS: &[Expected] = &[
+    Expected {
+        name: "lock-bug-blind-retry",
+        violations: &[
+            ViolationKind::Deadlock,
+            ViolationKind::Liveness,
+            ViolationKind::Orphan,
+        ],
+        clients: 2,
+        budget: ONE_OF_EACH,
+        property: "no stuck state",
+    },
+    Expected {
+        name: "lock-bug-herd",
+        violations: &[ViolationKind::Herd],
+        clients: 3,
+        budget: Budget {
+            connection_loss: 0,
+            lost_reply: 0,
+            session_expiry: 0,
+        },
+        property: "herd-freedom",
+    },
+    Expected {
+        name: "election-bug-trust-deletion",
+        violations: &[ViolationKind::MutualExclusion],
+        clients: 3,
+        budget: EXPIRY_ONLY,
+        property: "mutual exclusion",
+    },
+    Expected {
+        name: "election-bug-herd",
+        violations: &[ViolationKind::Herd],
+        clients: 3,
+        budget: Budget {
+            connection_loss: 0,
+            lost_reply: 0,
+            session_expiry: 0,
+        },
+        property: "herd-freedom",
+    },
+];
+
+fn check(name: &str, clients: usize, budget: Budget) -> CheckReport {
+    let options = CheckOptions {
+        clients,
+        budget,
+        threads: 2,
+        symmetry: true,
+        timeout: None,
+    };
+    support::scenario(name).kit.check(&options, &|_, _| {})
+}
+
+#[test]
+fn every_known_bug_in_the_catalogue_has_its_expectations_here() {
+    for scenario in catalogue::scenarios().filter(|s| s.known_bug) {
+        assert!(
+            KNOWN_BUGS.iter().any(|bug| bug.name == scenario.name),
+            "{} has no expectations in tests/kits.rs",
+            scenario.name
+        );
+    }
+}
+
+#[test]
+fn every_recipe_holds_over_300_seeds_with_every_fault_injected() {
+    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+        let report = sweep(scenario, 0, 300, &RunOptions::default(), 2, &|_, _| {});
+        let failures: Vec<String> = report
+            .failures
+            .iter()
+            .map(|(seed, v)| format!("seed {seed}: {v}"))
+            .collect();
+        let name = scenario.name;
+        assert!(failures.is_empty(), "{name}:\n{}", failures.join("\n"));
+        for kind in FaultKind::ALL {
+            assert!(report.faults.get(kind) > 0, "{name}: never injected {kind}");
+        }
+        assert_eq!(report.max_wakeups_per_deletion, 1, "{name}");
+    }
+}
+
+#[test]
+fn every_known_bug_is_caught_by_the_sweep_within_1000_seeds_and_replays() {
+    for bug in KNOWN_BUGS {
+        let scenario = support::scenario(bug.name);
+        let options = RunOptions::default();
+        let (seed, violation) = (0..1000)
+            .find_map(|seed| {
+                let first = run_seed(scenario, seed, &options)
+                    .violations
+                    .into_iter()
+                    .next();
+                first.map(|v| (seed, v))
+            })
+            .unwrap_or_else(|| panic!("{}: no violation in 1,000 seeds", bug.name));
+        assert!(
+            bug.violations.contains(&violation.kind),
+            "{} seed {seed}: {violation}",
+            bug.name
+        );
+        let replayed = run_seed(scenario, seed, &options);
+        assert_eq!(
+            replayed.violations.first(),
+            Some(&violation),
+            "{}",
+            bug.name
+        );
+    }
+}
+
+#[test]
+fn every_recipe_holds_every_property_in_the_model_for_two_clients_with_one_of_each_fault() {
+    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+        let report = check(scenario.name, 2, ONE_OF_EACH);
+        assert!(report.complete);
+        for property in &report.properties {
+            assert!(
+                property.holds,
+                "{}: {} fails:\n{}",
+                scenario.name,
+                property.name,
+                property.counterexample.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
+    for bug in KNOWN_BUGS {
+        let report = check(bug.name, bug.clients, bug.budget);
+        let property = report
+            .properties
+            .iter()
+            .find(|p| p.name == bug.property)
+            .expect("the property");
+        assert!(!property.holds, "{}: {} holds", bug.name, bug.property);
+        assert!(
+            (1..=30).contains(&property.counterexample.len()),
+            "{}: a counterexample of {} steps",
+            bug.name,
+            property.counterexample.len()
+        );
+    }
+}

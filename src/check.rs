@@ -129,7 +129,11 @@ fn describe_budget(budget: &Budget) -> String {
 }
 
 fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
-    let symmetry = if options.symmetry { "on" } else { "off" };
+    let symmetry = match (report.symmetry, options.symmetry) {
+        (true, _) => "on",
+        (false, true) => "off (the machine is not symmetric under renaming sessions)",
+        (false, false) => "off",
+    };
     println!(
         "{name}: {} clients, faults {}, symmetry {symmetry}",
         options.clients,
@@ -186,7 +190,7 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Valu
     json!({
         "model": name,
         "clients": options.clients,
-        "symmetry": options.symmetry,
+        "symmetry": report.symmetry,
         "faults": {
             "connection_loss": options.budget.connection_loss,
             "lost_reply": options.budget.lost_reply,

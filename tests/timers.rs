@@ -120,6 +120,10 @@ impl Workload for LeaseWorkload {
     fn root(&self) -> &str {
         "/leases"
     }
+
+    fn symmetric(&self) -> bool {
+        true
+    }
 }
 
 #[test]

@@ -53,6 +53,9 @@ pub struct CheckReport {
     /// Whether the search covered every reachable state; if not, a property with no
     /// counterexample is unrefuted, not proven.
     pub complete: bool,
+    /// Whether symmetry reduction was used: asked for, and the workload's machine is symmetric
+    /// (reducing a machine that is not would be unsound).
+    pub symmetry: bool,
     /// Every property, in the model's order.
     pub properties: Vec<PropertyReport>,
 }
@@ -71,6 +74,10 @@ pub fn check<W: Workload>(
     options: &CheckOptions,
     progress: &dyn Fn(usize, usize),
 ) -> CheckReport {
+    let options = &CheckOptions {
+        symmetry: options.symmetry && workload.symmetric(),
+        ..options.clone()
+    };
     let model = RecipeModel::new(workload, options.clients, options.budget);
     let started = Instant::now();
     let mut exhaustive = builder(model.clone(), options);
@@ -114,6 +121,7 @@ pub fn check<W: Workload>(
         max_depth: checker.max_depth(),
         elapsed,
         complete,
+        symmetry: options.symmetry,
         properties,
     }
 }

@@ -21,4 +21,8 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
 
     /// The recipe's znode directory: empty once every client finished.
     fn root(&self) -> &str;
+
+    /// Whether the machine behaves the same under any renaming of sessions, as symmetry
+    /// reduction assumes: false for a machine whose decisions depend on the guids in node names.
+    fn symmetric(&self) -> bool;
 }

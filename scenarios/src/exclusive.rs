@@ -42,6 +42,10 @@ impl<R: RoleKit, X: Mutation<Exclusive<R>>> Workload for ExclusiveKit<R, X> {
     fn root(&self) -> &str {
         R::DIR
     }
+
+    fn symmetric(&self) -> bool {
+        X::SYMMETRIC
+    }
 }
 
 impl<R: RoleKit, X: Mutation<Exclusive<R>>> Kit for ExclusiveKit<R, X> {

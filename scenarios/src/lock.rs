@@ -1,10 +1,10 @@
 //! The lock's kit: the exclusive-role kit at [`LOCK_DIR`]. Its known bugs are the lock under the
-//! [`BlindRetry`] and [`WatchParent`] mutations.
+//! [`BlindRetry`], [`WatchParent`] and [`SortByName`] mutations.
 
 use zklab_recipes::lock::LockRole;
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::mutation::{BlindRetry, Documented, WatchParent};
+use crate::mutation::{BlindRetry, Documented, SortByName, WatchParent};
 use crate::scenario::Scenario;
 
 /// Where the lock keeps its contender nodes.
@@ -36,5 +36,11 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every waiter watches the lock node's children (herd effect)",
         known_bug: true,
         kit: &LockKit::<WatchParent>::KIT,
+    },
+    Scenario {
+        name: "lock-bug-sort-by-name",
+        about: "contenders ordered by full name (so by guid) instead of by sequence number",
+        known_bug: true,
+        kit: &LockKit::<SortByName>::KIT,
     },
 ];

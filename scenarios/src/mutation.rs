@@ -19,6 +19,11 @@ pub trait Mutation<M: Recipe>: Clone + Debug + Send + Sync + 'static {
     /// The machine that results.
     type Machine: Recipe<Request = M::Request, Outcome = M::Outcome> + RenameSessions + Send + Sync;
 
+    /// Whether the resulting machine behaves the same under any renaming of sessions, which
+    /// symmetry reduction assumes. A machine whose decisions depend on the guids in node names
+    /// is not.
+    const SYMMETRIC: bool = true;
+
     /// Wraps `machine`.
     fn apply(machine: M) -> Self::Machine;
 }
@@ -336,6 +341,190 @@ impl<M: RenameSessions> RenameSessions for WatchLowestMachine<M> {
                 .watched
                 .as_ref()
                 .map(|(lowest, predecessor)| (renaming.text(lowest), renaming.text(predecessor))),
+        }
+    }
+}
+
+/// Orders contenders by their full names, so by guid, instead of by sequence number: a contender
+/// first by name holds even when an older node stands, and two hold at once. Its decisions depend
+/// on the guids, so it is not symmetric under renaming sessions.
+///
+/// The inner machine still orders by sequence; the mutation answers its listings with only the
+/// nodes that make it decide as ordering by name would (itself, and its predecessor by name when
+/// that one is older), and waits itself on a predecessor by name that is younger, listing again
+/// for the inner machine once it is gone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SortByName;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for SortByName {
+    type Machine = SortByNameMachine<M>;
+
+    const SYMMETRIC: bool = false;
+
+    fn apply(inner: M) -> Self::Machine {
+        SortByNameMachine {
+            inner,
+            traffic: Traffic::default(),
+            own: None,
+            mine: None,
+            awaited: None,
+            relist: false,
+        }
+    }
+}
+
+/// The machine of [`SortByName`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SortByNameMachine<M> {
+    inner: M,
+    traffic: Traffic,
+    /// The inner machine's node.
+    own: Option<String>,
+    /// The op the mutation sent on its own, while the inner machine awaits a listing.
+    mine: Option<Op>,
+    /// The younger predecessor by name it waits on.
+    awaited: Option<String>,
+    /// That predecessor went while the exists on it was in flight.
+    relist: bool,
+}
+
+impl<M: Recipe> SortByNameMachine<M> {
+    /// Sends an op of the mutation's own.
+    fn send_mine(&mut self, op: Op) -> Step<M::Outcome> {
+        self.mine = Some(op.clone());
+        Step::send(op)
+    }
+
+    /// Lists again on the inner machine's behalf.
+    fn relist(&mut self, dir: String) -> Step<M::Outcome> {
+        self.relist = false;
+        self.send_mine(Op::GetChildren {
+            path: dir,
+            watch: false,
+        })
+    }
+
+    /// A listing for the inner machine: answered with the nodes that make it decide by name, or
+    /// kept back while the mutation waits on a younger predecessor by name.
+    fn on_listing(&mut self, dir: &str, children: Vec<String>) -> Step<M::Outcome> {
+        let Some(own_path) = self.own.clone() else {
+            // Looking for its own node after a lost create reply: nothing to order yet.
+            return self.pass(Input::Reply(Ok(OpResult::Children {
+                children,
+                stat: Stat::default(),
+            })));
+        };
+        let own = own_path.rsplit('/').next().unwrap_or_default().to_owned();
+        let mut contenders: Vec<&String> = children
+            .iter()
+            .filter(|name| sequence(name).is_some())
+            .collect();
+        contenders.sort();
+        let before = contenders
+            .iter()
+            .take_while(|name| ***name != own)
+            .last()
+            .map(|name| (*name).clone());
+        let shown = match before {
+            Some(predecessor) if sequence(&predecessor) > sequence(&own) => {
+                let path = format!("{dir}/{predecessor}");
+                self.awaited = Some(path.clone());
+                return self.send_mine(Op::Exists { path, watch: true });
+            }
+            Some(predecessor) => vec![predecessor, own],
+            None if contenders.iter().any(|name| **name == own) => vec![own],
+            // Its node is gone: the inner machine sees so itself.
+            None => children,
+        };
+        self.traffic.listing = shown.clone();
+        self.inner.step(Input::Reply(Ok(OpResult::Children {
+            children: shown,
+            stat: Stat::default(),
+        })))
+    }
+}
+
+impl<M: Recipe> Recipe for SortByNameMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        let dir = self.own.as_deref().map(parent).unwrap_or("/").to_owned();
+        let step = match input {
+            Input::Reply(reply) => match (self.mine.take(), reply) {
+                (Some(op), Err(ZkError::ConnectionLoss)) => self.send_mine(op),
+                (Some(_), Ok(OpResult::Children { children, .. })) => {
+                    self.on_listing(&dir, children)
+                }
+                (Some(_), Ok(OpResult::Exists(stat))) => {
+                    if stat.is_none() || self.relist {
+                        self.relist(dir)
+                    } else {
+                        Step::wait()
+                    }
+                }
+                // Its own op failed otherwise (the session expired, the directory went): the
+                // inner machine's listing failed so.
+                (Some(_), reply) => self.pass(Input::Reply(reply)),
+                (None, Ok(OpResult::Children { children, .. }))
+                    if matches!(self.traffic.sent, Some(Op::GetChildren { .. })) =>
+                {
+                    self.traffic.sent = None;
+                    self.on_listing(&dir, children)
+                }
+                (None, Ok(OpResult::Created { path, stat })) => {
+                    if matches!(&self.traffic.sent, Some(Op::Create { mode, .. }) if mode.is_sequential())
+                    {
+                        self.own = Some(path.clone());
+                    }
+                    self.pass(Input::Reply(Ok(OpResult::Created { path, stat })))
+                }
+                (None, reply) => self.pass(Input::Reply(reply)),
+            },
+            Input::Event(ZkEvent::Watch(event))
+                if event.event_type == EventType::NodeDeleted
+                    && self.awaited.as_deref() == Some(event.path.as_str()) =>
+            {
+                self.awaited = None;
+                if self.mine.is_some() {
+                    self.relist = true;
+                    Step::wait()
+                } else {
+                    self.relist(dir)
+                }
+            }
+            input => self.pass(input),
+        };
+        match &step.action {
+            // Reading an adopted node's stat: that node is its own.
+            Action::Send(Op::Exists { path, watch: false }) => self.own = Some(path.clone()),
+            Action::Send(Op::Create { mode, .. }) if mode.is_sequential() => self.own = None,
+            _ => {}
+        }
+        if self.mine.is_none() {
+            self.traffic.sent(&step);
+        }
+        step
+    }
+}
+
+impl<M: Recipe> SortByNameMachine<M> {
+    /// Hands an input to the inner machine as it is.
+    fn pass(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        self.traffic.take(&input);
+        self.inner.step(input)
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for SortByNameMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        SortByNameMachine {
+            inner: self.inner.rename_sessions(renaming),
+            traffic: self.traffic.rename_sessions(renaming),
+            own: self.own.rename_sessions(renaming),
+            mine: self.mine.rename_sessions(renaming),
+            awaited: self.awaited.rename_sessions(renaming),
+            relist: self.relist,
         }
     }
 }

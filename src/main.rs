@@ -83,7 +83,7 @@ struct Setup {
     /// Number of clients.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=64))]
     clients: u32,
-    /// Rounds of work (lock acquisitions) per client.
+    /// Rounds of work per client (for a lock: acquisitions; for an election: terms as leader).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     rounds: u32,
     /// Faults: `none`, `all`, or a comma-separated list of kinds

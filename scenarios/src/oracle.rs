@@ -64,12 +64,14 @@ impl fmt::Display for Violation {
     }
 }
 
-/// At most one client holds the lock among those whose session is live on the server. A holder
-/// stops counting when it loses the lock, asks to release it, or its session ends; a suspended
-/// holder still counts (its node is still there: nobody else may be granted the lock).
+/// At most one client holds a granted role (a lock, leadership) among those whose session is
+/// live on the server. A holder stops counting when it loses the role, lets go of it, or its
+/// session ends; a suspended holder still counts (its node is still there: nobody else may be
+/// granted the role).
 pub fn mutual_exclusion(trace: &Trace) -> Option<Violation> {
     let mut holders: BTreeMap<ClientId, SessionId> = BTreeMap::new();
     let mut dead: BTreeSet<SessionId> = BTreeSet::new();
+    let mut held = "the role";
     for entry in trace.entries() {
         match &entry.event {
             TraceEvent::Outcome {
@@ -77,7 +79,11 @@ pub fn mutual_exclusion(trace: &Trace) -> Option<Violation> {
                 session,
                 outcome,
             } => match outcome {
-                Outcome::Granted { .. } | Outcome::Resumed => {
+                Outcome::Granted { role, .. } => {
+                    held = role;
+                    holders.insert(*client, *session);
+                }
+                Outcome::Resumed => {
                     holders.insert(*client, *session);
                 }
                 Outcome::Suspended => {}
@@ -97,7 +103,7 @@ pub fn mutual_exclusion(trace: &Trace) -> Option<Violation> {
             .collect();
         if live.len() > 1 {
             let message = format!(
-                "{} hold the lock at once, all with live sessions",
+                "{} hold the {held} at once, all with live sessions",
                 live.join(" and ")
             );
             return Some(Violation {

@@ -198,3 +198,13 @@ fn a_partition_longer_than_the_session_timeout_expires_the_session() {
     });
     assert!(expired && saw_expired, "{}", report.trace.render());
 }
+
+#[test]
+fn a_long_fault_free_workload_is_not_taken_for_starvation() {
+    // About 800 s of sim time: past the base bound of 600 s, well inside the workload's own.
+    let options = scripted(8, 5000, Vec::new());
+    let report = run_seed(support::scenario("lock"), 1, &options);
+    assert_eq!(report.violations, Vec::new());
+    let finished = report.trace.entries().last().map(|entry| entry.at);
+    assert!(finished > Some(options.time_bound), "{finished:?}");
+}

@@ -33,7 +33,8 @@ pub struct RunOptions {
     pub faults: FaultRates,
     /// Faults at fixed times, on top of the random ones.
     pub script: Vec<ScriptedFault>,
-    /// Every client must finish within this much sim time.
+    /// Every client must finish within this much sim time, plus [`ROUND_ALLOWANCE`] for each
+    /// round of each client (see [`RunOptions::liveness_bound`]).
     pub time_bound: Duration,
     /// The simulated service's timing.
     pub sim: SimConfig,
@@ -49,6 +50,19 @@ impl Default for RunOptions {
             time_bound: Duration::from_secs(600),
             sim: SimConfig::default(),
         }
+    }
+}
+
+/// The sim time the liveness bound grants per round of each client on top of
+/// [`RunOptions::time_bound`]: a long workload is not starvation. Generous: a lock round under no
+/// faults takes about 20 ms, and rounds of different clients may not overlap.
+pub const ROUND_ALLOWANCE: Duration = Duration::from_millis(50);
+
+impl RunOptions {
+    /// Every client must finish within this much sim time: the base bound, plus an allowance
+    /// that grows with the workload.
+    pub fn liveness_bound(&self) -> Duration {
+        self.time_bound + ROUND_ALLOWANCE * self.clients.saturating_mul(self.rounds)
     }
 }
 
@@ -188,12 +202,12 @@ async fn simulate(
         if pending.is_empty() {
             break;
         }
-        if start.elapsed() >= options.time_bound {
+        if start.elapsed() >= options.liveness_bound() {
             let names: Vec<String> = pending.iter().map(|c| format!("c{c}")).collect();
             let message = format!(
                 "{} did not finish within {:?} of sim time (deadlocked or starved)",
                 names.join(", "),
-                options.time_bound
+                options.liveness_bound()
             );
             violations.push(Violation {
                 kind: ViolationKind::Liveness,

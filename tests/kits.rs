@@ -23,6 +23,12 @@ const NO_FAULTS: Budget = Budget {
     session_expiry: 0,
 };
 
+const LOST_REPLY_ONLY: Budget = Budget {
+    connection_loss: 0,
+    lost_reply: 1,
+    session_expiry: 0,
+};
+
 const EXPIRY_ONLY: Budget = Budget {
     connection_loss: 0,
     lost_reply: 0,
@@ -49,6 +55,20 @@ const KNOWN_BUGS: &[Expected] = &[
         ],
         clients: 2,
         budget: ONE_OF_EACH,
+        property: "no stuck state",
+    },
+    Expected {
+        name: "lock-bug-give-up",
+        violations: &[ViolationKind::UnownedNode],
+        clients: 2,
+        budget: LOST_REPLY_ONLY,
+        property: "no stuck state",
+    },
+    Expected {
+        name: "lock-bug-lost-wakeup",
+        violations: &[ViolationKind::StuckWaiter],
+        clients: 3,
+        budget: NO_FAULTS,
         property: "no stuck state",
     },
     Expected {

@@ -1,10 +1,10 @@
 //! The lock's kit: the exclusive-role kit at [`LOCK_DIR`]. Its known bugs are the lock under the
-//! [`BlindRetry`], [`WatchParent`] and [`SortByName`] mutations.
+//! [`BlindRetry`], [`GiveUp`], [`WatchParent`], [`SortByName`] and [`LostWakeup`] mutations.
 
 use zklab_recipes::lock::LockRole;
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::mutation::{BlindRetry, Documented, SortByName, WatchParent};
+use crate::mutation::{BlindRetry, Documented, GiveUp, LostWakeup, SortByName, WatchParent};
 use crate::scenario::Scenario;
 
 /// Where the lock keeps its contender nodes.
@@ -32,6 +32,13 @@ pub const SCENARIOS: &[Scenario] = &[
         kit: &LockKit::<BlindRetry>::KIT,
     },
     Scenario {
+        name: "lock-bug-give-up",
+        about:
+            "after ConnectionLoss on create, start over in a new session, leaving the node behind",
+        known_bug: true,
+        kit: &LockKit::<GiveUp>::KIT,
+    },
+    Scenario {
         name: "lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
         known_bug: true,
@@ -42,5 +49,11 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "contenders ordered by full name (so by guid) instead of by sequence number",
         known_bug: true,
         kit: &LockKit::<SortByName>::KIT,
+    },
+    Scenario {
+        name: "lock-bug-lost-wakeup",
+        about: "a waiter whose predecessor is gone before its exists arrives waits anyway",
+        known_bug: true,
+        kit: &LockKit::<LostWakeup>::KIT,
     },
 ];

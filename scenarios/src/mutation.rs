@@ -10,7 +10,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use zklab_recipes::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
-use zklab_recipes::client::{OpReply, ZkEvent};
+use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
@@ -341,6 +341,117 @@ impl<M: RenameSessions> RenameSessions for WatchLowestMachine<M> {
                 .watched
                 .as_ref()
                 .map(|(lowest, predecessor)| (renaming.text(lowest), renaming.text(predecessor))),
+        }
+    }
+}
+
+/// After ConnectionLoss on the create of an ephemeral sequential node, give the attempt up as if
+/// the session were gone, and let the application start over in a new session: the node the
+/// create may have made stays behind in the old session, which lives on, and blocks whoever
+/// waits behind it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GiveUp;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for GiveUp {
+    type Machine = GiveUpMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        GiveUpMachine { inner, sent: None }
+    }
+}
+
+/// The machine of [`GiveUp`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GiveUpMachine<M> {
+    inner: M,
+    /// The op in flight.
+    sent: Option<Op>,
+}
+
+impl<M: Recipe> Recipe for GiveUpMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        let creating = matches!(&self.sent, Some(Op::Create { mode, .. }) if mode.is_sequential());
+        if matches!(input, Input::Reply(_)) {
+            self.sent = None;
+        }
+        let input = match input {
+            Input::Reply(Err(ZkError::ConnectionLoss)) if creating => {
+                Input::Event(ZkEvent::Session(SessionEvent::Expired))
+            }
+            other => other,
+        };
+        let step = self.inner.step(input);
+        if let Action::Send(op) = &step.action {
+            self.sent = Some(op.clone());
+        }
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for GiveUpMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        GiveUpMachine {
+            inner: self.inner.rename_sessions(renaming),
+            sent: self.sent.rename_sessions(renaming),
+        }
+    }
+}
+
+/// A waiter whose predecessor is already gone when its `exists` arrives takes the answer as "still
+/// there" and waits on a watch that can never fire: the lost wake-up. It moves again only if its
+/// session ends.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LostWakeup;
+
+impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for LostWakeup {
+    type Machine = LostWakeupMachine<M>;
+
+    fn apply(inner: M) -> Self::Machine {
+        LostWakeupMachine {
+            inner,
+            watching: false,
+        }
+    }
+}
+
+/// The machine of [`LostWakeup`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LostWakeupMachine<M> {
+    inner: M,
+    /// Its `exists` with a watch is in flight.
+    watching: bool,
+}
+
+impl<M: Recipe> Recipe for LostWakeupMachine<M> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Reply(Ok(OpResult::Exists(None))) if self.watching => {
+                Input::Reply(Ok(OpResult::Exists(Some(Stat::default()))))
+            }
+            other => other,
+        };
+        if matches!(input, Input::Reply(_)) {
+            self.watching = false;
+        }
+        let step = self.inner.step(input);
+        if let Action::Send(Op::Exists { watch: true, .. }) = &step.action {
+            self.watching = true;
+        }
+        step
+    }
+}
+
+impl<M: RenameSessions> RenameSessions for LostWakeupMachine<M> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        LostWakeupMachine {
+            inner: self.inner.rename_sessions(renaming),
+            watching: self.watching,
         }
     }
 }

@@ -2,67 +2,12 @@
 //! oracle can judge a simulated run, a model counterexample or a run against a real server.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
-/// Which property a run broke.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ViolationKind {
-    /// Two clients held the lock at once, both with live sessions.
-    MutualExclusion,
-    /// The protected resource accepted a token lower than one already granted.
-    StaleToken,
-    /// One deletion woke more than one waiter.
-    Herd,
-    /// Recipe znodes were left behind after every client finished.
-    Orphan,
-    /// A client did not finish its workload within the sim-time bound.
-    Liveness,
-    /// Every task was blocked with no event to wake any of them.
-    Deadlock,
-    /// A recipe gave up with an error it should have handled.
-    RecipeFailed,
-    /// The simulation itself panicked.
-    Panic,
-}
-
-impl ViolationKind {
-    /// The kind's name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ViolationKind::MutualExclusion => "mutual-exclusion",
-            ViolationKind::StaleToken => "stale-token",
-            ViolationKind::Herd => "herd",
-            ViolationKind::Orphan => "orphan",
-            ViolationKind::Liveness => "liveness",
-            ViolationKind::Deadlock => "deadlock",
-            ViolationKind::RecipeFailed => "recipe-failed",
-            ViolationKind::Panic => "panic",
-        }
-    }
-}
-
-/// A broken property, when, and the evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    /// Which property.
-    pub kind: ViolationKind,
-    /// Sim time of the event that broke it.
-    pub at: Duration,
-    /// What happened, naming clients and sessions as the trace does.
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = self.at.as_secs_f64();
-        write!(f, "{} at {at:.6}s: {}", self.kind.name(), self.message)
-    }
-}
+pub use zklab_sim::monitor::{Violation, ViolationKind};
 
 /// At most one client holds a granted role (a lock, leadership) among those whose session is
 /// live on the server. A holder stops counting when it loses the role, lets go of it, or its
@@ -293,6 +238,7 @@ fn cycle_through(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
 
     fn trace(events: Vec<TraceEvent>) -> Trace {

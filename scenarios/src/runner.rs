@@ -15,6 +15,9 @@ use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::ensemble::{SimConfig, SimZk};
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
+use zklab_sim::monitor::stuck_waiter::StuckWaiter;
+use zklab_sim::monitor::unowned_node::UnownedNode;
+use zklab_sim::monitor::Monitor;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
@@ -134,6 +137,10 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
     violations.extend(oracle::fencing(&trace));
     violations.extend(oracle::no_failures(&trace));
     violations.extend(oracle::wait_for_cycle(&trace));
+    // A correct recipe reacts within a reconnect; a session cut off for longer expires.
+    let bound = options.sim.session_timeout * 3;
+    violations.extend(StuckWaiter::new(bound).first_in(&trace));
+    violations.extend(UnownedNode::new(bound).first_in(&trace));
     let (max_wakeups_per_deletion, herd) = oracle::herd(&trace, 1);
     violations.extend(herd);
     violations.sort_by_key(|violation| violation.at);

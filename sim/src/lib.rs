@@ -10,6 +10,7 @@ pub mod client;
 pub mod ensemble;
 pub mod fault;
 pub mod local;
+pub mod monitor;
 pub mod path;
 pub mod server;
 pub mod session;

@@ -1,0 +1,87 @@
+//! Monitors: properties that fold over a run's trace, one entry at a time, and say when an entry
+//! breaks them. A monitor is `Clone + Eq + Hash`, so it can judge a simulated seed, a real run's
+//! trace, or travel inside a model checker's state.
+
+pub mod stuck_waiter;
+pub mod unowned_node;
+
+use std::fmt::{self, Debug};
+use std::hash::Hash;
+use std::time::Duration;
+
+use crate::trace::{Trace, TraceEntry};
+
+/// A property judged entry by entry.
+pub trait Monitor: Clone + Eq + Hash + Debug {
+    /// Takes the next entry of the trace; returns the violation this entry reveals, if any.
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation>;
+
+    /// The first violation in a whole trace.
+    fn first_in(mut self, trace: &Trace) -> Option<Violation>
+    where
+        Self: Sized,
+    {
+        trace.entries().iter().find_map(|entry| self.observe(entry))
+    }
+}
+
+/// Which property a run broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViolationKind {
+    /// Two clients held the lock at once, both with live sessions.
+    MutualExclusion,
+    /// The protected resource accepted a token lower than one already granted.
+    StaleToken,
+    /// One deletion woke more than one waiter.
+    Herd,
+    /// Recipe znodes were left behind after every client finished.
+    Orphan,
+    /// A client did not finish its workload within the sim-time bound.
+    Liveness,
+    /// Every task was blocked with no event to wake any of them.
+    Deadlock,
+    /// A recipe gave up with an error it should have handled.
+    RecipeFailed,
+    /// A client waited, for longer than a bound, on a watch that can no longer fire.
+    StuckWaiter,
+    /// A recipe node of a live session that no machine of that session knows it owns.
+    UnownedNode,
+    /// The simulation itself panicked.
+    Panic,
+}
+
+impl ViolationKind {
+    /// The kind's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViolationKind::MutualExclusion => "mutual-exclusion",
+            ViolationKind::StaleToken => "stale-token",
+            ViolationKind::Herd => "herd",
+            ViolationKind::Orphan => "orphan",
+            ViolationKind::Liveness => "liveness",
+            ViolationKind::Deadlock => "deadlock",
+            ViolationKind::RecipeFailed => "recipe-failed",
+            ViolationKind::StuckWaiter => "stuck-waiter",
+            ViolationKind::UnownedNode => "unowned-node",
+            ViolationKind::Panic => "panic",
+        }
+    }
+}
+
+/// A broken property, when, and the evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Which property.
+    pub kind: ViolationKind,
+    /// Sim time of the event that broke it.
+    pub at: Duration,
+    /// What happened, naming clients and sessions as the trace does.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.at.as_secs_f64();
+        write!(f, "{} at {at:.6}s: {}", self.kind.name(), self.message)
+    }
+}

@@ -1,0 +1,148 @@
+//! Stuck waiter: a client waits on a watch that can no longer fire.
+//!
+//! An `exists` watch set on a node that is already gone fires only when the node is created
+//! again; a sequential node's name is never given out again, so such a watch never fires. A
+//! client whose session then sends nothing more for longer than a bound waits for good, until
+//! some unrelated fault (an expiry) happens to wake it. The lost wake-up of a lock waiter whose
+//! predecessor vanished between its listing and its `exists` is this.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpResult, SessionId};
+
+use super::{Monitor, Violation, ViolationKind};
+use crate::trace::{ClientId, TraceEntry, TraceEvent};
+
+/// The stuck-waiter monitor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StuckWaiter {
+    bound: Duration,
+    /// Sessions waiting on a watch that cannot fire: since when, which client, on which node.
+    waiting: BTreeMap<SessionId, (Duration, ClientId, String)>,
+}
+
+impl StuckWaiter {
+    /// A monitor that reports a client waiting longer than `bound` on a watch that cannot fire.
+    pub fn new(bound: Duration) -> Self {
+        StuckWaiter {
+            bound,
+            waiting: BTreeMap::new(),
+        }
+    }
+}
+
+impl Monitor for StuckWaiter {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        match &entry.event {
+            TraceEvent::Applied {
+                client,
+                session,
+                op: Op::Exists { path, watch: true },
+                reply: Ok(OpResult::Exists(None)),
+                ..
+            } if is_sequential(path) => {
+                self.waiting
+                    .insert(*session, (entry.at, *client, path.clone()));
+            }
+            TraceEvent::Request { session, .. } | TraceEvent::SessionEnded { session, .. } => {
+                self.waiting.remove(session);
+            }
+            _ => {}
+        }
+        let (&session, (since, client, path)) = self
+            .waiting
+            .iter()
+            .find(|(_, (since, ..))| entry.at.saturating_sub(*since) > self.bound)?;
+        let message = format!(
+            "c{client} (s{session}) has waited {:?} on an exists watch on {path}, which was already \
+             gone when the watch was set: it can never fire",
+            entry.at.saturating_sub(*since)
+        );
+        self.waiting.remove(&session);
+        Some(Violation {
+            kind: ViolationKind::StuckWaiter,
+            at: entry.at,
+            message,
+        })
+    }
+}
+
+/// Whether a path names a sequential node: it ends in the server's 10-character counter.
+pub(crate) fn is_sequential(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.len() > 10 && name[name.len() - 10..].parse::<i32>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    fn entry(ms: u64, event: TraceEvent) -> TraceEntry {
+        TraceEntry {
+            at: Duration::from_millis(ms),
+            event,
+        }
+    }
+
+    fn watch_on_gone(ms: u64, path: &str) -> TraceEntry {
+        entry(
+            ms,
+            TraceEvent::Applied {
+                client: 0,
+                session: 1,
+                zxid: 3,
+                op: Op::Exists {
+                    path: path.to_owned(),
+                    watch: true,
+                },
+                reply: Ok(OpResult::Exists(None)),
+            },
+        )
+    }
+
+    fn later(ms: u64) -> TraceEntry {
+        entry(ms, TraceEvent::Finished { client: 9 })
+    }
+
+    #[test]
+    fn a_watch_on_a_gone_sequential_node_and_silence_past_the_bound_is_stuck() {
+        let mut trace = Trace::new();
+        for e in [
+            watch_on_gone(0, "/l/a-lock-0000000001"),
+            later(500),
+            later(1500),
+        ] {
+            trace.push(e.at, e.event);
+        }
+        let violation = StuckWaiter::new(Duration::from_secs(1)).first_in(&trace);
+        assert_eq!(violation.map(|v| v.at), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn a_new_request_or_a_node_that_can_come_back_is_not() {
+        let request = entry(
+            500,
+            TraceEvent::Request {
+                client: 0,
+                session: 1,
+                op: Op::Sync {
+                    path: "/".to_owned(),
+                },
+            },
+        );
+        let mut monitor = StuckWaiter::new(Duration::from_secs(1));
+        for e in [
+            watch_on_gone(0, "/l/a-lock-0000000001"),
+            request,
+            later(5000),
+        ] {
+            assert_eq!(monitor.observe(&e), None);
+        }
+        let mut monitor = StuckWaiter::new(Duration::from_secs(1));
+        for e in [watch_on_gone(0, "/barrier/ready"), later(5000)] {
+            assert_eq!(monitor.observe(&e), None);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Unowned node: a recipe node of a live session that no machine of that session knows it owns.
+//!
+//! A sequential create whose reply was lost leaves a node only the server knows about. A correct
+//! recipe finds it again (by its guid) or deletes it; a broken one forgets it, and the orphan
+//! blocks whoever waits behind it until its session ends, which may be never. The node counts as
+//! known once its session received the create's reply, or read, deleted or watched it by path.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpResult, SessionId};
+
+use super::{Monitor, Violation, ViolationKind};
+use crate::trace::{ClientId, TraceEntry, TraceEvent};
+
+/// The unowned-node monitor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnownedNode {
+    bound: Duration,
+    /// Nodes whose creator has not heard of them: since when, whose.
+    unknown: BTreeMap<String, (Duration, ClientId, SessionId)>,
+}
+
+impl UnownedNode {
+    /// A monitor that reports a node left unknown to its session for longer than `bound`.
+    pub fn new(bound: Duration) -> Self {
+        UnownedNode {
+            bound,
+            unknown: BTreeMap::new(),
+        }
+    }
+}
+
+impl Monitor for UnownedNode {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        match &entry.event {
+            TraceEvent::Applied {
+                client,
+                session,
+                op: Op::Create { mode, .. },
+                reply: Ok(OpResult::Created { path, .. }),
+                ..
+            } if mode.is_sequential() && mode.is_ephemeral() => {
+                self.unknown
+                    .insert(path.clone(), (entry.at, *client, *session));
+            }
+            TraceEvent::Reply {
+                reply: Ok(OpResult::Created { path, .. }),
+                ..
+            } => {
+                self.unknown.remove(path);
+            }
+            TraceEvent::Applied { session, op, .. } => {
+                if let Op::Delete { path, .. }
+                | Op::Exists { path, .. }
+                | Op::GetData { path, .. }
+                | Op::SetData { path, .. } = op
+                {
+                    let known = self.unknown.get(path).is_some_and(|(.., s)| s == session);
+                    if known || matches!(op, Op::Delete { .. }) {
+                        self.unknown.remove(path);
+                    }
+                }
+            }
+            TraceEvent::SessionEnded { session, .. } => {
+                self.unknown.retain(|_, (.., owner)| owner != session);
+            }
+            _ => {}
+        }
+        let (path, (since, client, session)) = self
+            .unknown
+            .iter()
+            .find(|(_, (since, ..))| entry.at.saturating_sub(*since) > self.bound)?;
+        let message = format!(
+            "{path} was created for c{client} (s{session}), whose create reply was lost, and no \
+             machine of s{session} has claimed it in {:?}: an orphan while its session lives",
+            entry.at.saturating_sub(*since)
+        );
+        let path = path.clone();
+        self.unknown.remove(&path);
+        Some(Violation {
+            kind: ViolationKind::UnownedNode,
+            at: entry.at,
+            message,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zklab_recipes::client::{CreateMode, Stat, ZkError};
+
+    fn at(ms: u64, event: TraceEvent) -> TraceEntry {
+        TraceEntry {
+            at: Duration::from_millis(ms),
+            event,
+        }
+    }
+
+    fn created(ms: u64, path: &str) -> TraceEntry {
+        at(
+            ms,
+            TraceEvent::Applied {
+                client: 0,
+                session: 1,
+                zxid: 5,
+                op: Op::Create {
+                    path: "/l/g-lock-".to_owned(),
+                    data: Vec::new(),
+                    mode: CreateMode::EphemeralSequential,
+                },
+                reply: Ok(OpResult::Created {
+                    path: path.to_owned(),
+                    stat: Stat::default(),
+                }),
+            },
+        )
+    }
+
+    fn lost(ms: u64) -> TraceEntry {
+        at(
+            ms,
+            TraceEvent::Reply {
+                client: 0,
+                session: 1,
+                reply: Err(ZkError::ConnectionLoss),
+            },
+        )
+    }
+
+    fn later(ms: u64) -> TraceEntry {
+        at(ms, TraceEvent::Finished { client: 9 })
+    }
+
+    #[test]
+    fn a_node_whose_create_reply_was_lost_and_never_claimed_is_unowned() {
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        let path = "/l/g-lock-0000000001";
+        assert_eq!(monitor.observe(&created(0, path)), None);
+        assert_eq!(monitor.observe(&lost(1)), None);
+        assert_eq!(monitor.observe(&later(900)), None);
+        let violation = monitor.observe(&later(1100)).expect("an unowned node");
+        assert!(violation.message.contains(path), "{}", violation.message);
+    }
+
+    #[test]
+    fn a_node_adopted_by_its_session_is_owned() {
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        let path = "/l/g-lock-0000000001";
+        let adopt = at(
+            200,
+            TraceEvent::Applied {
+                client: 0,
+                session: 1,
+                zxid: 6,
+                op: Op::Exists {
+                    path: path.to_owned(),
+                    watch: false,
+                },
+                reply: Ok(OpResult::Exists(Some(Stat::default()))),
+            },
+        );
+        for entry in [created(0, path), lost(1), adopt, later(5000)] {
+            assert_eq!(monitor.observe(&entry), None);
+        }
+    }
+}

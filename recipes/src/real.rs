@@ -496,6 +496,52 @@ fn zk_error(error: zk::Error) -> ZkError {
         E::RuntimeInconsistent => ZkError::RuntimeInconsistency,
         E::ClientClosed => ZkError::Closed,
         E::UnexpectedErrorCode(code) => ZkError::from_code(code).unwrap_or(ZkError::SystemError),
+        // The crate reports a connection that broke under a request (reset by the server) as an
+        // I/O error of its own: the request may or may not have been applied, which is what
+        // ZooKeeper's clients call ConnectionLoss.
+        E::Custom(custom) if is_io(&custom) => ZkError::ConnectionLoss,
         _ => ZkError::SystemError,
+    }
+}
+
+/// Whether an error of the crate comes from the connection's I/O. The crate keeps its source
+/// behind an `Arc`, which is what `source()` then shows.
+fn is_io(error: &dyn std::error::Error) -> bool {
+    type Shared = Arc<dyn std::error::Error + Send + Sync>;
+    error.source().is_some_and(|source| {
+        source.is::<std::io::Error>()
+            || source
+                .downcast_ref::<Shared>()
+                .is_some_and(|inner| inner.is::<std::io::Error>())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt;
+
+    /// An error holding its source behind an `Arc`, as the crate's custom errors do.
+    #[derive(Debug)]
+    struct Wrapped(Arc<dyn std::error::Error + Send + Sync>);
+
+    impl fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "wrapped")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_connection_reset_behind_the_crates_arc_is_io() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(is_io(&Wrapped(Arc::new(reset))));
+        let other = std::fmt::Error;
+        assert!(!is_io(&Wrapped(Arc::new(other))));
     }
 }

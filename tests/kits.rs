@@ -11,29 +11,22 @@ use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
 use zklab::sim::fault::FaultKind;
 
-const ONE_OF_EACH: Budget = Budget {
-    connection_loss: 1,
-    lost_reply: 1,
-    session_expiry: 1,
-};
+/// A budget of each fault kind: connection loss, lost reply, session expiry.
+const fn budget(connection_loss: u8, lost_reply: u8, session_expiry: u8) -> Budget {
+    Budget {
+        connection_loss,
+        lost_reply,
+        session_expiry,
+    }
+}
 
-const NO_FAULTS: Budget = Budget {
-    connection_loss: 0,
-    lost_reply: 0,
-    session_expiry: 0,
-};
+const ONE_OF_EACH: Budget = budget(1, 1, 1);
 
-const LOST_REPLY_ONLY: Budget = Budget {
-    connection_loss: 0,
-    lost_reply: 1,
-    session_expiry: 0,
-};
+const NO_FAULTS: Budget = budget(0, 0, 0);
 
-const EXPIRY_ONLY: Budget = Budget {
-    connection_loss: 0,
-    lost_reply: 0,
-    session_expiry: 1,
-};
+const LOST_REPLY_ONLY: Budget = budget(0, 1, 0);
+
+const EXPIRY_ONLY: Budget = budget(0, 0, 1);
 
 /// How a known bug is caught: the violation kinds the simulator may report first, and a small
 /// model (clients, fault budget) in which the checker finds the failing property.

@@ -9,7 +9,7 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use zklab_recipes::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
+use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
@@ -50,7 +50,10 @@ impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for BlindRetry {
     type Machine = BlindRetryMachine<M>;
 
     fn apply(inner: M) -> Self::Machine {
-        BlindRetryMachine { inner, sent: None }
+        BlindRetryMachine {
+            inner,
+            traffic: Traffic::default(),
+        }
     }
 }
 
@@ -58,8 +61,7 @@ impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for BlindRetry {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BlindRetryMachine<M> {
     inner: M,
-    /// The op in flight.
-    sent: Option<Op>,
+    traffic: Traffic,
 }
 
 impl<M: Recipe> Recipe for BlindRetryMachine<M> {
@@ -67,24 +69,14 @@ impl<M: Recipe> Recipe for BlindRetryMachine<M> {
     type Outcome = M::Outcome;
 
     fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
-        if let (Input::Reply(Err(ZkError::ConnectionLoss)), Some(create)) = (&input, &self.sent) {
-            if matches!(
-                create,
-                Op::Create {
-                    mode: CreateMode::EphemeralSequential,
-                    ..
-                }
-            ) {
-                return Step::send(create.clone());
-            }
+        if let (Input::Reply(Err(ZkError::ConnectionLoss)), Some(create)) =
+            (&input, self.traffic.creating())
+        {
+            return Step::send(create.clone());
         }
-        if matches!(input, Input::Reply(_)) {
-            self.sent = None;
-        }
+        self.traffic.take(&input);
         let step = self.inner.step(input);
-        if let Action::Send(op) = &step.action {
-            self.sent = Some(op.clone());
-        }
+        self.traffic.sent(&step);
         step
     }
 }
@@ -93,7 +85,7 @@ impl<M: RenameSessions> RenameSessions for BlindRetryMachine<M> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         BlindRetryMachine {
             inner: self.inner.rename_sessions(renaming),
-            sent: self.sent.rename_sessions(renaming),
+            traffic: self.traffic.rename_sessions(renaming),
         }
     }
 }
@@ -356,7 +348,10 @@ impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for GiveUp {
     type Machine = GiveUpMachine<M>;
 
     fn apply(inner: M) -> Self::Machine {
-        GiveUpMachine { inner, sent: None }
+        GiveUpMachine {
+            inner,
+            traffic: Traffic::default(),
+        }
     }
 }
 
@@ -364,8 +359,7 @@ impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for GiveUp {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GiveUpMachine<M> {
     inner: M,
-    /// The op in flight.
-    sent: Option<Op>,
+    traffic: Traffic,
 }
 
 impl<M: Recipe> Recipe for GiveUpMachine<M> {
@@ -373,10 +367,8 @@ impl<M: Recipe> Recipe for GiveUpMachine<M> {
     type Outcome = M::Outcome;
 
     fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
-        let creating = matches!(&self.sent, Some(Op::Create { mode, .. }) if mode.is_sequential());
-        if matches!(input, Input::Reply(_)) {
-            self.sent = None;
-        }
+        let creating = self.traffic.creating().is_some();
+        self.traffic.take(&input);
         let input = match input {
             Input::Reply(Err(ZkError::ConnectionLoss)) if creating => {
                 Input::Event(ZkEvent::Session(SessionEvent::Expired))
@@ -384,9 +376,7 @@ impl<M: Recipe> Recipe for GiveUpMachine<M> {
             other => other,
         };
         let step = self.inner.step(input);
-        if let Action::Send(op) = &step.action {
-            self.sent = Some(op.clone());
-        }
+        self.traffic.sent(&step);
         step
     }
 }
@@ -395,7 +385,7 @@ impl<M: RenameSessions> RenameSessions for GiveUpMachine<M> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         GiveUpMachine {
             inner: self.inner.rename_sessions(renaming),
-            sent: self.sent.rename_sessions(renaming),
+            traffic: self.traffic.rename_sessions(renaming),
         }
     }
 }
@@ -584,8 +574,7 @@ impl<M: Recipe> Recipe for SortByNameMachine<M> {
                     self.on_listing(&dir, children)
                 }
                 (None, Ok(OpResult::Created { path, stat })) => {
-                    if matches!(&self.traffic.sent, Some(Op::Create { mode, .. }) if mode.is_sequential())
-                    {
+                    if self.traffic.creating().is_some() {
                         self.own = Some(path.clone());
                     }
                     self.pass(Input::Reply(Ok(OpResult::Created { path, stat })))
@@ -659,6 +648,13 @@ impl Traffic {
             }
             self.sent = None;
         }
+    }
+
+    /// The op in flight, if it is the create of a sequential node (not safe to repeat).
+    fn creating(&self) -> Option<&Op> {
+        self.sent
+            .as_ref()
+            .filter(|op| matches!(op, Op::Create { mode, .. } if mode.is_sequential()))
     }
 
     /// Notes the op the inner machine sends, if any.

@@ -5,11 +5,27 @@
 pub mod stuck_waiter;
 pub mod unowned_node;
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Debug};
 use std::hash::Hash;
 use std::time::Duration;
 
 use crate::trace::{Trace, TraceEntry};
+
+/// Takes out the first of `pending` that has waited longer than `bound` at `now`: a monitor
+/// reports each once. Keys and values say who waits and on what.
+pub(crate) fn take_overdue<K: Ord + Clone, V: Clone>(
+    pending: &mut BTreeMap<K, (Duration, V)>,
+    now: Duration,
+    bound: Duration,
+) -> Option<(K, Duration, V)> {
+    let (key, (since, value)) = pending
+        .iter()
+        .find(|(_, (since, _))| now.saturating_sub(*since) > bound)?;
+    let overdue = (key.clone(), now.saturating_sub(*since), value.clone());
+    pending.remove(&overdue.0);
+    Some(overdue)
+}
 
 /// A property judged entry by entry.
 pub trait Monitor: Clone + Eq + Hash + Debug {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 
-use super::{Monitor, Violation, ViolationKind};
+use super::{take_overdue, Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// The stuck-waiter monitor.
@@ -19,7 +19,7 @@ use crate::trace::{ClientId, TraceEntry, TraceEvent};
 pub struct StuckWaiter {
     bound: Duration,
     /// Sessions waiting on a watch that cannot fire: since when, which client, on which node.
-    waiting: BTreeMap<SessionId, (Duration, ClientId, String)>,
+    waiting: BTreeMap<SessionId, (Duration, (ClientId, String))>,
 }
 
 impl StuckWaiter {
@@ -43,23 +43,19 @@ impl Monitor for StuckWaiter {
                 ..
             } if is_sequential(path) => {
                 self.waiting
-                    .insert(*session, (entry.at, *client, path.clone()));
+                    .insert(*session, (entry.at, (*client, path.clone())));
             }
             TraceEvent::Request { session, .. } | TraceEvent::SessionEnded { session, .. } => {
                 self.waiting.remove(session);
             }
             _ => {}
         }
-        let (&session, (since, client, path)) = self
-            .waiting
-            .iter()
-            .find(|(_, (since, ..))| entry.at.saturating_sub(*since) > self.bound)?;
+        let (session, waited, (client, path)) =
+            take_overdue(&mut self.waiting, entry.at, self.bound)?;
         let message = format!(
-            "c{client} (s{session}) has waited {:?} on an exists watch on {path}, which was already \
-             gone when the watch was set: it can never fire",
-            entry.at.saturating_sub(*since)
+            "c{client} (s{session}) has waited {waited:?} on an exists watch on {path}, which was \
+             already gone when the watch was set: it can never fire"
         );
-        self.waiting.remove(&session);
         Some(Violation {
             kind: ViolationKind::StuckWaiter,
             at: entry.at,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 
-use super::{Monitor, Violation, ViolationKind};
+use super::{take_overdue, Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// The unowned-node monitor.
@@ -18,7 +18,7 @@ use crate::trace::{ClientId, TraceEntry, TraceEvent};
 pub struct UnownedNode {
     bound: Duration,
     /// Nodes whose creator has not heard of them: since when, whose.
-    unknown: BTreeMap<String, (Duration, ClientId, SessionId)>,
+    unknown: BTreeMap<String, (Duration, (ClientId, SessionId))>,
 }
 
 impl UnownedNode {
@@ -42,7 +42,7 @@ impl Monitor for UnownedNode {
                 ..
             } if mode.is_sequential() && mode.is_ephemeral() => {
                 self.unknown
-                    .insert(path.clone(), (entry.at, *client, *session));
+                    .insert(path.clone(), (entry.at, (*client, *session)));
             }
             TraceEvent::Reply {
                 reply: Ok(OpResult::Created { path, .. }),
@@ -56,28 +56,26 @@ impl Monitor for UnownedNode {
                 | Op::GetData { path, .. }
                 | Op::SetData { path, .. } = op
                 {
-                    let known = self.unknown.get(path).is_some_and(|(.., s)| s == session);
+                    let known = self
+                        .unknown
+                        .get(path)
+                        .is_some_and(|(_, (_, owner))| owner == session);
                     if known || matches!(op, Op::Delete { .. }) {
                         self.unknown.remove(path);
                     }
                 }
             }
             TraceEvent::SessionEnded { session, .. } => {
-                self.unknown.retain(|_, (.., owner)| owner != session);
+                self.unknown.retain(|_, (_, (_, owner))| owner != session);
             }
             _ => {}
         }
-        let (path, (since, client, session)) = self
-            .unknown
-            .iter()
-            .find(|(_, (since, ..))| entry.at.saturating_sub(*since) > self.bound)?;
+        let (path, waited, (client, session)) =
+            take_overdue(&mut self.unknown, entry.at, self.bound)?;
         let message = format!(
             "{path} was created for c{client} (s{session}), whose create reply was lost, and no \
-             machine of s{session} has claimed it in {:?}: an orphan while its session lives",
-            entry.at.saturating_sub(*since)
+             machine of s{session} has claimed it in {waited:?}: an orphan while its session lives"
         );
-        let path = path.clone();
-        self.unknown.remove(&path);
         Some(Violation {
             kind: ViolationKind::UnownedNode,
             at: entry.at,

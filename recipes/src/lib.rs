@@ -2,9 +2,12 @@
 //!
 //! [`client`] is the API a recipe talks to. [`machine`] is the sans-IO pattern: a recipe is a
 //! [`machine::Recipe`] that turns inputs (replies, watch events, session events, application
-//! requests) into steps (send this op, wait, done), and one async driver runs any machine over any
-//! [`client::ZkClient`]. The same machine runs in the simulator, in the model checker and against
-//! a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
+//! requests, its timer) into steps (send this op, wait, done), and one async driver runs any
+//! machine over any [`client::ZkClient`]. Each recipe tells its application things in its own
+//! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
+//! [`parts`]: [`lock`] and [`election`] are the exclusive-role part under their own names. The
+//! same machine runs in the simulator, in the model checker and against a real ZooKeeper
+//! ([`real`], feature `zookeeper`, on by default).
 
 pub mod client;
 pub mod election;

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Runs the lock sweep of the acceptance criteria (10,000 seeds, all faults) and the two known-bug
-# scenarios (1,000 seeds), keeps each run's JSON, and writes reports/sweep.md from them.
+# Sweeps every scenario of `zklab list` with all faults: each recipe over 10,000 seeds, each known
+# bug over 1,000; keeps each run's JSON, and writes reports/sweep.md from them.
 # Usage: bash reports/measure-sweep.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 mkdir -p reports/sweep
-./target/release/zklab run lock --seeds 10000 --faults all --json > reports/sweep/lock.json
-for bug in lock-bug-blind-retry lock-bug-herd; do
+recipes=$(./target/release/zklab list | grep -v '(known bug' | cut -d' ' -f1)
+bugs=$(./target/release/zklab list | grep '(known bug' | cut -d' ' -f1)
+for recipe in $recipes; do
+  ./target/release/zklab run "$recipe" --seeds 10000 --faults all --json > "reports/sweep/$recipe.json"
+done
+for bug in $bugs; do
   ./target/release/zklab run "$bug" --seeds 1000 --faults all --json > "reports/sweep/$bug.json"
 done
 {
@@ -17,7 +21,7 @@ done
   echo
   echo "| scenario | seeds | failing | seeds/s | max wake-ups per deletion | connection loss | lost reply | lost create reply | session expiry | reorder | partition | pause | crash |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-  for f in reports/sweep/lock.json reports/sweep/lock-bug-blind-retry.json reports/sweep/lock-bug-herd.json; do
+  for f in $(for s in $recipes $bugs; do echo "reports/sweep/$s.json"; done); do
     python3 - "$f" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -29,7 +33,7 @@ PY
   echo
   echo "First failure of each known bug:"
   echo
-  for f in reports/sweep/lock-bug-blind-retry.json reports/sweep/lock-bug-herd.json; do
+  for f in $(for s in $bugs; do echo "reports/sweep/$s.json"; done); do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); x=d['failures'][0]; print(f'- {d[\"scenario\"]}, seed {x[\"seed\"]}: {x[\"violation\"]}  \n  replay: \`{x[\"replay\"]}\`')" "$f"
   done
 } > reports/sweep.md

@@ -225,6 +225,7 @@ static MY_LOCK: Scenario = Scenario {
     about: "check, then create; NodeExists taken as success",
     known_bug: true,
     kit: &MyKit,
+    states: None,
 };
 
 fn main() -> ExitCode {

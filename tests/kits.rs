@@ -204,7 +204,7 @@ fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
 }
 
 #[test]
-fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction() {
+fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction_and_its_pinned_count() {
     for scenario in catalogue::scenarios() {
         let verdicts = |symmetry| {
             let report = check_with(scenario.name, 2, ONE_OF_EACH, symmetry);
@@ -218,6 +218,12 @@ fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction() {
         let (reduced, used, reduced_states) = verdicts(true);
         let (full, _, full_states) = verdicts(false);
         assert_eq!(reduced, full, "{}", scenario.name);
+        assert_eq!(
+            Some(full_states),
+            scenario.states,
+            "{}: the pinned count",
+            scenario.name
+        );
         if used {
             assert!(reduced_states < full_states, "{}", scenario.name);
         }

@@ -24,12 +24,14 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "exclusive lock: acquire, use a fenced resource, release",
         known_bug: false,
         kit: &LockKit::<Documented>::KIT,
+        states: Some(44_671),
     },
     Scenario {
         name: "lock-bug-blind-retry",
         about: "after ConnectionLoss on create, create again without looking for the guid",
         known_bug: true,
         kit: &LockKit::<BlindRetry>::KIT,
+        states: Some(96_666),
     },
     Scenario {
         name: "lock-bug-give-up",
@@ -37,23 +39,27 @@ pub const SCENARIOS: &[Scenario] = &[
             "after ConnectionLoss on create, start over in a new session, leaving the node behind",
         known_bug: true,
         kit: &LockKit::<GiveUp>::KIT,
+        states: Some(286_625),
     },
     Scenario {
         name: "lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
         known_bug: true,
         kit: &LockKit::<WatchParent>::KIT,
+        states: Some(45_545),
     },
     Scenario {
         name: "lock-bug-sort-by-name",
         about: "contenders ordered by full name (so by guid) instead of by sequence number",
         known_bug: true,
         kit: &LockKit::<SortByName>::KIT,
+        states: Some(49_812),
     },
     Scenario {
         name: "lock-bug-lost-wakeup",
         about: "a waiter whose predecessor is gone before its exists arrives waits anyway",
         known_bug: true,
         kit: &LockKit::<LostWakeup>::KIT,
+        states: Some(39_839),
     },
 ];

@@ -11,7 +11,7 @@ use zklab_recipes::parts::exclusive::{Claim, Exclusive, HoldError, Role};
 
 use crate::host::Host;
 use crate::kit::Kit;
-use crate::mutation::Mutation;
+use crate::mutation::{Mutated, Mutation};
 
 /// An exclusive role as the harness runs it: where its nodes live.
 pub trait RoleKit: Role {
@@ -28,11 +28,11 @@ impl<R, X> ExclusiveKit<R, X> {
     pub const KIT: Self = ExclusiveKit(PhantomData);
 }
 
-impl<R: RoleKit, X: Mutation<Exclusive<R>>> Workload for ExclusiveKit<R, X> {
-    type Machine = X::Machine;
+impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
+    type Machine = Mutated<Exclusive<R>, X>;
 
-    fn machine(&self, session: SessionId) -> X::Machine {
-        X::apply(Claim::<R>::new(R::DIR).machine(session))
+    fn machine(&self, session: SessionId) -> Self::Machine {
+        Mutated::new(Claim::<R>::new(R::DIR).machine(session))
     }
 
     fn request_when_holding(&self) -> R::Request {
@@ -48,7 +48,7 @@ impl<R: RoleKit, X: Mutation<Exclusive<R>>> Workload for ExclusiveKit<R, X> {
     }
 }
 
-impl<R: RoleKit, X: Mutation<Exclusive<R>>> Kit for ExclusiveKit<R, X> {
+impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let claim = Claim::<R>::new(R::DIR).recording(host.recorder());
         let mut session = host.connect().await;

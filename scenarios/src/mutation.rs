@@ -1,10 +1,11 @@
 //! Known bugs as mutations of a correct machine.
 //!
 //! Real recipe implementations break in a few recurring ways. Each way is written here once, as a
-//! machine wrapped around a correct recipe machine that changes only what the bug changes, so the
-//! public recipe types carry no broken variants and one mutation serves every recipe it fits (the
-//! lock and the leader election both create ephemeral sequential nodes and watch a predecessor).
-//! A kit names a known bug as a recipe plus a mutation.
+//! [`Mutation`]: a bug that sits between a correct recipe machine and its driver ([`Mutated`])
+//! and changes only what the bug changes, so the public recipe types carry no broken variants and
+//! one mutation serves every recipe it fits (the lock and the leader election both create
+//! ephemeral sequential nodes and watch a predecessor). A kit names a known bug as a recipe plus
+//! a mutation.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -14,77 +15,97 @@ use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
-/// A way to turn a correct machine `M` into the machine a kit runs.
-pub trait Mutation<M: Recipe>: Clone + Debug + Send + Sync + 'static {
-    /// The machine that results.
-    type Machine: Recipe<Request = M::Request, Outcome = M::Outcome> + RenameSessions + Send + Sync;
-
-    /// Whether the resulting machine behaves the same under any renaming of sessions, which
+/// A bug: what it remembers, and how it changes the steps of the correct machine it is put
+/// into ([`Mutated`]).
+pub trait Mutation:
+    Clone + Debug + Default + Eq + Hash + RenameSessions + Send + Sync + 'static
+{
+    /// Whether the mutated machine behaves the same under any renaming of sessions, which
     /// symmetry reduction assumes. A machine whose decisions depend on the guids in node names
     /// is not.
     const SYMMETRIC: bool = true;
 
-    /// Wraps `machine`.
-    fn apply(machine: M) -> Self::Machine;
+    /// One step of `inner`, as the bug changes it.
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome>;
+}
+
+/// A correct machine with a bug put into it: the machine a known-bug kit runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Mutated<M, X> {
+    inner: M,
+    bug: X,
+}
+
+impl<M, X: Mutation> Mutated<M, X> {
+    /// `inner` with bug `X`.
+    pub fn new(inner: M) -> Self {
+        Mutated {
+            inner,
+            bug: X::default(),
+        }
+    }
+}
+
+impl<M: Recipe, X: Mutation> Recipe for Mutated<M, X> {
+    type Request = M::Request;
+    type Outcome = M::Outcome;
+
+    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+        self.bug.step(&mut self.inner, input)
+    }
+}
+
+impl<M: RenameSessions, X: Mutation> RenameSessions for Mutated<M, X> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        Mutated {
+            inner: self.inner.rename_sessions(renaming),
+            bug: self.bug.rename_sessions(renaming),
+        }
+    }
 }
 
 /// No mutation: the recipe as documented.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Documented;
 
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for Documented {
-    type Machine = M;
+impl Mutation for Documented {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        inner.step(input)
+    }
+}
 
-    fn apply(machine: M) -> M {
-        machine
+/// It names no session.
+impl RenameSessions for Documented {
+    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
+        Documented
     }
 }
 
 /// After ConnectionLoss on the create of an ephemeral sequential node, create it again without
 /// looking for the node the first create may have made: a lost create reply leaves an orphan
 /// that blocks everyone behind it until its session ends.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BlindRetry;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for BlindRetry {
-    type Machine = BlindRetryMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        BlindRetryMachine {
-            inner,
-            traffic: Traffic::default(),
-        }
-    }
-}
-
-/// The machine of [`BlindRetry`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct BlindRetryMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BlindRetry {
     traffic: Traffic,
 }
 
-impl<M: Recipe> Recipe for BlindRetryMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for BlindRetry {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         if let (Input::Reply(Err(ZkError::ConnectionLoss)), Some(create)) =
             (&input, self.traffic.creating())
         {
             return Step::send(create.clone());
         }
         self.traffic.take(&input);
-        let step = self.inner.step(input);
+        let step = inner.step(input);
         self.traffic.sent(&step);
         step
     }
 }
 
-impl<M: RenameSessions> RenameSessions for BlindRetryMachine<M> {
+impl RenameSessions for BlindRetry {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        BlindRetryMachine {
-            inner: self.inner.rename_sessions(renaming),
+        BlindRetry {
             traffic: self.traffic.rename_sessions(renaming),
         }
     }
@@ -93,32 +114,15 @@ impl<M: RenameSessions> RenameSessions for BlindRetryMachine<M> {
 /// Instead of an `exists` watch on its predecessor, a waiter watches the children of the
 /// predecessor's parent and takes any change to them as the predecessor's deletion: every
 /// deletion wakes every waiter (the herd effect), which all list again.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WatchParent;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for WatchParent {
-    type Machine = WatchParentMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        WatchParentMachine {
-            inner,
-            watched: None,
-            listing: false,
-        }
-    }
-}
-
-/// The machine of [`WatchParent`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct WatchParentMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WatchParent {
     /// The node the inner machine asked to watch.
     watched: Option<String>,
     /// The listing in flight stands for the inner machine's `exists`.
     listing: bool,
 }
 
-impl<M: Recipe> WatchParentMachine<M> {
+impl WatchParent {
     /// The inner machine's `exists` answered from a listing of the parent.
     fn exists_from_listing(&self, reply: OpReply) -> OpReply {
         let watched = self.watched.as_deref().unwrap_or_default();
@@ -133,11 +137,8 @@ impl<M: Recipe> WatchParentMachine<M> {
     }
 }
 
-impl<M: Recipe> Recipe for WatchParentMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for WatchParent {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let input = match input {
             Input::Reply(reply) if self.listing => {
                 self.listing = false;
@@ -155,7 +156,7 @@ impl<M: Recipe> Recipe for WatchParentMachine<M> {
             }
             other => other,
         };
-        let mut step = self.inner.step(input);
+        let mut step = inner.step(input);
         if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
             let listing = Op::GetChildren {
                 path: parent(path).to_owned(),
@@ -169,10 +170,9 @@ impl<M: Recipe> Recipe for WatchParentMachine<M> {
     }
 }
 
-impl<M: RenameSessions> RenameSessions for WatchParentMachine<M> {
+impl RenameSessions for WatchParent {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        WatchParentMachine {
-            inner: self.inner.rename_sessions(renaming),
+        WatchParent {
             watched: self.watched.rename_sessions(renaming),
             listing: self.listing,
         }
@@ -182,26 +182,8 @@ impl<M: RenameSessions> RenameSessions for WatchParentMachine<M> {
 /// After its predecessor's NodeDeleted, a waiter believes it is next without listing again: it
 /// takes every node up to the deleted one as gone. When the predecessor went for another reason
 /// than the holder letting go (its session expired), two contenders hold at once.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TrustDeletion;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for TrustDeletion {
-    type Machine = TrustDeletionMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        TrustDeletionMachine {
-            inner,
-            traffic: Traffic::default(),
-            watched: None,
-            deleted: false,
-        }
-    }
-}
-
-/// The machine of [`TrustDeletion`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TrustDeletionMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TrustDeletion {
     traffic: Traffic,
     /// The node the inner machine watches.
     watched: Option<String>,
@@ -209,17 +191,14 @@ pub struct TrustDeletionMachine<M> {
     deleted: bool,
 }
 
-impl<M: Recipe> Recipe for TrustDeletionMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for TrustDeletion {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         if let Input::Event(ZkEvent::Watch(event)) = &input {
             self.deleted |= event.event_type == EventType::NodeDeleted
                 && self.watched.as_deref() == Some(event.path.as_str());
         }
         self.traffic.take(&input);
-        let mut step = self.inner.step(input);
+        let mut step = inner.step(input);
         while let (Action::Send(Op::GetChildren { .. }), true) = (&step.action, self.deleted) {
             // Answer the listing itself: everything up to the deleted node is taken as gone.
             self.deleted = false;
@@ -236,7 +215,7 @@ impl<M: Recipe> Recipe for TrustDeletionMachine<M> {
                 stat: Stat::default(),
             });
             let outcome = step.outcome.take();
-            step = self.inner.step(Input::Reply(believed));
+            step = inner.step(Input::Reply(believed));
             step.outcome = step.outcome.or(outcome);
         }
         if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
@@ -247,10 +226,9 @@ impl<M: Recipe> Recipe for TrustDeletionMachine<M> {
     }
 }
 
-impl<M: RenameSessions> RenameSessions for TrustDeletionMachine<M> {
+impl RenameSessions for TrustDeletion {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        TrustDeletionMachine {
-            inner: self.inner.rename_sessions(renaming),
+        TrustDeletion {
             traffic: self.traffic.rename_sessions(renaming),
             watched: self.watched.rename_sessions(renaming),
             deleted: self.deleted,
@@ -260,35 +238,15 @@ impl<M: RenameSessions> RenameSessions for TrustDeletionMachine<M> {
 
 /// Every waiter watches the lowest node in line (the holder) instead of its predecessor: the
 /// holder's deletion wakes every waiter at once (the herd effect).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WatchLowest;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for WatchLowest {
-    type Machine = WatchLowestMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        WatchLowestMachine {
-            inner,
-            traffic: Traffic::default(),
-            watched: None,
-        }
-    }
-}
-
-/// The machine of [`WatchLowest`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct WatchLowestMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WatchLowest {
     traffic: Traffic,
     /// The lowest node it watches, and the predecessor the inner machine asked to watch.
     watched: Option<(String, String)>,
 }
 
-impl<M: Recipe> Recipe for WatchLowestMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for WatchLowest {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let input = match input {
             Input::Event(ZkEvent::Watch(event))
                 if event.event_type == EventType::NodeDeleted
@@ -303,7 +261,7 @@ impl<M: Recipe> Recipe for WatchLowestMachine<M> {
             other => other,
         };
         self.traffic.take(&input);
-        let mut step = self.inner.step(input);
+        let mut step = inner.step(input);
         if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
             let lowest = self
                 .traffic
@@ -324,10 +282,9 @@ impl<M: Recipe> Recipe for WatchLowestMachine<M> {
     }
 }
 
-impl<M: RenameSessions> RenameSessions for WatchLowestMachine<M> {
+impl RenameSessions for WatchLowest {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        WatchLowestMachine {
-            inner: self.inner.rename_sessions(renaming),
+        WatchLowest {
             traffic: self.traffic.rename_sessions(renaming),
             watched: self
                 .watched
@@ -341,32 +298,13 @@ impl<M: RenameSessions> RenameSessions for WatchLowestMachine<M> {
 /// the session were gone, and let the application start over in a new session: the node the
 /// create may have made stays behind in the old session, which lives on, and blocks whoever
 /// waits behind it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GiveUp;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for GiveUp {
-    type Machine = GiveUpMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        GiveUpMachine {
-            inner,
-            traffic: Traffic::default(),
-        }
-    }
-}
-
-/// The machine of [`GiveUp`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct GiveUpMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GiveUp {
     traffic: Traffic,
 }
 
-impl<M: Recipe> Recipe for GiveUpMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for GiveUp {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let creating = self.traffic.creating().is_some();
         self.traffic.take(&input);
         let input = match input {
@@ -375,16 +313,15 @@ impl<M: Recipe> Recipe for GiveUpMachine<M> {
             }
             other => other,
         };
-        let step = self.inner.step(input);
+        let step = inner.step(input);
         self.traffic.sent(&step);
         step
     }
 }
 
-impl<M: RenameSessions> RenameSessions for GiveUpMachine<M> {
+impl RenameSessions for GiveUp {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        GiveUpMachine {
-            inner: self.inner.rename_sessions(renaming),
+        GiveUp {
             traffic: self.traffic.rename_sessions(renaming),
         }
     }
@@ -393,33 +330,14 @@ impl<M: RenameSessions> RenameSessions for GiveUpMachine<M> {
 /// A waiter whose predecessor is already gone when its `exists` arrives takes the answer as "still
 /// there" and waits on a watch that can never fire: the lost wake-up. It moves again only if its
 /// session ends.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LostWakeup;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for LostWakeup {
-    type Machine = LostWakeupMachine<M>;
-
-    fn apply(inner: M) -> Self::Machine {
-        LostWakeupMachine {
-            inner,
-            watching: false,
-        }
-    }
-}
-
-/// The machine of [`LostWakeup`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct LostWakeupMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LostWakeup {
     /// Its `exists` with a watch is in flight.
     watching: bool,
 }
 
-impl<M: Recipe> Recipe for LostWakeupMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
-
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+impl Mutation for LostWakeup {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let input = match input {
             Input::Reply(Ok(OpResult::Exists(None))) if self.watching => {
                 Input::Reply(Ok(OpResult::Exists(Some(Stat::default()))))
@@ -429,7 +347,7 @@ impl<M: Recipe> Recipe for LostWakeupMachine<M> {
         if matches!(input, Input::Reply(_)) {
             self.watching = false;
         }
-        let step = self.inner.step(input);
+        let step = inner.step(input);
         if let Action::Send(Op::Exists { watch: true, .. }) = &step.action {
             self.watching = true;
         }
@@ -437,12 +355,10 @@ impl<M: Recipe> Recipe for LostWakeupMachine<M> {
     }
 }
 
-impl<M: RenameSessions> RenameSessions for LostWakeupMachine<M> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        LostWakeupMachine {
-            inner: self.inner.rename_sessions(renaming),
-            watching: self.watching,
-        }
+/// It names no session.
+impl RenameSessions for LostWakeup {
+    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
+        self.clone()
     }
 }
 
@@ -454,30 +370,8 @@ impl<M: RenameSessions> RenameSessions for LostWakeupMachine<M> {
 /// nodes that make it decide as ordering by name would (itself, and its predecessor by name when
 /// that one is older), and waits itself on a predecessor by name that is younger, listing again
 /// for the inner machine once it is gone.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SortByName;
-
-impl<M: Recipe + RenameSessions + Send + Sync> Mutation<M> for SortByName {
-    type Machine = SortByNameMachine<M>;
-
-    const SYMMETRIC: bool = false;
-
-    fn apply(inner: M) -> Self::Machine {
-        SortByNameMachine {
-            inner,
-            traffic: Traffic::default(),
-            own: None,
-            mine: None,
-            awaited: None,
-            relist: false,
-        }
-    }
-}
-
-/// The machine of [`SortByName`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SortByNameMachine<M> {
-    inner: M,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SortByName {
     traffic: Traffic,
     /// The inner machine's node.
     own: Option<String>,
@@ -489,15 +383,15 @@ pub struct SortByNameMachine<M> {
     relist: bool,
 }
 
-impl<M: Recipe> SortByNameMachine<M> {
+impl SortByName {
     /// Sends an op of the mutation's own.
-    fn send_mine(&mut self, op: Op) -> Step<M::Outcome> {
+    fn send_mine<O>(&mut self, op: Op) -> Step<O> {
         self.mine = Some(op.clone());
         Step::send(op)
     }
 
     /// Lists again on the inner machine's behalf.
-    fn relist(&mut self, dir: String) -> Step<M::Outcome> {
+    fn relist<O>(&mut self, dir: String) -> Step<O> {
         self.relist = false;
         self.send_mine(Op::GetChildren {
             path: dir,
@@ -507,13 +401,21 @@ impl<M: Recipe> SortByNameMachine<M> {
 
     /// A listing for the inner machine: answered with the nodes that make it decide by name, or
     /// kept back while the mutation waits on a younger predecessor by name.
-    fn on_listing(&mut self, dir: &str, children: Vec<String>) -> Step<M::Outcome> {
+    fn on_listing<M: Recipe>(
+        &mut self,
+        inner: &mut M,
+        dir: &str,
+        children: Vec<String>,
+    ) -> Step<M::Outcome> {
         let Some(own_path) = self.own.clone() else {
             // Looking for its own node after a lost create reply: nothing to order yet.
-            return self.pass(Input::Reply(Ok(OpResult::Children {
-                children,
-                stat: Stat::default(),
-            })));
+            return self.pass(
+                inner,
+                Input::Reply(Ok(OpResult::Children {
+                    children,
+                    stat: Stat::default(),
+                })),
+            );
         };
         let own = own_path.rsplit('/').next().unwrap_or_default().to_owned();
         let mut contenders: Vec<&String> = children
@@ -538,24 +440,23 @@ impl<M: Recipe> SortByNameMachine<M> {
             None => children,
         };
         self.traffic.listing = shown.clone();
-        self.inner.step(Input::Reply(Ok(OpResult::Children {
+        inner.step(Input::Reply(Ok(OpResult::Children {
             children: shown,
             stat: Stat::default(),
         })))
     }
 }
 
-impl<M: Recipe> Recipe for SortByNameMachine<M> {
-    type Request = M::Request;
-    type Outcome = M::Outcome;
+impl Mutation for SortByName {
+    const SYMMETRIC: bool = false;
 
-    fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let dir = self.own.as_deref().map(parent).unwrap_or("/").to_owned();
         let step = match input {
             Input::Reply(reply) => match (self.mine.take(), reply) {
                 (Some(op), Err(ZkError::ConnectionLoss)) => self.send_mine(op),
                 (Some(_), Ok(OpResult::Children { children, .. })) => {
-                    self.on_listing(&dir, children)
+                    self.on_listing(inner, &dir, children)
                 }
                 (Some(_), Ok(OpResult::Exists(stat))) => {
                     if stat.is_none() || self.relist {
@@ -566,20 +467,20 @@ impl<M: Recipe> Recipe for SortByNameMachine<M> {
                 }
                 // Its own op failed otherwise (the session expired, the directory went): the
                 // inner machine's listing failed so.
-                (Some(_), reply) => self.pass(Input::Reply(reply)),
+                (Some(_), reply) => self.pass(inner, Input::Reply(reply)),
                 (None, Ok(OpResult::Children { children, .. }))
                     if matches!(self.traffic.sent, Some(Op::GetChildren { .. })) =>
                 {
                     self.traffic.sent = None;
-                    self.on_listing(&dir, children)
+                    self.on_listing(inner, &dir, children)
                 }
                 (None, Ok(OpResult::Created { path, stat })) => {
                     if self.traffic.creating().is_some() {
                         self.own = Some(path.clone());
                     }
-                    self.pass(Input::Reply(Ok(OpResult::Created { path, stat })))
+                    self.pass(inner, Input::Reply(Ok(OpResult::Created { path, stat })))
                 }
-                (None, reply) => self.pass(Input::Reply(reply)),
+                (None, reply) => self.pass(inner, Input::Reply(reply)),
             },
             Input::Event(ZkEvent::Watch(event))
                 if event.event_type == EventType::NodeDeleted
@@ -593,7 +494,7 @@ impl<M: Recipe> Recipe for SortByNameMachine<M> {
                     self.relist(dir)
                 }
             }
-            input => self.pass(input),
+            input => self.pass(inner, input),
         };
         match &step.action {
             // Reading an adopted node's stat: that node is its own.
@@ -608,18 +509,17 @@ impl<M: Recipe> Recipe for SortByNameMachine<M> {
     }
 }
 
-impl<M: Recipe> SortByNameMachine<M> {
+impl SortByName {
     /// Hands an input to the inner machine as it is.
-    fn pass(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
+    fn pass<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         self.traffic.take(&input);
-        self.inner.step(input)
+        inner.step(input)
     }
 }
 
-impl<M: RenameSessions> RenameSessions for SortByNameMachine<M> {
+impl RenameSessions for SortByName {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        SortByNameMachine {
-            inner: self.inner.rename_sessions(renaming),
+        SortByName {
             traffic: self.traffic.rename_sessions(renaming),
             own: self.own.rename_sessions(renaming),
             mine: self.mine.rename_sessions(renaming),
@@ -708,7 +608,7 @@ mod tests {
 
     #[test]
     fn blind_retry_creates_again_after_connection_loss_without_looking() {
-        let mut m = BlindRetry::apply(Lock::new("/l").machine(1));
+        let mut m = Mutated::<_, BlindRetry>::new(Lock::new("/l").machine(1));
         let create = op(&m.step(Input::Start)).clone();
         let again = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         assert_eq!(op(&again), &create);
@@ -716,7 +616,7 @@ mod tests {
 
     #[test]
     fn watch_parent_lists_the_parent_with_a_watch_and_wakes_on_any_change() {
-        let mut m = WatchParent::apply(Lock::new("/l").machine(1));
+        let mut m = Mutated::<_, WatchParent>::new(Lock::new("/l").machine(1));
         m.step(Input::Start);
         let own = "0000000000000001-lock-0000000002";
         m.step(Input::Reply(Ok(OpResult::Created {
@@ -741,8 +641,8 @@ mod tests {
     }
 
     /// A lock machine (node `...-lock-0000000003`) waiting behind a and b.
-    fn third_in_line<X: Mutation<LockMachine>>() -> X::Machine {
-        let mut m = X::apply(Lock::new("/l").machine(1));
+    fn third_in_line<X: Mutation>() -> Mutated<LockMachine, X> {
+        let mut m = Mutated::new(Lock::new("/l").machine(1));
         m.step(Input::Start);
         m.step(Input::Reply(Ok(OpResult::Created {
             path: format!("/l/{OWN}"),

@@ -1,245 +1,82 @@
-//! Oracles: invariant monitors that judge a run by reading its trace, and nothing else. The same
-//! oracle can judge a simulated run, a model counterexample or a run against a real server.
+//! The oracles a run is judged by: the monitors of [`zklab_sim::monitor`], each reading the whole
+//! trace, and nothing else.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpResult, SessionId};
-use zklab_recipes::outcome::Outcome;
-use zklab_sim::trace::{ClientId, Trace, TraceEvent};
+use zklab_sim::monitor::exclusion::MutualExclusion;
+use zklab_sim::monitor::failure::NoFailures;
+use zklab_sim::monitor::fencing::Fencing;
+use zklab_sim::monitor::herd::Herd;
+use zklab_sim::monitor::stuck_waiter::StuckWaiter;
+use zklab_sim::monitor::unowned_node::UnownedNode;
+use zklab_sim::monitor::wait_for::WaitFor;
+use zklab_sim::monitor::Monitor;
+use zklab_sim::trace::Trace;
 
 pub use zklab_sim::monitor::{Violation, ViolationKind};
 
-/// At most one client holds a granted role (a lock, leadership) among those whose session is
-/// live on the server. A holder stops counting when it loses the role, lets go of it, or its
-/// session ends; a suspended holder still counts (its node is still there: nobody else may be
-/// granted the role).
-pub fn mutual_exclusion(trace: &Trace) -> Option<Violation> {
-    let mut holders: BTreeMap<ClientId, SessionId> = BTreeMap::new();
-    let mut dead: BTreeSet<SessionId> = BTreeSet::new();
-    let mut held = "the role";
+/// What the monitors found in a simulated run's trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Judgement {
+    /// The first violation each monitor found.
+    pub violations: Vec<Violation>,
+    /// The most sessions one deletion woke.
+    pub max_wakeups_per_deletion: usize,
+}
+
+/// Judges a simulated run: every monitor, a waiter or an orphan counting as stuck after three
+/// session timeouts (a correct recipe reacts within a reconnect; a session cut off for longer
+/// expires).
+pub fn judge(trace: &Trace, session_timeout: Duration) -> Judgement {
+    let bound = session_timeout * 3;
+    let mut herd = Herd::new(1);
+    let herded = all_of(&mut herd, trace);
+    let mut violations: Vec<Violation> = judge_real(trace);
+    violations.extend(WaitFor::default().first_in(trace));
+    violations.extend(StuckWaiter::new(bound).first_in(trace));
+    violations.extend(UnownedNode::new(bound).first_in(trace));
+    violations.extend(herded);
+    Judgement {
+        violations,
+        max_wakeups_per_deletion: herd.most(),
+    }
+}
+
+/// Feeds `monitor` the whole trace (so it sees past its first violation), and returns that first
+/// violation.
+fn all_of(monitor: &mut impl Monitor, trace: &Trace) -> Option<Violation> {
+    let mut first = None;
     for entry in trace.entries() {
-        match &entry.event {
-            TraceEvent::Outcome {
-                client,
-                session,
-                outcome,
-            } => match outcome {
-                Outcome::Granted { role, .. } => {
-                    held = role;
-                    holders.insert(*client, *session);
-                }
-                Outcome::Resumed => {
-                    holders.insert(*client, *session);
-                }
-                Outcome::Suspended => {}
-                Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
-                    holders.remove(client);
-                }
-            },
-            TraceEvent::SessionEnded { session, .. } => {
-                dead.insert(*session);
-            }
-            _ => continue,
-        }
-        let live: Vec<String> = holders
-            .iter()
-            .filter(|(_, session)| !dead.contains(session))
-            .map(|(client, session)| format!("c{client} (s{session})"))
-            .collect();
-        if live.len() > 1 {
-            let message = format!(
-                "{} hold the {held} at once, all with live sessions",
-                live.join(" and ")
-            );
-            return Some(Violation {
-                kind: ViolationKind::MutualExclusion,
-                at: entry.at,
-                message,
-            });
-        }
+        let violation = monitor.observe(entry);
+        first = first.or(violation);
     }
-    None
+    first
 }
 
-/// The protected resource never accepts a token lower than the newest one granted.
-pub fn fencing(trace: &Trace) -> Option<Violation> {
-    let mut newest = i64::MIN;
-    for entry in trace.entries() {
-        match &entry.event {
-            TraceEvent::Outcome {
-                outcome: Outcome::Granted { token, .. },
-                ..
-            } => newest = newest.max(*token),
-            TraceEvent::Resource {
-                client,
-                token,
-                accepted: true,
-            } if *token < newest => {
-                let message =
-                    format!("c{client}'s token {token} accepted after token {newest} was granted");
-                return Some(Violation {
-                    kind: ViolationKind::StaleToken,
-                    at: entry.at,
-                    message,
-                });
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The most sessions any one deletion woke, and the first deletion that woke more than `limit`.
-pub fn herd(trace: &Trace, limit: usize) -> (usize, Option<Violation>) {
-    let mut woken: BTreeMap<(i64, &str), BTreeSet<SessionId>> = BTreeMap::new();
-    let mut most = 0;
-    let mut violation = None;
-    for entry in trace.entries() {
-        let TraceEvent::Watch {
-            session,
-            zxid,
-            cause,
-            deletion: true,
-            ..
-        } = &entry.event
-        else {
-            continue;
-        };
-        let sessions = woken.entry((*zxid, cause.as_str())).or_default();
-        sessions.insert(*session);
-        most = most.max(sessions.len());
-        if sessions.len() > limit && violation.is_none() {
-            let list: Vec<String> = sessions.iter().map(|s| format!("s{s}")).collect();
-            let message = format!(
-                "deleting {cause} (zxid {zxid}) woke {} sessions: {}",
-                list.len(),
-                list.join(", ")
-            );
-            violation = Some(Violation {
-                kind: ViolationKind::Herd,
-                at: entry.at,
-                message,
-            });
-        }
-    }
-    (most, violation)
-}
-
-/// No recipe reported an error it could not handle.
-pub fn no_failures(trace: &Trace) -> Option<Violation> {
-    trace.entries().iter().find_map(|entry| match &entry.event {
-        TraceEvent::Outcome {
-            client,
-            session,
-            outcome: Outcome::Failed(error),
-        } => Some(Violation {
-            kind: ViolationKind::RecipeFailed,
-            at: entry.at,
-            message: format!("c{client} (s{session}) gave up on {error:?}"),
-        }),
-        _ => None,
-    })
-}
-
-/// No wait-for cycle: when a session leaves an `exists` watch on a node another session owns, it
-/// waits for that session; if the chain of owners and their own waits leads back to it, nobody
-/// can move until a session ends. This is the deadlock a lost create reply causes in a recipe
-/// that does not look for its own node: the orphan blocks its own creator.
-pub fn wait_for_cycle(trace: &Trace) -> Option<Violation> {
-    let mut owners: BTreeMap<&str, SessionId> = BTreeMap::new();
-    let mut waits: BTreeMap<SessionId, BTreeSet<&str>> = BTreeMap::new();
-    for entry in trace.entries() {
-        match &entry.event {
-            TraceEvent::Applied {
-                session, op, reply, ..
-            } => match (op, reply) {
-                (Op::Create { mode, .. }, Ok(OpResult::Created { path, .. }))
-                    if mode.is_ephemeral() =>
-                {
-                    owners.insert(path, *session);
-                }
-                (Op::Delete { path, .. }, Ok(OpResult::Deleted)) => {
-                    forget(path, &mut owners, &mut waits)
-                }
-                (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) => {
-                    waits.entry(*session).or_default().insert(path);
-                    if let Some(cycle) = cycle_through(*session, &owners, &waits) {
-                        let message =
-                            format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
-                        return Some(Violation {
-                            kind: ViolationKind::Deadlock,
-                            at: entry.at,
-                            message,
-                        });
-                    }
-                }
-                _ => {}
-            },
-            TraceEvent::SessionEnded {
-                session, deleted, ..
-            } => {
-                waits.remove(session);
-                for path in deleted {
-                    forget(path, &mut owners, &mut waits);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// A node is gone: nobody owns it and nobody waits for it any more.
-fn forget(
-    path: &str,
-    owners: &mut BTreeMap<&str, SessionId>,
-    waits: &mut BTreeMap<SessionId, BTreeSet<&str>>,
-) {
-    owners.remove(path);
-    for waited in waits.values_mut() {
-        waited.remove(path);
-    }
-}
-
-/// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
-type WaitLink<'a> = (SessionId, &'a str, SessionId);
-
-/// The chain `s1 waits for path (s2) -> ...` that leads from `start` back to it, if any.
-fn cycle_through(
-    start: SessionId,
-    owners: &BTreeMap<&str, SessionId>,
-    waits: &BTreeMap<SessionId, BTreeSet<&str>>,
-) -> Option<Vec<String>> {
-    // Links stay (waiter, node, owner) triples; only a cycle, which ends the run, is put into
-    // words. The oracle walks this chain for every new watch, so it is kept cheap.
-    let mut stack: Vec<(SessionId, Vec<WaitLink>)> = vec![(start, Vec::new())];
-    let mut seen = BTreeSet::new();
-    while let Some((session, chain)) = stack.pop() {
-        for &path in waits.get(&session).into_iter().flatten() {
-            let Some(&owner) = owners.get(path) else {
-                continue;
-            };
-            let mut chain = chain.clone();
-            chain.push((session, path, owner));
-            if owner == start {
-                let words = chain.iter().map(|(waiter, path, owner)| {
-                    format!("s{waiter} waits for {path} (owned by s{owner})")
-                });
-                return Some(words.collect());
-            }
-            if seen.insert(owner) {
-                stack.push((owner, chain));
-            }
-        }
-    }
-    None
+/// Judges a run against a real server, whose trace has no server-side record (applied ops, the
+/// zxid behind a watch event): mutual exclusion, fencing and recipe failures.
+pub fn judge_real(trace: &Trace) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    violations.extend(MutualExclusion::default().first_in(trace));
+    violations.extend(Fencing::default().first_in(trace));
+    violations.extend(NoFailures.first_in(trace));
+    violations
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
+    use zklab_recipes::client::{Op, OpResult, SessionId};
+    use zklab_recipes::outcome::Outcome;
+    use zklab_sim::trace::{ClientId, TraceEvent};
+
+    /// The most sessions one deletion woke, and the first herd.
+    fn herd(trace: &Trace, limit: usize) -> (usize, Option<Violation>) {
+        let mut herd = Herd::new(limit);
+        let first = all_of(&mut herd, trace);
+        (herd.most(), first)
+    }
 
     fn trace(events: Vec<TraceEvent>) -> Trace {
         let mut trace = Trace::new();
@@ -310,7 +147,9 @@ mod tests {
     #[test]
     fn two_live_holders_break_mutual_exclusion() {
         let t = trace(vec![outcome(0, 1, granted(5)), outcome(1, 2, granted(7))]);
-        let violation = mutual_exclusion(&t).expect("a violation");
+        let violation = MutualExclusion::default()
+            .first_in(&t)
+            .expect("a violation");
         assert_eq!(violation.kind, ViolationKind::MutualExclusion);
         assert_eq!(violation.at, Duration::from_millis(1));
     }
@@ -322,7 +161,7 @@ mod tests {
             ended(0, 1, &[]),
             outcome(1, 2, granted(7)),
         ]);
-        assert_eq!(mutual_exclusion(&t), None);
+        assert_eq!(MutualExclusion::default().first_in(&t), None);
     }
 
     #[test]
@@ -332,14 +171,15 @@ mod tests {
             outcome(0, 1, Outcome::Released { role: "lock" }),
             outcome(1, 2, granted(7)),
         ]);
-        assert_eq!(mutual_exclusion(&released), None);
+        assert_eq!(MutualExclusion::default().first_in(&released), None);
         let suspended = trace(vec![
             outcome(0, 1, granted(5)),
             outcome(0, 1, Outcome::Suspended),
             outcome(1, 2, granted(7)),
         ]);
-        let violation =
-            mutual_exclusion(&suspended).expect("a suspended holder with a live session");
+        let violation = MutualExclusion::default()
+            .first_in(&suspended)
+            .expect("a suspended holder with a live session");
         assert_eq!(violation.at, Duration::from_millis(2));
     }
 
@@ -357,9 +197,12 @@ mod tests {
                 },
             ])
         };
-        assert_eq!(fencing(&late_write(false)), None);
+        assert_eq!(Fencing::default().first_in(&late_write(false)), None);
         let t = late_write(true);
-        assert_eq!(fencing(&t).map(|v| v.kind), Some(ViolationKind::StaleToken));
+        assert_eq!(
+            Fencing::default().first_in(&t).map(|v| v.kind),
+            Some(ViolationKind::StaleToken)
+        );
     }
 
     #[test]
@@ -397,7 +240,7 @@ mod tests {
             watches(0, 1, "/l/a-1"),
         ]);
         assert_eq!(
-            wait_for_cycle(&t).map(|v| v.kind),
+            WaitFor::default().first_in(&t).map(|v| v.kind),
             Some(ViolationKind::Deadlock)
         );
     }
@@ -411,10 +254,10 @@ mod tests {
             watches(1, 2, "/l/a-1"),
             watches(2, 3, "/l/b-2"),
         ];
-        assert_eq!(wait_for_cycle(&trace(chain.clone())), None);
+        assert_eq!(WaitFor::default().first_in(&trace(chain.clone())), None);
         let mut cycle = chain;
         cycle.push(watches(0, 1, "/l/c-3"));
-        let violation = wait_for_cycle(&trace(cycle)).expect("a cycle");
+        let violation = WaitFor::default().first_in(&trace(cycle)).expect("a cycle");
         assert!(
             violation
                 .message
@@ -434,7 +277,7 @@ mod tests {
             created(0, 3, "/l/a-3"),
             watches(0, 3, "/l/b-2"),
         ]);
-        assert_eq!(wait_for_cycle(&t), None);
+        assert_eq!(WaitFor::default().first_in(&t), None);
     }
 
     #[test]
@@ -445,7 +288,7 @@ mod tests {
             Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
         )]);
         assert_eq!(
-            no_failures(&t).map(|v| v.kind),
+            NoFailures.first_in(&t).map(|v| v.kind),
             Some(ViolationKind::RecipeFailed)
         );
     }

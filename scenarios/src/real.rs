@@ -310,9 +310,7 @@ pub async fn run(
     let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;
     let trace = trace.snapshot();
-    violations.extend(oracle::mutual_exclusion(&trace));
-    violations.extend(oracle::fencing(&trace));
-    violations.extend(oracle::no_failures(&trace));
+    violations.extend(oracle::judge_real(&trace));
     violations.sort_by_key(|violation| violation.at);
     Ok(RealReport {
         trace,

@@ -15,9 +15,6 @@ use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::ensemble::{SimConfig, SimZk};
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
-use zklab_sim::monitor::stuck_waiter::StuckWaiter;
-use zklab_sim::monitor::unowned_node::UnownedNode;
-use zklab_sim::monitor::Monitor;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
@@ -133,23 +130,15 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
             vec![Violation { kind, at, message }]
         }
     };
-    violations.extend(oracle::mutual_exclusion(&trace));
-    violations.extend(oracle::fencing(&trace));
-    violations.extend(oracle::no_failures(&trace));
-    violations.extend(oracle::wait_for_cycle(&trace));
-    // A correct recipe reacts within a reconnect; a session cut off for longer expires.
-    let bound = options.sim.session_timeout * 3;
-    violations.extend(StuckWaiter::new(bound).first_in(&trace));
-    violations.extend(UnownedNode::new(bound).first_in(&trace));
-    let (max_wakeups_per_deletion, herd) = oracle::herd(&trace, 1);
-    violations.extend(herd);
+    let judgement = oracle::judge(&trace, options.sim.session_timeout);
+    violations.extend(judgement.violations);
     violations.sort_by_key(|violation| violation.at);
     SeedReport {
         seed,
         trace,
         faults,
         violations,
-        max_wakeups_per_deletion,
+        max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
     }
 }
 

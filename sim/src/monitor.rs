@@ -2,8 +2,13 @@
 //! breaks them. A monitor is `Clone + Eq + Hash`, so it can judge a simulated seed, a real run's
 //! trace, or travel inside a model checker's state.
 
+pub mod exclusion;
+pub mod failure;
+pub mod fencing;
+pub mod herd;
 pub mod stuck_waiter;
 pub mod unowned_node;
+pub mod wait_for;
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Debug};

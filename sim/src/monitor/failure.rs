@@ -1,0 +1,27 @@
+//! Recipe failures: no recipe gives up on an error it could not handle.
+
+use zklab_recipes::outcome::Outcome;
+
+use super::{Monitor, Violation, ViolationKind};
+use crate::trace::{TraceEntry, TraceEvent};
+
+/// The recipe-failure monitor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NoFailures;
+
+impl Monitor for NoFailures {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        match &entry.event {
+            TraceEvent::Outcome {
+                client,
+                session,
+                outcome: Outcome::Failed(error),
+            } => Some(Violation {
+                kind: ViolationKind::RecipeFailed,
+                at: entry.at,
+                message: format!("c{client} (s{session}) gave up on {error:?}"),
+            }),
+            _ => None,
+        }
+    }
+}

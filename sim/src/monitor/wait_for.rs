@@ -1,0 +1,99 @@
+//! No wait-for cycle: when a session leaves an `exists` watch on a node another session owns, it
+//! waits for that session; if the chain of owners and their own waits leads back to it, nobody
+//! can move until a session ends. This is the deadlock a lost create reply causes in a recipe
+//! that does not look for its own node: the orphan blocks its own creator.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zklab_recipes::client::{Op, OpResult, SessionId};
+
+use super::{Monitor, Violation, ViolationKind};
+use crate::trace::{TraceEntry, TraceEvent};
+
+/// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
+type WaitLink<'a> = (SessionId, &'a str, SessionId);
+
+/// The wait-for-cycle monitor.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WaitFor {
+    /// Who owns each ephemeral node.
+    owners: BTreeMap<String, SessionId>,
+    /// The nodes each session watches with `exists`.
+    waits: BTreeMap<SessionId, BTreeSet<String>>,
+}
+
+impl WaitFor {
+    /// A node is gone: nobody owns it and nobody waits for it any more.
+    fn forget(&mut self, path: &str) {
+        self.owners.remove(path);
+        for waited in self.waits.values_mut() {
+            waited.remove(path);
+        }
+    }
+
+    /// The chain `s1 waits for path (s2) -> ...` that leads from `start` back to it, if any.
+    fn cycle_through(&self, start: SessionId) -> Option<Vec<String>> {
+        // Links stay (waiter, node, owner) triples; only a cycle, which ends the run, is put
+        // into words. The monitor walks this chain for every new watch, so it is kept cheap.
+        let mut stack: Vec<(SessionId, Vec<WaitLink>)> = vec![(start, Vec::new())];
+        let mut seen = BTreeSet::new();
+        while let Some((session, chain)) = stack.pop() {
+            for path in self.waits.get(&session).into_iter().flatten() {
+                let Some(&owner) = self.owners.get(path) else {
+                    continue;
+                };
+                let mut chain = chain.clone();
+                chain.push((session, path, owner));
+                if owner == start {
+                    let words = chain.iter().map(|(waiter, path, owner)| {
+                        format!("s{waiter} waits for {path} (owned by s{owner})")
+                    });
+                    return Some(words.collect());
+                }
+                if seen.insert(owner) {
+                    stack.push((owner, chain));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Monitor for WaitFor {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        match &entry.event {
+            TraceEvent::Applied {
+                session, op, reply, ..
+            } => match (op, reply) {
+                (Op::Create { mode, .. }, Ok(OpResult::Created { path, .. }))
+                    if mode.is_ephemeral() =>
+                {
+                    self.owners.insert(path.clone(), *session);
+                }
+                (Op::Delete { path, .. }, Ok(OpResult::Deleted)) => self.forget(path),
+                (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) => {
+                    self.waits.entry(*session).or_default().insert(path.clone());
+                    let cycle = self.cycle_through(*session)?;
+                    let message =
+                        format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
+                    return Some(Violation {
+                        kind: ViolationKind::Deadlock,
+                        at: entry.at,
+                        message,
+                    });
+                }
+                _ => {}
+            },
+            TraceEvent::SessionEnded {
+                session, deleted, ..
+            } => {
+                self.waits.remove(session);
+                for path in deleted {
+                    self.forget(path);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}

@@ -56,11 +56,6 @@ impl Link {
         self.connected
     }
 
-    /// Whether an op is in flight.
-    pub fn is_busy(&self) -> bool {
-        self.in_flight.is_some()
-    }
-
     /// Notes that `op` is sent, and gives it back to send.
     pub fn send(&mut self, op: Op) -> Op {
         self.in_flight = Some(op.clone());

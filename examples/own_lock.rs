@@ -19,18 +19,22 @@ use zklab::recipes::client::{CreateMode, EventType, Op, OpResult, SessionEvent, 
 use zklab::recipes::client::{ZkClient, ZkError, ZkEvent};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step};
 use zklab::recipes::outcome::Outcome;
-use zklab::recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab::recipes::symmetry::RenameSessions;
 use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::Scenario;
+use zklab::sim::monitor::exclusion::MutualExclusion;
+use zklab::sim::monitor::failure::NoFailures;
 
 /// Where the lock lives: one ephemeral node.
 const DIR: &str = "/my";
 const NODE: &str = "/my/lock";
 
-/// The lock, as a pure machine: the one thing zklab asks of a recipe.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The lock, as a pure machine: the one thing zklab asks of a recipe. The model checker renames
+/// sessions in its states (for symmetry reduction); the derive does it for every field.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+#[rename(crate = zklab::recipes)]
 enum CheckThenCreate {
     Idle,
     Checking,
@@ -142,19 +146,18 @@ impl Recipe for CheckThenCreate {
     }
 }
 
-/// Its node names carry no session, so renaming sessions changes nothing in it.
-impl RenameSessions for CheckThenCreate {
-    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
-        self.clone()
-    }
-}
-
 /// The kit: what the model checker runs, and what each simulated client does.
 #[derive(Clone, Debug)]
 struct MyKit;
 
 impl Workload for MyKit {
     type Machine = CheckThenCreate;
+    /// zklab's own monitors: at most one holder, no recipe giving up.
+    type Monitors = (MutualExclusion, NoFailures);
+
+    fn monitors(&self) -> Self::Monitors {
+        (MutualExclusion::default(), NoFailures)
+    }
 
     fn machine(&self, _: SessionId) -> CheckThenCreate {
         CheckThenCreate::Idle

@@ -10,14 +10,15 @@ use zklab::models::workload::Workload;
 use zklab::recipes::client::{CreateMode, Op, OpResult, SessionId, ZkClient};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step, Timer};
 use zklab::recipes::outcome::Outcome;
-use zklab::recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab::recipes::symmetry::RenameSessions;
 use zklab::sim::ensemble::{SimConfig, SimZk};
 use zklab::sim::fault::{FaultPlan, FaultRates};
+use zklab::sim::monitor::failure::NoFailures;
 
 const LEASE: Duration = Duration::from_secs(5);
 
 /// Holds an ephemeral node for [`LEASE`], then deletes it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 struct Lease {
     node: Option<String>,
 }
@@ -67,12 +68,6 @@ impl Recipe for Lease {
     }
 }
 
-impl RenameSessions for Lease {
-    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
-        self.clone()
-    }
-}
-
 #[test]
 fn a_timer_goes_off_after_its_sim_time() {
     let runtime = Runtime::with_seed_and_config(1, madsim::Config::default());
@@ -110,6 +105,11 @@ struct LeaseWorkload;
 
 impl Workload for LeaseWorkload {
     type Machine = Lease;
+    type Monitors = (NoFailures,);
+
+    fn monitors(&self) -> Self::Monitors {
+        (NoFailures,)
+    }
 
     fn machine(&self, _: SessionId) -> Lease {
         Lease::default()

@@ -5,21 +5,29 @@
 //! op, a client takes its next inbox item, the application makes a request, a client's timer
 //! goes off (time is not modelled: a set timer may go off at any moment), or a fault strikes
 //! (each kind from its own budget). Nothing here models the recipe: the machines do.
+//!
+//! Nothing here judges it either: each step is told, as trace events, to the workload's monitors
+//! (the same ones that read a simulated or a real run's trace), which travel in the state; a
+//! property holds while no monitor has reported its kind of violation. Time is not modelled, so
+//! the monitors that count time stay with the simulator; the model has its untimed counterparts:
+//! no state from which only a fault leads on, and no znode left once every client is done.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+use std::time::Duration;
 
 use stateright::{Model, Property};
-use zklab_recipes::client::{
-    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
-};
+use zklab_recipes::client::{CreateMode, Op, OpReply, SessionEvent, SessionId, ZkError, ZkEvent};
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::monitor::{Monitor, ViolationKind};
 use zklab_sim::server::{Notification, Server};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::workload::Workload;
 
 /// What a client receives, in the order the server sent it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub enum Inbound {
     /// The reply to the client's op.
     Reply(OpReply),
@@ -38,11 +46,12 @@ pub enum Inbound {
 
 /// One client: its machine, its session, the op in flight, its inbox, and what the
 /// application believes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Client<M> {
     /// The recipe machine.
     pub machine: M,
     /// The current session.
+    #[rename(session)]
     pub session: SessionId,
     /// The op sent and not yet applied.
     pub outbox: Option<Op>,
@@ -73,15 +82,17 @@ pub struct Budget {
 
 /// The whole world at one moment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct State<M> {
+pub struct State<M, N> {
     /// The pure ZooKeeper server.
     pub server: Server,
     /// The clients, by id.
     pub clients: Vec<Client<M>>,
     /// The faults still allowed.
     pub budget: Budget,
-    /// Some deletion woke more than one waiting client (kept, so the property can see it).
-    pub herd: bool,
+    /// The workload's monitors, told every step.
+    pub monitors: N,
+    /// The kinds of violation they have reported.
+    pub broken: BTreeSet<ViolationKind>,
 }
 
 /// One step of the world.
@@ -138,7 +149,7 @@ pub struct RecipeModel<W> {
 }
 
 /// The model's state for a workload.
-pub type StateOf<W> = State<<W as Workload>::Machine>;
+pub type StateOf<W> = State<<W as Workload>::Machine, <W as Workload>::Monitors>;
 /// The model's action for a workload.
 pub type ActionOf<W> = Action<<<W as Workload>::Machine as Recipe>::Request>;
 
@@ -176,15 +187,28 @@ impl<W: Workload> RecipeModel<W> {
             Some(Timer::Cancel) => client.timer = false,
             None => {}
         }
-        match step.outcome.map(Into::into) {
+        let outcome: Option<Outcome> = step.outcome.map(Into::into);
+        match &outcome {
             Some(Outcome::Granted { .. } | Outcome::Resumed) => client.holds = true,
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
             Some(Outcome::Released { .. }) => (client.holds, client.released) = (false, true),
-            Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(error)),
+            Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(*error)),
             None => {}
         }
+        if let Some(outcome) = outcome {
+            let session = client.session;
+            Self::observe(
+                state,
+                TraceEvent::Outcome {
+                    client: c as u32,
+                    session,
+                    outcome,
+                },
+            );
+        }
+        let client = &mut state.clients[c];
         match step.action {
             Next::Send(op) => client.outbox = Some(op),
             Next::Wait => {}
@@ -203,37 +227,35 @@ impl<W: Workload> RecipeModel<W> {
         }
     }
 
-    /// Delivers fired watches to the clients whose current session set them, and notes a herd:
-    /// a deleted node whose deletion notified more than one waiting client (one that neither
-    /// holds, nor has let go, nor is done).
-    fn notify(
-        state: &mut StateOf<W>,
-        notifications: Vec<Notification>,
-        deleted: &BTreeSet<String>,
-    ) {
-        let mut woken: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
-        for notification in &notifications {
-            let Some(c) = state
-                .clients
-                .iter()
-                .position(|client| client.session == notification.session)
-            else {
-                continue;
-            };
-            let client = &mut state.clients[c];
-            client
-                .inbox
-                .push_back(Inbound::Event(ZkEvent::Watch(notification.event.clone())));
-            let waiting = !client.holds && !client.released && !client.finished;
-            if waiting && deleted.contains(&notification.cause) {
-                woken
-                    .entry(notification.cause.as_str())
-                    .or_default()
-                    .insert(c);
-            }
+    /// Tells the monitors of one thing that happened.
+    fn observe(state: &mut StateOf<W>, event: TraceEvent) {
+        let entry = TraceEntry {
+            at: Duration::ZERO,
+            event,
+        };
+        let mut found = Vec::new();
+        state.monitors.observe_all(&entry, &mut found);
+        state
+            .broken
+            .extend(found.into_iter().map(|violation| violation.kind));
+    }
+
+    /// Tells the monitors which sessions a change by `by` notified, and delivers the fired
+    /// watches to the clients whose current session set them.
+    fn notify(state: &mut StateOf<W>, by: SessionId, zxid: i64, notifications: Vec<Notification>) {
+        for change in TraceEvent::notified(&state.server, by, zxid, &notifications) {
+            Self::observe(state, change);
         }
-        if woken.values().any(|clients| clients.len() > 1) {
-            state.herd = true;
+        for notification in notifications {
+            let client = state
+                .clients
+                .iter_mut()
+                .find(|client| client.session == notification.session);
+            if let Some(client) = client {
+                client
+                    .inbox
+                    .push_back(Inbound::Event(ZkEvent::Watch(notification.event)));
+            }
         }
     }
 
@@ -241,11 +263,7 @@ impl<W: Workload> RecipeModel<W> {
     fn apply(state: &mut StateOf<W>, c: usize, op: &Op) -> OpReply {
         let session = state.clients[c].session;
         let applied = state.server.apply(session, op, 0);
-        let mut deleted = BTreeSet::new();
-        if let (Op::Delete { path, .. }, Ok(OpResult::Deleted)) = (op, &applied.reply) {
-            deleted.insert(path.clone());
-        }
-        Self::notify(state, applied.notifications, &deleted);
+        Self::notify(state, session, applied.zxid, applied.notifications);
         applied.reply
     }
 
@@ -297,7 +315,8 @@ impl<W: Workload> Model for RecipeModel<W> {
             server,
             clients,
             budget: self.budget,
-            herd: false,
+            monitors: self.workload.monitors(),
+            broken: BTreeSet::new(),
         };
         for c in 0..self.clients {
             self.feed(&mut state, c, Input::Start);
@@ -380,8 +399,16 @@ impl<W: Workload> Model for RecipeModel<W> {
                 state.budget.session_expiry -= 1;
                 let session = state.clients[c].session;
                 let ended = state.server.expire_session(session, 0)?;
-                let deleted: BTreeSet<String> = ended.deleted.into_iter().collect();
-                Self::notify(&mut state, ended.notifications, &deleted);
+                Self::observe(
+                    &mut state,
+                    TraceEvent::SessionEnded {
+                        client: c as u32,
+                        session,
+                        expired: true,
+                        deleted: ended.deleted,
+                    },
+                );
+                Self::notify(&mut state, session, ended.zxid, ended.notifications);
                 let client = &mut state.clients[c];
                 let lost_op = client.outbox.take().is_some();
                 client.inbox.push_back(Inbound::Break {
@@ -394,27 +421,53 @@ impl<W: Workload> Model for RecipeModel<W> {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            Property::always("mutual exclusion", |_, state: &Self::State| {
-                let live = |client: &&Client<W::Machine>| {
-                    client.holds && state.server.session_alive(client.session)
-                };
-                state.clients.iter().filter(live).count() <= 1
-            }),
-            Property::always("herd-freedom", |_, state: &Self::State| !state.herd),
-            Property::always("no stuck state", |model: &Self, state: &Self::State| {
+        let mut kinds = self.workload.monitors().kinds();
+        kinds.dedup();
+        let mut properties: Vec<Property<Self>> = kinds.into_iter().map(Self::never).collect();
+        properties.push(Property::always(
+            "no stuck state",
+            |model: &Self, state: &Self::State| {
                 state.clients.iter().all(|client| client.finished) || model.can_progress(state)
-            }),
-            Property::always("no orphans", |model: &Self, state: &Self::State| {
+            },
+        ));
+        properties.push(Property::always(
+            "no orphans",
+            |model: &Self, state: &Self::State| {
                 !state.clients.iter().all(|client| client.finished)
                     || state
                         .server
                         .children(model.workload.root())
                         .is_none_or(|children| children.is_empty())
-            }),
-            Property::always("no recipe failure", |_, state: &Self::State| {
-                state.clients.iter().all(|client| client.failed.is_none())
-            }),
-        ]
+            },
+        ));
+        properties
+    }
+}
+
+impl<W: Workload> RecipeModel<W> {
+    /// The property that no monitor reports a violation of `kind`, named as the kind says.
+    fn never(kind: ViolationKind) -> Property<Self> {
+        macro_rules! never {
+            ($($kind:ident),*) => {
+                match kind {
+                    $(ViolationKind::$kind => Property::always(
+                        ViolationKind::$kind.property(),
+                        |_, state: &StateOf<W>| !state.broken.contains(&ViolationKind::$kind),
+                    ),)*
+                }
+            };
+        }
+        never!(
+            MutualExclusion,
+            StaleToken,
+            Herd,
+            Orphan,
+            Liveness,
+            Deadlock,
+            RecipeFailed,
+            StuckWaiter,
+            UnownedNode,
+            Panic
+        )
     }
 }

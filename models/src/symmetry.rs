@@ -12,9 +12,11 @@ use std::hash::{Hash, Hasher};
 use stateright::Representative;
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
-use crate::model::{Client, Inbound, State};
+use crate::model::{Client, State};
 
-impl<M: RenameSessions + Clone + Hash> Representative for State<M> {
+impl<M: RenameSessions + Clone + Hash, N: RenameSessions + Clone + Hash> Representative
+    for State<M, N>
+{
     fn representative(&self) -> Self {
         // Clients go in the order of a hash that ignores which session they have; only clients
         // that tie need every ordering tried, so most states cost one renaming, not n!.
@@ -34,7 +36,7 @@ impl<M: RenameSessions + Clone + Hash> Representative for State<M> {
                 return self.clone();
             }
         }
-        let mut best: Option<(u64, State<M>)> = None;
+        let mut best: Option<(u64, State<M, N>)> = None;
         for order in orders {
             let mut permutation = vec![0; order.len()];
             for (slot, &client) in order.iter().enumerate() {
@@ -101,7 +103,7 @@ fn orders_by_key(keys: &[u64]) -> Vec<Vec<usize>> {
     orders
 }
 
-impl<M: RenameSessions + Clone> State<M> {
+impl<M: RenameSessions + Clone, N: RenameSessions> State<M, N> {
     /// The state in which client `i` takes slot `permutation[i]` and the session of the client
     /// that had that slot.
     pub fn permuted(&self, permutation: &[usize]) -> Self {
@@ -119,40 +121,8 @@ impl<M: RenameSessions + Clone> State<M> {
             server: self.server.rename_sessions(&renaming),
             clients: clients.into_iter().flatten().collect(),
             budget: self.budget,
-            herd: self.herd,
-        }
-    }
-}
-
-impl<M: RenameSessions + Clone> RenameSessions for Client<M> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Client {
-            machine: self.machine.rename_sessions(renaming),
-            session: renaming.id(self.session),
-            outbox: self.outbox.rename_sessions(renaming),
-            inbox: self
-                .inbox
-                .iter()
-                .map(|item| item.rename_sessions(renaming))
-                .collect(),
-            timer: self.timer,
-            holds: self.holds,
-            released: self.released,
-            finished: self.finished,
-            failed: self.failed,
-        }
-    }
-}
-
-impl RenameSessions for Inbound {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        match self {
-            Inbound::Reply(reply) => Inbound::Reply(reply.rename_sessions(renaming)),
-            Inbound::Event(event) => Inbound::Event(event.rename_sessions(renaming)),
-            Inbound::Break { lost_op, then } => Inbound::Break {
-                lost_op: *lost_op,
-                then: *then,
-            },
+            monitors: self.monitors.rename_sessions(&renaming),
+            broken: self.broken.clone(),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Debug;
 use zklab_recipes::client::SessionId;
 use zklab_recipes::machine::Recipe;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::monitor::Monitor;
 
 /// A recipe as the model checker runs it: one round per client (for a lock: acquire, then
 /// release), with a fresh machine whenever a client's session is lost.
@@ -18,6 +19,13 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
 
     /// The request the application makes of a client that holds what the recipe grants.
     fn request_when_holding(&self) -> <Self::Machine as Recipe>::Request;
+
+    /// The monitors that judge the recipe: the same ones judge a simulated run, a real run and
+    /// every state of the model (which renames them with the rest of the state).
+    type Monitors: Monitor + RenameSessions + Send + Sync;
+
+    /// Fresh monitors, before anything happened.
+    fn monitors(&self) -> Self::Monitors;
 
     /// The recipe's znode directory: empty once every client finished.
     fn root(&self) -> &str;

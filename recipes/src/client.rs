@@ -8,6 +8,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use crate::symmetry::RenameSessions;
+
 /// A session id, as the server assigns it.
 pub type SessionId = i64;
 
@@ -207,13 +209,14 @@ impl fmt::Display for ZkError {
 impl std::error::Error for ZkError {}
 
 /// One ZooKeeper request. A machine's step names the op it wants sent; a client sends it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 pub enum Op {
     /// Create a znode.
     Create {
         /// Path; for a sequential mode, the prefix the sequence number is appended to.
         path: String,
         /// Initial data.
+        #[rename(keep)]
         data: Vec<u8>,
         /// Persistent or ephemeral, sequential or not.
         mode: CreateMode,
@@ -251,6 +254,7 @@ pub enum Op {
         /// Path of the node.
         path: String,
         /// New data.
+        #[rename(keep)]
         data: Vec<u8>,
         /// Expected data version, or -1.
         version: i32,
@@ -316,7 +320,7 @@ impl Op {
 }
 
 /// The successful result of an [`Op`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 pub enum OpResult {
     /// The node was created under this name (with the sequence number, if sequential).
     Created {
@@ -332,6 +336,7 @@ pub enum OpResult {
     /// The node's data and stat.
     Data {
         /// The data.
+        #[rename(keep)]
         data: Vec<u8>,
         /// The stat.
         stat: Stat,
@@ -374,7 +379,7 @@ pub enum EventType {
 }
 
 /// A fired one-time watch.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 pub struct WatchedEvent {
     /// What changed.
     pub event_type: EventType,
@@ -396,7 +401,7 @@ pub enum SessionEvent {
 }
 
 /// One item of a session's ordered event stream.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 pub enum ZkEvent {
     /// A watch fired.
     Watch(WatchedEvent),

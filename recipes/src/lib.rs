@@ -9,6 +9,8 @@
 //! same machine runs in the simulator, in the model checker and against a real ZooKeeper
 //! ([`real`], feature `zookeeper`, on by default).
 
+extern crate self as zklab_recipes;
+
 pub mod client;
 pub mod election;
 pub mod lock;

@@ -5,9 +5,16 @@
 //! server's tables, in the machines, in messages, and inside znode names, where a recipe embeds
 //! its session's guid ([`session_guid`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::marker::PhantomData;
+use std::time::Duration;
 
-use crate::client::{Op, OpResult, SessionId, Stat, WatchedEvent, ZkEvent};
+use crate::client::{CreateMode, EventType, SessionEvent, SessionId, Stat, ZkError};
+
+/// Derives [`RenameSessions`] field by field; a field may say `#[rename(session)]` (it holds
+/// session ids: see [`SessionIds`]), `#[rename(guid)]` (a bare session guid) or
+/// `#[rename(keep)]` (it names no session). A bare `i64` field must say which.
+pub use zklab_recipes_derive::RenameSessions;
 
 /// The guid a recipe puts at the start of its znode names: the session id in 16 hex digits.
 /// Stable across reconnects (so a client can find its own node after a lost reply) and unique
@@ -121,6 +128,126 @@ impl<T: RenameSessions, E: Clone> RenameSessions for Result<T, E> {
     }
 }
 
+impl<T: RenameSessions> RenameSessions for VecDeque<T> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        self.iter()
+            .map(|item| item.rename_sessions(renaming))
+            .collect()
+    }
+}
+
+/// Renamed members may sort differently: the set is rebuilt.
+impl<T: RenameSessions + Ord> RenameSessions for BTreeSet<T> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        self.iter()
+            .map(|item| item.rename_sessions(renaming))
+            .collect()
+    }
+}
+
+/// Renamed keys may sort differently: the map is rebuilt.
+impl<K: RenameSessions + Ord, V: RenameSessions> RenameSessions for BTreeMap<K, V> {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        self.iter()
+            .map(|(key, value)| {
+                (
+                    key.rename_sessions(renaming),
+                    value.rename_sessions(renaming),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Tuples rename member by member.
+macro_rules! tuple {
+    ($($member:ident . $index:tt),+) => {
+        impl<$($member: RenameSessions),+> RenameSessions for ($($member,)+) {
+            fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+                ($(self.$index.rename_sessions(renaming),)+)
+            }
+        }
+    };
+}
+
+tuple!(A.0);
+tuple!(A.0, B.1);
+tuple!(A.0, B.1, C.2);
+tuple!(A.0, B.1, C.2, D.3);
+tuple!(A.0, B.1, C.2, D.3, E.4);
+tuple!(A.0, B.1, C.2, D.3, E.4, F.5);
+
+impl<T> RenameSessions for PhantomData<T> {
+    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
+        PhantomData
+    }
+}
+
+/// Types that can name no session: renaming copies them. `i64` is left out on purpose: it is
+/// what a session id is, so a field of that type must say what it holds.
+macro_rules! names_no_session {
+    ($($type:ty),*) => {
+        $(
+            impl RenameSessions for $type {
+                fn rename_sessions(&self, _: &SessionRenaming) -> Self {
+                    *self
+                }
+            }
+        )*
+    };
+}
+
+names_no_session!(
+    (),
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    i8,
+    i16,
+    i32,
+    &'static str,
+    Duration,
+    CreateMode,
+    EventType,
+    SessionEvent,
+    ZkError
+);
+
+/// Values that are session ids, or collections of them (a field marked `#[rename(session)]`).
+pub trait SessionIds {
+    /// The same ids, renamed.
+    fn rename_ids(&self, renaming: &SessionRenaming) -> Self;
+}
+
+impl SessionIds for SessionId {
+    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
+        renaming.id(*self)
+    }
+}
+
+impl<T: SessionIds> SessionIds for Option<T> {
+    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
+        self.as_ref().map(|ids| ids.rename_ids(renaming))
+    }
+}
+
+impl<T: SessionIds> SessionIds for Vec<T> {
+    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
+        self.iter().map(|ids| ids.rename_ids(renaming)).collect()
+    }
+}
+
+impl<T: SessionIds + Ord> SessionIds for BTreeSet<T> {
+    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
+        self.iter().map(|ids| ids.rename_ids(renaming)).collect()
+    }
+}
+
+/// Every field but the owner is a zxid, a time, a version or a count.
 impl RenameSessions for Stat {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         Stat {
@@ -130,94 +257,10 @@ impl RenameSessions for Stat {
     }
 }
 
-impl RenameSessions for Op {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        let path = |p: &String| renaming.text(p);
-        match self {
-            Op::Create {
-                path: p,
-                data,
-                mode,
-            } => Op::Create {
-                path: path(p),
-                data: data.clone(),
-                mode: *mode,
-            },
-            Op::Delete { path: p, version } => Op::Delete {
-                path: path(p),
-                version: *version,
-            },
-            Op::Exists { path: p, watch } => Op::Exists {
-                path: path(p),
-                watch: *watch,
-            },
-            Op::GetData { path: p, watch } => Op::GetData {
-                path: path(p),
-                watch: *watch,
-            },
-            Op::GetChildren { path: p, watch } => Op::GetChildren {
-                path: path(p),
-                watch: *watch,
-            },
-            Op::SetData {
-                path: p,
-                data,
-                version,
-            } => Op::SetData {
-                path: path(p),
-                data: data.clone(),
-                version: *version,
-            },
-            Op::Check { path: p, version } => Op::Check {
-                path: path(p),
-                version: *version,
-            },
-            Op::Sync { path: p } => Op::Sync { path: path(p) },
-            Op::Multi(ops) => Op::Multi(ops.rename_sessions(renaming)),
-        }
-    }
-}
-
-impl RenameSessions for OpResult {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        match self {
-            OpResult::Created { path, stat } => OpResult::Created {
-                path: renaming.text(path),
-                stat: stat.rename_sessions(renaming),
-            },
-            OpResult::Exists(stat) => OpResult::Exists(stat.map(|s| s.rename_sessions(renaming))),
-            OpResult::Data { data, stat } => OpResult::Data {
-                data: data.clone(),
-                stat: stat.rename_sessions(renaming),
-            },
-            OpResult::Children { children, stat } => OpResult::Children {
-                children: children.rename_sessions(renaming),
-                stat: stat.rename_sessions(renaming),
-            },
-            OpResult::SetData(stat) => OpResult::SetData(stat.rename_sessions(renaming)),
-            OpResult::Multi(results) => OpResult::Multi(results.rename_sessions(renaming)),
-            OpResult::Deleted | OpResult::Checked | OpResult::Synced | OpResult::RolledBack => {
-                self.clone()
-            }
-        }
-    }
-}
-
-impl RenameSessions for ZkEvent {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        match self {
-            ZkEvent::Watch(event) => ZkEvent::Watch(WatchedEvent {
-                event_type: event.event_type,
-                path: renaming.text(&event.path),
-            }),
-            ZkEvent::Session(event) => ZkEvent::Session(*event),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::{Op, OpResult};
 
     #[test]
     fn a_guid_is_the_session_id_in_16_hex_digits() {
@@ -272,5 +315,58 @@ mod tests {
             },
         };
         assert_eq!(renamed, expected);
+    }
+
+    /// What the derive does with each kind of field.
+    #[derive(Clone, Debug, PartialEq, Eq, RenameSessions)]
+    enum Example {
+        Plain {
+            path: String,
+            #[rename(session)]
+            owner: SessionId,
+            #[rename(session)]
+            waiting: BTreeSet<SessionId>,
+            #[rename(guid)]
+            guid: String,
+            #[rename(keep)]
+            token: i64,
+            #[rename(keep)]
+            verbatim: String,
+        },
+        Tuple(Vec<Op>, Option<String>),
+        Unit,
+    }
+
+    #[test]
+    fn derived_renaming_follows_each_fields_rule() {
+        let swap = SessionRenaming::new([(1, 2), (2, 1)]);
+        let node = |s| format!("/l/{}-lock-0000000001", session_guid(s));
+        let plain = Example::Plain {
+            path: node(1),
+            owner: 1,
+            waiting: BTreeSet::from([2, 7]),
+            guid: session_guid(2),
+            token: 1,
+            verbatim: node(1),
+        };
+        let expected = Example::Plain {
+            path: node(2),
+            owner: 2,
+            waiting: BTreeSet::from([1, 7]),
+            guid: session_guid(1),
+            token: 1,
+            verbatim: node(1),
+        };
+        assert_eq!(plain.rename_sessions(&swap), expected);
+        let delete = |s| Op::Delete {
+            path: node(s),
+            version: -1,
+        };
+        let tuple = Example::Tuple(vec![delete(1)], Some(node(2)));
+        assert_eq!(
+            tuple.rename_sessions(&swap),
+            Example::Tuple(vec![delete(2)], Some(node(1)))
+        );
+        assert_eq!(Example::Unit.rename_sessions(&swap), Example::Unit);
     }
 }

@@ -8,6 +8,9 @@ use std::marker::PhantomData;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, HoldError, Role};
+use zklab_sim::monitor::exclusion::MutualExclusion;
+use zklab_sim::monitor::failure::NoFailures;
+use zklab_sim::monitor::herd::Herd;
 
 use crate::host::Host;
 use crate::kit::Kit;
@@ -30,6 +33,7 @@ impl<R, X> ExclusiveKit<R, X> {
 
 impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
     type Machine = Mutated<Exclusive<R>, X>;
+    type Monitors = (MutualExclusion, Herd, NoFailures);
 
     fn machine(&self, session: SessionId) -> Self::Machine {
         Mutated::new(Claim::<R>::new(R::DIR).machine(session))
@@ -37,6 +41,11 @@ impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
 
     fn request_when_holding(&self) -> R::Request {
         R::let_go()
+    }
+
+    /// At most one holder, one waiter woken per deletion, no recipe giving up.
+    fn monitors(&self) -> Self::Monitors {
+        (MutualExclusion::default(), Herd::new(1), NoFailures)
     }
 
     fn root(&self) -> &str {

@@ -1,18 +1,21 @@
 //! Kits: everything the harness needs to know about one recipe, in one place.
 //!
 //! A kit is the recipe's model behaviour (a [`Workload`]: its machine, what the application asks
-//! of it, its znode directory) plus its client loop over a [`Host`]. The catalogue holds kits
+//! of it, its znode directory, the monitors that judge it) plus its client loop over a [`Host`]. The catalogue holds kits
 //! behind [`AnyKit`], so `run`, `replay`, `check` and `real` take any recipe, a user's own too,
 //! without knowing its types.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use zklab_models::check::{check, CheckOptions, CheckReport};
 use zklab_models::workload::Workload;
 use zklab_sim::client::SimClient;
+use zklab_sim::trace::Trace;
 
 use crate::host::{ClientContext, Host};
+use crate::oracle::{self, Judgement, Violation};
 use crate::real::{RealHost, TracedSession};
 
 /// One recipe's kit.
@@ -43,6 +46,12 @@ pub trait AnyKit: Sync {
 
     /// Checks the recipe's model; `progress` hears the states generated and unique so far.
     fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport;
+
+    /// Judges a simulated run's trace by the kit's monitors and the simulator's own.
+    fn judge(&self, trace: &Trace, session_timeout: Duration) -> Judgement;
+
+    /// Judges a real run's trace by the kit's monitors.
+    fn judge_real(&self, trace: &Trace) -> Vec<Violation>;
 }
 
 impl<K: Kit> AnyKit for K {
@@ -60,5 +69,13 @@ impl<K: Kit> AnyKit for K {
 
     fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport {
         check(self.clone(), options, progress)
+    }
+
+    fn judge(&self, trace: &Trace, session_timeout: Duration) -> Judgement {
+        oracle::judge(self.monitors(), trace, session_timeout)
+    }
+
+    fn judge_real(&self, trace: &Trace) -> Vec<Violation> {
+        oracle::judge_real(self.monitors(), trace)
     }
 }

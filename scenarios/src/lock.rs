@@ -53,7 +53,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "contenders ordered by full name (so by guid) instead of by sequence number",
         known_bug: true,
         kit: &LockKit::<SortByName>::KIT,
-        states: Some(49_812),
+        states: Some(53_444),
     },
     Scenario {
         name: "lock-bug-lost-wakeup",

@@ -13,7 +13,7 @@ use std::hash::Hash;
 use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::RenameSessions;
 
 /// A bug: what it remembers, and how it changes the steps of the correct machine it is put
 /// into ([`Mutated`]).
@@ -30,7 +30,7 @@ pub trait Mutation:
 }
 
 /// A correct machine with a bug put into it: the machine a known-bug kit runs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Mutated<M, X> {
     inner: M,
     bug: X,
@@ -55,17 +55,8 @@ impl<M: Recipe, X: Mutation> Recipe for Mutated<M, X> {
     }
 }
 
-impl<M: RenameSessions, X: Mutation> RenameSessions for Mutated<M, X> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Mutated {
-            inner: self.inner.rename_sessions(renaming),
-            bug: self.bug.rename_sessions(renaming),
-        }
-    }
-}
-
 /// No mutation: the recipe as documented.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Documented;
 
 impl Mutation for Documented {
@@ -74,17 +65,10 @@ impl Mutation for Documented {
     }
 }
 
-/// It names no session.
-impl RenameSessions for Documented {
-    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
-        Documented
-    }
-}
-
 /// After ConnectionLoss on the create of an ephemeral sequential node, create it again without
 /// looking for the node the first create may have made: a lost create reply leaves an orphan
 /// that blocks everyone behind it until its session ends.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct BlindRetry {
     traffic: Traffic,
 }
@@ -103,18 +87,10 @@ impl Mutation for BlindRetry {
     }
 }
 
-impl RenameSessions for BlindRetry {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        BlindRetry {
-            traffic: self.traffic.rename_sessions(renaming),
-        }
-    }
-}
-
 /// Instead of an `exists` watch on its predecessor, a waiter watches the children of the
 /// predecessor's parent and takes any change to them as the predecessor's deletion: every
 /// deletion wakes every waiter (the herd effect), which all list again.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct WatchParent {
     /// The node the inner machine asked to watch.
     watched: Option<String>,
@@ -170,19 +146,10 @@ impl Mutation for WatchParent {
     }
 }
 
-impl RenameSessions for WatchParent {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        WatchParent {
-            watched: self.watched.rename_sessions(renaming),
-            listing: self.listing,
-        }
-    }
-}
-
 /// After its predecessor's NodeDeleted, a waiter believes it is next without listing again: it
 /// takes every node up to the deleted one as gone. When the predecessor went for another reason
 /// than the holder letting go (its session expired), two contenders hold at once.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct TrustDeletion {
     traffic: Traffic,
     /// The node the inner machine watches.
@@ -226,19 +193,9 @@ impl Mutation for TrustDeletion {
     }
 }
 
-impl RenameSessions for TrustDeletion {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        TrustDeletion {
-            traffic: self.traffic.rename_sessions(renaming),
-            watched: self.watched.rename_sessions(renaming),
-            deleted: self.deleted,
-        }
-    }
-}
-
 /// Every waiter watches the lowest node in line (the holder) instead of its predecessor: the
 /// holder's deletion wakes every waiter at once (the herd effect).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct WatchLowest {
     traffic: Traffic,
     /// The lowest node it watches, and the predecessor the inner machine asked to watch.
@@ -282,23 +239,11 @@ impl Mutation for WatchLowest {
     }
 }
 
-impl RenameSessions for WatchLowest {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        WatchLowest {
-            traffic: self.traffic.rename_sessions(renaming),
-            watched: self
-                .watched
-                .as_ref()
-                .map(|(lowest, predecessor)| (renaming.text(lowest), renaming.text(predecessor))),
-        }
-    }
-}
-
 /// After ConnectionLoss on the create of an ephemeral sequential node, give the attempt up as if
 /// the session were gone, and let the application start over in a new session: the node the
 /// create may have made stays behind in the old session, which lives on, and blocks whoever
 /// waits behind it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct GiveUp {
     traffic: Traffic,
 }
@@ -319,18 +264,10 @@ impl Mutation for GiveUp {
     }
 }
 
-impl RenameSessions for GiveUp {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        GiveUp {
-            traffic: self.traffic.rename_sessions(renaming),
-        }
-    }
-}
-
 /// A waiter whose predecessor is already gone when its `exists` arrives takes the answer as "still
 /// there" and waits on a watch that can never fire: the lost wake-up. It moves again only if its
 /// session ends.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct LostWakeup {
     /// Its `exists` with a watch is in flight.
     watching: bool,
@@ -355,13 +292,6 @@ impl Mutation for LostWakeup {
     }
 }
 
-/// It names no session.
-impl RenameSessions for LostWakeup {
-    fn rename_sessions(&self, _: &SessionRenaming) -> Self {
-        self.clone()
-    }
-}
-
 /// Orders contenders by their full names, so by guid, instead of by sequence number: a contender
 /// first by name holds even when an older node stands, and two hold at once. Its decisions depend
 /// on the guids, so it is not symmetric under renaming sessions.
@@ -370,7 +300,7 @@ impl RenameSessions for LostWakeup {
 /// nodes that make it decide as ordering by name would (itself, and its predecessor by name when
 /// that one is older), and waits itself on a predecessor by name that is younger, listing again
 /// for the inner machine once it is gone.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct SortByName {
     traffic: Traffic,
     /// The inner machine's node.
@@ -517,21 +447,9 @@ impl SortByName {
     }
 }
 
-impl RenameSessions for SortByName {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        SortByName {
-            traffic: self.traffic.rename_sessions(renaming),
-            own: self.own.rename_sessions(renaming),
-            mine: self.mine.rename_sessions(renaming),
-            awaited: self.awaited.rename_sessions(renaming),
-            relist: self.relist,
-        }
-    }
-}
-
 /// What a mutation remembers of its inner machine's traffic: the op in flight and the last
 /// listing it was answered with.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 struct Traffic {
     sent: Option<Op>,
     listing: Vec<String>,
@@ -561,15 +479,6 @@ impl Traffic {
     fn sent<O>(&mut self, step: &Step<O>) {
         if let Action::Send(op) = &step.action {
             self.sent = Some(op.clone());
-        }
-    }
-}
-
-impl RenameSessions for Traffic {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Traffic {
-            sent: self.sent.rename_sessions(renaming),
-            listing: self.listing.rename_sessions(renaming),
         }
     }
 }

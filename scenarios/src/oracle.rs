@@ -1,10 +1,9 @@
 //! The oracles a run is judged by: the monitors of [`zklab_sim::monitor`], each reading the whole
-//! trace, and nothing else.
+//! trace, and nothing else. A kit's own monitors (which its model carries too) judge every run;
+//! the simulator adds the monitors that count time or read the server's side of the trace.
 
 use std::time::Duration;
 
-use zklab_sim::monitor::exclusion::MutualExclusion;
-use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::fencing::Fencing;
 use zklab_sim::monitor::herd::Herd;
 use zklab_sim::monitor::stuck_waiter::StuckWaiter;
@@ -18,64 +17,76 @@ pub use zklab_sim::monitor::{Violation, ViolationKind};
 /// What the monitors found in a simulated run's trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Judgement {
-    /// The first violation each monitor found.
+    /// The first violation of each kind.
     pub violations: Vec<Violation>,
     /// The most sessions one deletion woke.
     pub max_wakeups_per_deletion: usize,
 }
 
-/// Judges a simulated run: every monitor, a waiter or an orphan counting as stuck after three
-/// session timeouts (a correct recipe reacts within a reconnect; a session cut off for longer
-/// expires).
-pub fn judge(trace: &Trace, session_timeout: Duration) -> Judgement {
+/// Judges a simulated run: the kit's `monitors`, then wait-for cycles, stuck waiters and
+/// unowned nodes, a waiter or a node counting as stuck after three session timeouts (a correct
+/// recipe reacts within a reconnect; a session cut off for longer expires).
+pub fn judge(monitors: impl Monitor, trace: &Trace, session_timeout: Duration) -> Judgement {
     let bound = session_timeout * 3;
-    let mut herd = Herd::new(1);
-    let herded = all_of(&mut herd, trace);
-    let mut violations: Vec<Violation> = judge_real(trace);
+    let mut violations = judge_real(monitors, trace);
     violations.extend(WaitFor::default().first_in(trace));
     violations.extend(StuckWaiter::new(bound).first_in(trace));
     violations.extend(UnownedNode::new(bound).first_in(trace));
-    violations.extend(herded);
+    let max_wakeups_per_deletion = trace
+        .entries()
+        .iter()
+        .filter_map(|entry| Herd::woken(&entry.event))
+        .map(|woken| woken.len())
+        .max()
+        .unwrap_or(0);
     Judgement {
         violations,
-        max_wakeups_per_deletion: herd.most(),
+        max_wakeups_per_deletion,
     }
 }
 
-/// Feeds `monitor` the whole trace (so it sees past its first violation), and returns that first
-/// violation.
-fn all_of(monitor: &mut impl Monitor, trace: &Trace) -> Option<Violation> {
-    let mut first = None;
+/// Judges a run against a real server: the kit's `monitors` and fencing. A real trace has no
+/// server-side record (applied ops, the sessions a change notified), so a monitor that reads
+/// those (herd) finds nothing there.
+pub fn judge_real(monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
+    let mut violations = first_of_each_kind((monitors, Fencing::default()), trace);
+    violations.sort_by_key(|violation| violation.at);
+    violations
+}
+
+/// Feeds `monitors` the whole trace (so each sees past the others' violations), and returns the
+/// first violation of each kind.
+fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
+    let mut first: Vec<Violation> = Vec::new();
+    let mut found = Vec::new();
     for entry in trace.entries() {
-        let violation = monitor.observe(entry);
-        first = first.or(violation);
+        monitors.observe_all(entry, &mut found);
+        for violation in found.drain(..) {
+            if first.iter().all(|seen| seen.kind != violation.kind) {
+                first.push(violation);
+            }
+        }
     }
     first
-}
-
-/// Judges a run against a real server, whose trace has no server-side record (applied ops, the
-/// zxid behind a watch event): mutual exclusion, fencing and recipe failures.
-pub fn judge_real(trace: &Trace) -> Vec<Violation> {
-    let mut violations = Vec::new();
-    violations.extend(MutualExclusion::default().first_in(trace));
-    violations.extend(Fencing::default().first_in(trace));
-    violations.extend(NoFailures.first_in(trace));
-    violations
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
+    use zklab_recipes::client::{CreateMode, Stat};
     use zklab_recipes::client::{Op, OpResult, SessionId};
     use zklab_recipes::outcome::Outcome;
+    use zklab_sim::monitor::exclusion::MutualExclusion;
+    use zklab_sim::monitor::failure::NoFailures;
     use zklab_sim::trace::{ClientId, TraceEvent};
 
     /// The most sessions one deletion woke, and the first herd.
     fn herd(trace: &Trace, limit: usize) -> (usize, Option<Violation>) {
-        let mut herd = Herd::new(limit);
-        let first = all_of(&mut herd, trace);
-        (herd.most(), first)
+        let judgement = judge(Herd::new(limit), trace, Duration::from_secs(1));
+        (
+            judgement.max_wakeups_per_deletion,
+            judgement.violations.into_iter().next(),
+        )
     }
 
     fn trace(events: Vec<TraceEvent>) -> Trace {
@@ -206,30 +217,52 @@ mod tests {
     }
 
     #[test]
-    fn one_deletion_waking_two_sessions_is_a_herd() {
-        let watch = |session, event_type, deletion| TraceEvent::Watch {
-            client: 0,
-            session,
-            event: WatchedEvent {
-                event_type,
-                path: "/l".to_owned(),
-            },
+    fn one_deletion_waking_two_sessions_other_than_the_deleters_is_a_herd() {
+        let notified = |deletion, sessions: &[SessionId]| TraceEvent::Notified {
+            by: 1,
             zxid: 9,
             cause: "/l/a".to_owned(),
             deletion,
+            sessions: sessions.to_vec(),
         };
-        let one = trace(vec![
-            watch(1, EventType::NodeDeleted, true),
-            watch(2, EventType::NodeChildrenChanged, false),
-        ]);
+        // The deleter's own leftover watch is no waiter woken; a change that is no deletion
+        // wakes nobody.
+        let one = trace(vec![notified(true, &[1, 2]), notified(false, &[3, 4])]);
         assert_eq!(herd(&one, 1), (1, None));
-        let two = trace(vec![
-            watch(1, EventType::NodeChildrenChanged, true),
-            watch(2, EventType::NodeChildrenChanged, true),
-        ]);
+        let two = trace(vec![notified(true, &[1, 2, 3])]);
         let (most, violation) = herd(&two, 1);
         assert_eq!(most, 2);
         assert_eq!(violation.map(|v| v.kind), Some(ViolationKind::Herd));
+        assert_eq!(herd(&two, 2), (2, None));
+    }
+
+    #[test]
+    fn monitors_side_by_side_each_report_on_the_same_entry() {
+        let failed = trace(vec![outcome(
+            1,
+            2,
+            Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
+        )]);
+        let mut found = Vec::new();
+        (NoFailures, NoFailures).observe_all(&failed.entries()[0], &mut found);
+        assert_eq!(found.len(), 2);
+        let t = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(1, 2, granted(7)),
+            outcome(
+                1,
+                2,
+                Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
+            ),
+        ]);
+        let kinds: Vec<ViolationKind> = judge_real((MutualExclusion::default(), NoFailures), &t)
+            .into_iter()
+            .map(|v| v.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            [ViolationKind::MutualExclusion, ViolationKind::RecipeFailed]
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use zklab_recipes::tree::{delete_tree, read_tree};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::{Host, WORK_MS};
-use crate::oracle::{self, Violation, ViolationKind};
+use crate::oracle::{Violation, ViolationKind};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
 
@@ -310,7 +310,7 @@ pub async fn run(
     let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;
     let trace = trace.snapshot();
-    violations.extend(oracle::judge_real(&trace));
+    violations.extend(scenario.kit.judge_real(&trace));
     violations.sort_by_key(|violation| violation.at);
     Ok(RealReport {
         trace,

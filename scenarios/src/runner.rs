@@ -18,7 +18,7 @@ use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
-use crate::oracle::{self, Violation, ViolationKind};
+use crate::oracle::{Violation, ViolationKind};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
 
@@ -130,7 +130,7 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
             vec![Violation { kind, at, message }]
         }
     };
-    let judgement = oracle::judge(&trace, options.sim.session_timeout);
+    let judgement = scenario.kit.judge(&trace, options.sim.session_timeout);
     violations.extend(judgement.violations);
     violations.sort_by_key(|violation| violation.at);
     SeedReport {

@@ -23,7 +23,7 @@ use futures::channel::{mpsc, oneshot};
 use madsim::rand::{thread_rng, GlobalRng, Rng};
 use madsim::task::NodeId;
 use madsim::time::{Instant, Sleep, TimeHandle};
-use zklab_recipes::client::{EventType, Op, OpReply, SessionEvent, SessionId};
+use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId};
 use zklab_recipes::client::{ZkError, ZkEvent};
 
 use crate::client::SimClient;
@@ -902,7 +902,7 @@ impl World {
                 }
                 let applied = self.server.apply(session, &op, now.as_millis() as i64);
                 let (zxid, reply) = (applied.zxid, applied.reply);
-                self.notify(applied.notifications, zxid);
+                let notified = self.notify(session, applied.notifications, zxid);
                 let (kind, rate) = if is_create {
                     (
                         FaultKind::LostCreateReply,
@@ -924,6 +924,9 @@ impl World {
                         reply: reply.clone(),
                     },
                 );
+                for change in notified {
+                    self.trace.push(now, change);
+                }
                 if let Some(detail) = detail {
                     if kind == FaultKind::LostCreateReply {
                         self.counts.add(FaultKind::LostReply);
@@ -937,21 +940,23 @@ impl World {
         }
     }
 
-    /// Sends fired watches to their sessions; `zxid` is the change behind them.
-    fn notify(&mut self, notifications: Vec<Notification>, zxid: i64) {
-        let deletions: Vec<bool> = notifications
-            .iter()
-            .map(|n| {
-                notifications
-                    .iter()
-                    .any(|m| m.event.event_type == EventType::NodeDeleted && m.cause == n.cause)
-                    || self.server.node(&n.cause).is_none()
-            })
-            .collect();
-        for (notification, deletion) in notifications.into_iter().zip(deletions) {
+    /// Sends fired watches to their sessions; `zxid` is the change behind them, made by `by`.
+    /// Returns the trace's record of which sessions each changed node notified.
+    fn notify(
+        &mut self,
+        by: SessionId,
+        notifications: Vec<Notification>,
+        zxid: i64,
+    ) -> Vec<TraceEvent> {
+        let changes = TraceEvent::notified(&self.server, by, zxid, &notifications);
+        for notification in notifications {
+            let deletion = changes.iter().any(|change| {
+                matches!(change, TraceEvent::Notified { cause, deletion: true, .. } if *cause == notification.cause)
+            });
             let session = notification.session;
             self.send_to_client(session, Response::Watch(notification, zxid, deletion));
         }
+        changes
     }
 
     fn deliver_watch(
@@ -1009,7 +1014,9 @@ impl World {
                 deleted,
             },
         );
-        self.notify(ended.notifications, ended.zxid);
+        for change in self.notify(session, ended.notifications, ended.zxid) {
+            self.trace.push(now, change);
+        }
     }
 
     /// The server expires a session and drops its connection; the client learns on contact.

@@ -37,6 +37,15 @@ pub trait Monitor: Clone + Eq + Hash + Debug {
     /// Takes the next entry of the trace; returns the violation this entry reveals, if any.
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation>;
 
+    /// The kinds of violation it may report.
+    fn kinds(&self) -> Vec<ViolationKind>;
+
+    /// Takes the next entry; adds every violation it reveals to `found` (monitors side by side
+    /// may each find one in the same entry).
+    fn observe_all(&mut self, entry: &TraceEntry, found: &mut Vec<Violation>) {
+        found.extend(self.observe(entry));
+    }
+
     /// The first violation in a whole trace.
     fn first_in(mut self, trace: &Trace) -> Option<Violation>
     where
@@ -45,6 +54,37 @@ pub trait Monitor: Clone + Eq + Hash + Debug {
         trace.entries().iter().find_map(|entry| self.observe(entry))
     }
 }
+
+/// Monitors side by side, as one: each observes every entry; `observe` gives the first member's
+/// violation, `observe_all` every member's.
+macro_rules! side_by_side {
+    ($($member:ident . $index:tt),+) => {
+        impl<$($member: Monitor),+> Monitor for ($($member,)+) {
+            fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+                let mut found = Vec::new();
+                self.observe_all(entry, &mut found);
+                found.into_iter().next()
+            }
+
+            fn observe_all(&mut self, entry: &TraceEntry, found: &mut Vec<Violation>) {
+                $(self.$index.observe_all(entry, found);)+
+            }
+
+            fn kinds(&self) -> Vec<ViolationKind> {
+                let mut kinds = Vec::new();
+                $(kinds.extend(self.$index.kinds());)+
+                kinds
+            }
+        }
+    };
+}
+
+side_by_side!(A.0);
+side_by_side!(A.0, B.1);
+side_by_side!(A.0, B.1, C.2);
+side_by_side!(A.0, B.1, C.2, D.3);
+side_by_side!(A.0, B.1, C.2, D.3, E.4);
+side_by_side!(A.0, B.1, C.2, D.3, E.4, F.5);
 
 /// Which property a run broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,6 +125,22 @@ impl ViolationKind {
             ViolationKind::StuckWaiter => "stuck-waiter",
             ViolationKind::UnownedNode => "unowned-node",
             ViolationKind::Panic => "panic",
+        }
+    }
+
+    /// The name of the property this kind of violation breaks, as a model checker reports it.
+    pub fn property(self) -> &'static str {
+        match self {
+            ViolationKind::MutualExclusion => "mutual exclusion",
+            ViolationKind::StaleToken => "fencing",
+            ViolationKind::Herd => "herd-freedom",
+            ViolationKind::Orphan => "no orphans",
+            ViolationKind::Liveness => "liveness",
+            ViolationKind::Deadlock => "no deadlock",
+            ViolationKind::RecipeFailed => "no recipe failure",
+            ViolationKind::StuckWaiter => "no stuck waiter",
+            ViolationKind::UnownedNode => "no unowned node",
+            ViolationKind::Panic => "no panic",
         }
     }
 }

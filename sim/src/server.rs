@@ -1,7 +1,7 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::RenameSessions;
 
 use crate::path;
 use crate::session::Sessions;
@@ -43,7 +43,7 @@ pub struct Ended {
 }
 
 /// The in-memory ZooKeeper: data tree, sessions, zxids, one-time watches.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Server {
     /// Every znode.
     tree: Tree,
@@ -52,6 +52,7 @@ pub struct Server {
     /// Live sessions and their ephemerals.
     sessions: Sessions,
     /// The zxid of the last transaction (0 before the first).
+    #[rename(keep)]
     zxid: Zxid,
 }
 
@@ -384,19 +385,6 @@ fn validate_paths(op: &Op) -> Result<(), ZkError> {
 impl Default for Server {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-/// Renaming sessions throughout the server: the session table, ephemeral owners, watches, and
-/// the session guids inside znode names. The model checker's symmetry reduction rests on it.
-impl RenameSessions for Server {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Server {
-            tree: self.tree.rename_sessions(renaming),
-            watches: self.watches.rename_sessions(renaming),
-            sessions: self.sessions.rename_sessions(renaming),
-            zxid: self.zxid,
-        }
     }
 }
 

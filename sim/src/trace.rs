@@ -5,10 +5,13 @@ use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionEvent, SessionId, WatchedEvent, Zxid};
+use zklab_recipes::client::{
+    EventType, Op, OpReply, OpResult, SessionEvent, SessionId, WatchedEvent, Zxid,
+};
 use zklab_recipes::outcome::Outcome;
 
 use crate::fault::FaultKind;
+use crate::server::{Notification, Server};
 
 /// Which simulated client (process) an event belongs to; rendered `c0`, `c1`, ...
 pub type ClientId = u32;
@@ -61,6 +64,20 @@ pub enum TraceEvent {
         cause: String,
         /// Whether that change was the node's deletion.
         deletion: bool,
+    },
+    /// The server fired watches on one change: every session it notified, whether or not the
+    /// event reaches it (a disconnected client hears it on reconnect, an expired one never).
+    Notified {
+        /// The session whose op or expiry made the change.
+        by: SessionId,
+        /// The change's zxid.
+        zxid: Zxid,
+        /// The node that changed.
+        cause: String,
+        /// Whether the change was the node's deletion.
+        deletion: bool,
+        /// The sessions notified, in the order the server fired their watches.
+        sessions: Vec<SessionId>,
     },
     /// A client's connection or session changed state, as the client sees it.
     Session {
@@ -121,6 +138,48 @@ pub enum TraceEvent {
         /// The client.
         client: ClientId,
     },
+}
+
+impl TraceEvent {
+    /// The [`TraceEvent::Notified`] entries for the watches one change fired (one per changed
+    /// node, in the order the server fired them), read off `server` just after the change: a node
+    /// counts as deleted when some watch said so or it is gone.
+    pub fn notified(
+        server: &Server,
+        by: SessionId,
+        zxid: Zxid,
+        notifications: &[Notification],
+    ) -> Vec<TraceEvent> {
+        let mut changes: Vec<TraceEvent> = Vec::new();
+        for notification in notifications {
+            let position = changes.iter().position(
+                |change| matches!(change, TraceEvent::Notified { cause, .. } if *cause == notification.cause),
+            );
+            let change = match position {
+                Some(i) => &mut changes[i],
+                None => {
+                    changes.push(TraceEvent::Notified {
+                        by,
+                        zxid,
+                        cause: notification.cause.clone(),
+                        deletion: server.node(&notification.cause).is_none(),
+                        sessions: Vec::new(),
+                    });
+                    changes.last_mut().expect("just pushed")
+                }
+            };
+            if let TraceEvent::Notified {
+                deletion, sessions, ..
+            } = change
+            {
+                *deletion |= notification.event.event_type == EventType::NodeDeleted;
+                if !sessions.contains(&notification.session) {
+                    sessions.push(notification.session);
+                }
+            }
+        }
+        changes
+    }
 }
 
 /// One trace line: when, and what.
@@ -243,6 +302,20 @@ impl fmt::Display for TraceEntry {
                     "c{client} s{session} !! watch {:?} {} (zxid={zxid}, {cause} {change})",
                     event.event_type, event.path
                 )
+            }
+            TraceEvent::Notified {
+                by,
+                zxid,
+                cause,
+                deletion,
+                sessions,
+            } => {
+                let change = if *deletion { "deleting" } else { "changing" };
+                write!(f, "   s{by} !! {change} {cause} (zxid={zxid}) notified")?;
+                for session in sessions {
+                    write!(f, " s{session}")?;
+                }
+                Ok(())
             }
             TraceEvent::Session {
                 client,

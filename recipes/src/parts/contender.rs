@@ -19,7 +19,7 @@
 //! (see [`super::link`]).
 
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
-use crate::symmetry::{RenameSessions, SessionRenaming};
+use crate::symmetry::RenameSessions;
 
 /// What the contender asks of its owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,7 +38,7 @@ pub enum Verdict {
 }
 
 /// Where the contender is.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 enum Phase {
     /// Not started.
     Idle,
@@ -64,14 +64,17 @@ enum Phase {
 }
 
 /// One contender in line under a directory.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Contender {
+    #[rename(keep)]
     dir: String,
+    #[rename(guid)]
     guid: String,
     marker: &'static str,
     phase: Phase,
     /// Our node's full path, once known.
     node: Option<String>,
+    #[rename(keep)]
     token: i64,
     /// The predecessor went while the exists was still in flight: list again when it returns.
     relist: bool,
@@ -259,27 +262,6 @@ impl Contender {
     fn sequence_of(&self, name: &str) -> Option<i32> {
         let (_, sequence) = name.rsplit_once(self.marker)?;
         sequence.parse::<i32>().ok()
-    }
-}
-
-impl RenameSessions for Contender {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        let phase = match &self.phase {
-            Phase::Watching { predecessor, asked } => Phase::Watching {
-                predecessor: renaming.text(predecessor),
-                asked: *asked,
-            },
-            other => other.clone(),
-        };
-        Contender {
-            dir: self.dir.clone(),
-            guid: renaming.guid(&self.guid),
-            marker: self.marker,
-            phase,
-            node: self.node.rename_sessions(renaming),
-            token: self.token,
-            relist: self.relist,
-        }
     }
 }
 

@@ -19,7 +19,7 @@ use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::contender::{Contender, Verdict};
 use crate::parts::link::{Connection, Delivery, Link};
-use crate::symmetry::{session_guid, RenameSessions, SessionRenaming};
+use crate::symmetry::{session_guid, RenameSessions};
 
 /// One recipe's names for an exclusive role.
 pub trait Role: Clone + Debug + Eq + Hash + Send + Sync + 'static {
@@ -54,7 +54,7 @@ pub enum Hold {
 }
 
 /// Where the machine is in the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
 enum Phase {
     /// Not started.
     Idle,
@@ -70,7 +70,7 @@ enum Phase {
 
 /// An exclusive role as a pure state machine: a [`Contender`] first in line holds the role, and
 /// its [`Link`] tells it when to stop trusting it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Exclusive<R> {
     contender: Contender,
     link: Link,
@@ -195,17 +195,6 @@ impl<R: Role> Recipe for Exclusive<R> {
             }
             // The part sets no timer.
             Input::App(_) | Input::Timeout => Step::wait(),
-        }
-    }
-}
-
-impl<R: Role> RenameSessions for Exclusive<R> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Exclusive {
-            contender: self.contender.rename_sessions(renaming),
-            link: self.link.rename_sessions(renaming),
-            phase: self.phase,
-            role: PhantomData,
         }
     }
 }

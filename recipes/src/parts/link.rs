@@ -8,7 +8,7 @@
 //! `Resumed` when it is back within the session, and `Lost` when the session ends.
 
 use crate::client::{Op, OpReply, SessionEvent, ZkError};
-use crate::symmetry::{RenameSessions, SessionRenaming};
+use crate::symmetry::RenameSessions;
 
 /// What became of a reply.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -33,7 +33,7 @@ pub enum Connection {
 }
 
 /// A recipe's view of its session's connection.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Link {
     /// The op in flight.
     in_flight: Option<Op>,
@@ -98,13 +98,4 @@ impl Link {
 /// Whether sending `op` twice would make two nodes.
 fn creates_a_new_node(op: &Op) -> bool {
     matches!(op, Op::Create { mode, .. } if mode.is_sequential())
-}
-
-impl RenameSessions for Link {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        Link {
-            in_flight: self.in_flight.rename_sessions(renaming),
-            connected: self.connected,
-        }
-    }
 }

@@ -10,56 +10,54 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
 
 use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::trace::{TraceEntry, TraceEvent};
 
-/// The mutual-exclusion monitor.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// The mutual-exclusion monitor. It names holders by session only (the trace says which client
+/// has which), so a model checker can rename its state like any other.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct MutualExclusion {
-    holders: BTreeMap<ClientId, SessionId>,
+    /// The live sessions in which a client holds the role, and the role's name. (Nothing is kept
+    /// that the state of the world does not determine: a model checker carries this.)
+    holders: BTreeMap<Holder, &'static str>,
     /// Sessions the server has ended.
+    #[rename(session)]
     dead: BTreeSet<SessionId>,
-    /// The role last granted, for the message.
-    role: Option<&'static str>,
 }
+
+/// A session that holds the role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
+struct Holder(#[rename(session)] SessionId);
 
 impl Monitor for MutualExclusion {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
             TraceEvent::Outcome {
-                client,
-                session,
-                outcome,
+                session, outcome, ..
             } => match outcome {
-                Outcome::Granted { role, .. } => {
-                    self.role = Some(role);
-                    self.holders.insert(*client, *session);
-                }
+                Outcome::Granted { role, .. } => self.hold(*session, Some(role)),
                 Outcome::Resumed => {
-                    self.holders.insert(*client, *session);
+                    let role = self.holders.get(&Holder(*session)).copied();
+                    self.hold(*session, Some(role.unwrap_or("role")));
                 }
                 Outcome::Suspended => {}
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
-                    self.holders.remove(client);
+                    self.hold(*session, None);
                 }
             },
             TraceEvent::SessionEnded { session, .. } => {
                 self.dead.insert(*session);
+                self.holders.remove(&Holder(*session));
             }
             _ => return None,
         }
-        let live = |(_, session): &(&ClientId, &SessionId)| !self.dead.contains(session);
-        if self.holders.iter().filter(live).count() < 2 {
+        if self.holders.len() < 2 {
             return None;
         }
-        let names: Vec<String> = self
-            .holders
-            .iter()
-            .filter(live)
-            .map(|(client, session)| format!("c{client} (s{session})"))
-            .collect();
-        let role = self.role.unwrap_or("role");
+        let names: Vec<String> = self.holders.keys().map(|h| format!("s{}", h.0)).collect();
+        let role = self.holders.values().next().copied().unwrap_or("role");
         let message = format!(
             "{} hold the {role} at once, all with live sessions",
             names.join(" and ")
@@ -69,5 +67,24 @@ impl Monitor for MutualExclusion {
             at: entry.at,
             message,
         })
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::MutualExclusion]
+    }
+}
+
+impl MutualExclusion {
+    /// Notes the role the client in `session` holds now, if any; a session that has ended holds
+    /// nothing, whatever its client was told.
+    fn hold(&mut self, session: SessionId, role: Option<&'static str>) {
+        match role {
+            Some(role) if !self.dead.contains(&session) => {
+                self.holders.insert(Holder(session), role);
+            }
+            _ => {
+                self.holders.remove(&Holder(session));
+            }
+        }
     }
 }

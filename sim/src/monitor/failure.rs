@@ -1,12 +1,13 @@
 //! Recipe failures: no recipe gives up on an error it could not handle.
 
 use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
 
 use super::{Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
 /// The recipe-failure monitor.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct NoFailures;
 
 impl Monitor for NoFailures {
@@ -23,5 +24,9 @@ impl Monitor for NoFailures {
             }),
             _ => None,
         }
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::RecipeFailed]
     }
 }

@@ -1,14 +1,16 @@
 //! Fencing: the protected resource never accepts a token lower than the newest one granted.
 
 use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
 
 use super::{Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
 /// The fencing monitor.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Fencing {
     /// The newest token granted so far.
+    #[rename(keep)]
     newest: Option<i64>,
 }
 
@@ -38,5 +40,9 @@ impl Monitor for Fencing {
             }
             _ => None,
         }
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::StaleToken]
     }
 }

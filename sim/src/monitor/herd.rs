@@ -1,57 +1,50 @@
 //! Herd-freedom: one deletion wakes at most a limited number of sessions (one for an exclusive
-//! role). Counted per deleted node and the zxid of its deletion, over the watch events the
-//! sessions received.
+//! role). Woken means notified by the server because of the deletion, other than the session
+//! that deleted the node (a watch it left on its own node's parent is no waiter woken).
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use zklab_recipes::client::{SessionId, Zxid};
+use zklab_recipes::client::SessionId;
+use zklab_recipes::symmetry::RenameSessions;
 
 use super::{Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
-/// The herd monitor; it also keeps the most sessions one deletion woke.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The herd monitor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Herd {
     limit: usize,
-    woken: BTreeMap<(Zxid, String), BTreeSet<SessionId>>,
-    most: usize,
 }
 
 impl Herd {
     /// A monitor that reports a deletion waking more than `limit` sessions.
     pub fn new(limit: usize) -> Self {
-        Herd {
-            limit,
-            woken: BTreeMap::new(),
-            most: 0,
-        }
+        Herd { limit }
     }
 
-    /// The most sessions one deletion has woken so far.
-    pub fn most(&self) -> usize {
-        self.most
+    /// The sessions a deletion woke, if `event` records one.
+    pub fn woken(event: &TraceEvent) -> Option<Vec<SessionId>> {
+        let TraceEvent::Notified {
+            by,
+            deletion: true,
+            sessions,
+            ..
+        } = event
+        else {
+            return None;
+        };
+        Some(sessions.iter().copied().filter(|s| s != by).collect())
     }
 }
 
 impl Monitor for Herd {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let TraceEvent::Watch {
-            session,
-            zxid,
-            cause,
-            deletion: true,
-            ..
-        } = &entry.event
-        else {
-            return None;
-        };
-        let sessions = self.woken.entry((*zxid, cause.clone())).or_default();
-        sessions.insert(*session);
-        self.most = self.most.max(sessions.len());
-        if sessions.len() <= self.limit {
+        let woken = Self::woken(&entry.event)?;
+        if woken.len() <= self.limit {
             return None;
         }
-        let list: Vec<String> = sessions.iter().map(|s| format!("s{s}")).collect();
+        let TraceEvent::Notified { cause, zxid, .. } = &entry.event else {
+            return None;
+        };
+        let list: Vec<String> = woken.iter().map(|s| format!("s{s}")).collect();
         let message = format!(
             "deleting {cause} (zxid {zxid}) woke {} sessions: {}",
             list.len(),
@@ -62,5 +55,9 @@ impl Monitor for Herd {
             at: entry.at,
             message,
         })
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::Herd]
     }
 }

@@ -62,6 +62,10 @@ impl Monitor for StuckWaiter {
             message,
         })
     }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::StuckWaiter]
+    }
 }
 
 /// Whether a path names a sequential node: it ends in the server's 10-character counter.

@@ -82,6 +82,10 @@ impl Monitor for UnownedNode {
             message,
         })
     }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::UnownedNode]
+    }
 }
 
 #[cfg(test)]

@@ -96,4 +96,8 @@ impl Monitor for WaitFor {
         }
         None
     }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::Deadlock]
+    }
 }

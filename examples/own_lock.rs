@@ -159,7 +159,7 @@ impl Workload for MyKit {
         (MutualExclusion::default(), NoFailures)
     }
 
-    fn machine(&self, _: SessionId) -> CheckThenCreate {
+    fn machine(&self, _: u8, _: SessionId) -> CheckThenCreate {
         CheckThenCreate::Idle
     }
 
@@ -186,7 +186,7 @@ impl Kit for MyKit {
         }
         let mut done = 0;
         while done < rounds {
-            let machine = MyKit.machine(session.session_id());
+            let machine = MyKit.machine(0, session.session_id());
             let mut driver = Driver::new(&session, machine).recording(host.recorder());
             let mut outcomes = driver.feed(Input::Start).await;
             let mut lost = false;

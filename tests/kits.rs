@@ -92,6 +92,13 @@ const KNOWN_BUGS: &[Expected] = &[
         budget: NO_FAULTS,
         property: "herd-freedom",
     },
+    Expected {
+        name: "barrier-bug-trust-any-event",
+        violations: &[ViolationKind::BarrierPassed],
+        clients: 2,
+        budget: EXPIRY_ONLY,
+        property: "barrier safety",
+    },
 ];
 
 fn check(name: &str, clients: usize, budget: Budget) -> CheckReport {
@@ -134,7 +141,9 @@ fn every_recipe_holds_over_300_seeds_with_every_fault_injected() {
         for kind in FaultKind::ALL {
             assert!(report.faults.get(kind) > 0, "{name}: never injected {kind}");
         }
-        assert_eq!(report.max_wakeups_per_deletion, 1, "{name}");
+        // A recipe's own herd rule is its kit's monitor (which found nothing above); every
+        // recipe wakes somebody.
+        assert!(report.max_wakeups_per_deletion >= 1, "{name}");
     }
 }
 
@@ -224,7 +233,12 @@ fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction_and_its
             "{}: the pinned count",
             scenario.name
         );
-        if used {
+        if used && reduced_states == full_states {
+            // Two clients playing different parts (a barrier's controller and a waiter) have
+            // nobody to swap with: a third client does.
+            let three = |symmetry| check_with(scenario.name, 3, NO_FAULTS, symmetry).unique_states;
+            assert!(three(true) < three(false), "{}", scenario.name);
+        } else if used {
             assert!(reduced_states < full_states, "{}", scenario.name);
         }
     }

@@ -24,12 +24,17 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// Every property held and every client got the role as often as it asked.
+/// Every property held and every client got what it asked for at least as often as it asked
+/// (a barrier's controller sets a barrier again after losing its session).
 fn assert_holds(name: &str, report: &RealReport, options: &RealOptions, trace: &RealTrace) {
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
     assert!(violations.is_empty(), "{name}: {}", violations.join("\n"));
     let asked = (options.clients * options.rounds) as usize;
-    assert_eq!(trace.grants(), asked, "{name}");
+    assert!(
+        trace.completions() >= asked,
+        "{name}: {}",
+        trace.completions()
+    );
 }
 
 #[test]
@@ -92,12 +97,12 @@ fn every_recipe_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
         });
         // Strike once the workload is under way, well before it is done.
         let waiting = Instant::now();
-        while trace.grants() < 5 {
+        while trace.completions() < 5 {
             assert!(waiting.elapsed() < Duration::from_secs(60), "no progress");
             std::thread::sleep(Duration::from_millis(5));
         }
         ensemble.kill(leader).expect("the leader killed");
-        let at_kill = trace.grants();
+        let at_kill = trace.completions();
         let new_leader = ensemble.wait_for_leader().expect("a new leader");
         assert_ne!(new_leader, leader);
         ensemble.restart(leader).expect("the old leader back");

@@ -111,7 +111,7 @@ impl Workload for LeaseWorkload {
         (NoFailures,)
     }
 
-    fn machine(&self, _: SessionId) -> Lease {
+    fn machine(&self, _: u8, _: SessionId) -> Lease {
         Lease::default()
     }
 

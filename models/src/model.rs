@@ -48,6 +48,8 @@ pub enum Inbound {
 /// application believes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Client<M> {
+    /// The part it plays (see [`Workload::part`]).
+    pub part: u8,
     /// The recipe machine.
     pub machine: M,
     /// The current session.
@@ -61,8 +63,8 @@ pub struct Client<M> {
     pub timer: bool,
     /// The application believes it holds the lock.
     pub holds: bool,
-    /// The application has let go (its round is over once the machine is done).
-    pub released: bool,
+    /// The application has let go, or passed (its round is over once the machine is done).
+    pub round_over: bool,
     /// The round is over.
     pub finished: bool,
     /// The recipe gave up on this error.
@@ -193,7 +195,9 @@ impl<W: Workload> RecipeModel<W> {
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
-            Some(Outcome::Released { .. }) => (client.holds, client.released) = (false, true),
+            Some(Outcome::Released { .. } | Outcome::Passed { .. }) => {
+                (client.holds, client.round_over) = (false, true);
+            }
             Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(*error)),
             None => {}
         }
@@ -212,13 +216,13 @@ impl<W: Workload> RecipeModel<W> {
         match step.action {
             Next::Send(op) => client.outbox = Some(op),
             Next::Wait => {}
-            Next::Done if client.released || client.failed.is_some() => client.finished = true,
+            Next::Done if client.round_over || client.failed.is_some() => client.finished = true,
             Next::Done => {
                 // The session is lost before the round was done: start over in a new session.
                 let session = state.server.open_session();
                 let client = &mut state.clients[c];
                 client.session = session;
-                client.machine = self.workload.machine(session);
+                client.machine = self.workload.machine(client.part, session);
                 client.outbox = None;
                 client.inbox.clear();
                 client.timer = false;
@@ -263,6 +267,16 @@ impl<W: Workload> RecipeModel<W> {
     fn apply(state: &mut StateOf<W>, c: usize, op: &Op) -> OpReply {
         let session = state.clients[c].session;
         let applied = state.server.apply(session, op, 0);
+        Self::observe(
+            state,
+            TraceEvent::Applied {
+                client: c as u32,
+                session,
+                zxid: applied.zxid,
+                op: op.clone(),
+                reply: applied.reply.clone(),
+            },
+        );
         Self::notify(state, session, applied.zxid, applied.notifications);
         applied.reply
     }
@@ -296,16 +310,18 @@ impl<W: Workload> Model for RecipeModel<W> {
         }
         server.close_session(setup, 0);
         let clients = (0..self.clients)
-            .map(|_| {
+            .map(|c| {
                 let session = server.open_session();
+                let part = self.workload.part(c);
                 Client {
-                    machine: self.workload.machine(session),
+                    part,
+                    machine: self.workload.machine(part, session),
                     session,
                     outbox: None,
                     inbox: VecDeque::new(),
                     timer: false,
                     holds: false,
-                    released: false,
+                    round_over: false,
                     finished: false,
                     failed: None,
                 }
@@ -341,7 +357,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             if client.timer && !client.finished {
                 actions.push(Action::Timeout(c));
             }
-            if client.holds && !client.released && client.outbox.is_none() {
+            if client.holds && !client.round_over && client.outbox.is_none() {
                 actions.push(Action::Request(c, self.workload.request_when_holding()));
             }
             if state.budget.session_expiry > 0
@@ -459,6 +475,7 @@ impl<W: Workload> RecipeModel<W> {
         }
         never!(
             MutualExclusion,
+            BarrierPassed,
             StaleToken,
             Herd,
             Orphan,

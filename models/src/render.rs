@@ -167,7 +167,7 @@ fn beliefs<M>(clients: &[Client<M>]) -> String {
         _ if client.failed.is_some() => "failed",
         _ if client.finished => "done",
         _ if client.holds => "holds",
-        _ if client.released => "releasing",
+        _ if client.round_over => "finishing",
         _ => "waits",
     };
     clients

@@ -14,8 +14,16 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// The recipe machine each client runs.
     type Machine: Recipe + RenameSessions + Send + Sync;
 
-    /// A fresh machine for a client with this session.
-    fn machine(&self, session: SessionId) -> Self::Machine;
+    /// Which part client number `client` plays (a barrier's controller or a waiter, say). Clients
+    /// of one part are interchangeable: symmetry reduction permutes only them. By default every
+    /// client plays the same part.
+    fn part(&self, client: usize) -> u8 {
+        let _ = client;
+        0
+    }
+
+    /// A fresh machine playing `part`, for a client with this session.
+    fn machine(&self, part: u8, session: SessionId) -> Self::Machine;
 
     /// The request the application makes of a client that holds what the recipe grants.
     fn request_when_holding(&self) -> <Self::Machine as Recipe>::Request;

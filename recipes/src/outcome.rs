@@ -32,6 +32,11 @@ pub enum Outcome {
         /// What it let go of.
         role: &'static str,
     },
+    /// The client went through `gate` (a barrier), which the recipe saw open.
+    Passed {
+        /// What it went through, in the recipe's words ("barrier").
+        gate: &'static str,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -44,6 +49,7 @@ impl fmt::Display for Outcome {
             Outcome::Resumed => write!(f, "resumed"),
             Outcome::Lost => write!(f, "lost"),
             Outcome::Released { role } => write!(f, "released {role}"),
+            Outcome::Passed { gate } => write!(f, "passed {gate}"),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

@@ -35,7 +35,7 @@ impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
     type Machine = Mutated<Exclusive<R>, X>;
     type Monitors = (MutualExclusion, Herd, NoFailures);
 
-    fn machine(&self, session: SessionId) -> Self::Machine {
+    fn machine(&self, _: u8, session: SessionId) -> Self::Machine {
         Mutated::new(Claim::<R>::new(R::DIR).machine(session))
     }
 
@@ -63,7 +63,7 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
         let mut session = host.connect().await;
         let mut done = 0;
         while done < rounds {
-            let machine = self.machine(session.session_id());
+            let machine = self.machine(0, session.session_id());
             let lost = match claim.acquire_with(&session, machine).await {
                 Ok(mut held) => {
                     // Present the token at once: the resource learns of the new holder before

@@ -21,6 +21,9 @@ pub trait Host: Sync {
     /// A session of this host's ZooKeeper.
     type Session: ZkClient + Sync + Send;
 
+    /// Which client this is (0, 1, ...): a kit whose clients play different parts picks by it.
+    fn index(&self) -> usize;
+
     /// Opens a new session for this client.
     fn connect(&self) -> impl Future<Output = Self::Session> + Send;
 
@@ -49,6 +52,10 @@ pub struct ClientContext {
 
 impl Host for ClientContext {
     type Session = SimClient;
+
+    fn index(&self) -> usize {
+        self.client as usize
+    }
 
     fn connect(&self) -> impl Future<Output = SimClient> + Send {
         ready(self.zk.connect(self.client))

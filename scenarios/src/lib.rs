@@ -6,6 +6,7 @@
 //! parallel; [`real::run`] runs a scenario's workload against a real ZooKeeper, judged by the same
 //! oracles. The model checker (`zklab-models`) checks the same kits.
 
+pub mod barrier;
 pub mod catalogue;
 pub mod election;
 pub mod exclusive;

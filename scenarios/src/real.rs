@@ -74,9 +74,9 @@ impl RealTrace {
         self.lock().push(at, event);
     }
 
-    /// How many times a role (a lock, leadership) has been granted so far: lets a test strike
-    /// mid-run.
-    pub fn grants(&self) -> usize {
+    /// How many times so far a client got what it asked for: a role (a lock, leadership, a
+    /// barrier set) granted, or a gate (a barrier) passed. Lets a test strike mid-run.
+    pub fn completions(&self) -> usize {
         self.lock()
             .entries()
             .iter()
@@ -84,7 +84,7 @@ impl RealTrace {
                 matches!(
                     entry.event,
                     TraceEvent::Outcome {
-                        outcome: Outcome::Granted { .. },
+                        outcome: Outcome::Granted { .. } | Outcome::Passed { .. },
                         ..
                     }
                 )
@@ -191,6 +191,10 @@ pub struct RealHost {
 
 impl Host for RealHost {
     type Session = TracedSession;
+
+    fn index(&self) -> usize {
+        self.client as usize
+    }
 
     async fn connect(&self) -> TracedSession {
         // While an ensemble elects a leader, connecting fails for a while: keep trying.

@@ -2,6 +2,7 @@
 //! breaks them. A monitor is `Clone + Eq + Hash`, so it can judge a simulated seed, a real run's
 //! trace, or travel inside a model checker's state.
 
+pub mod barrier;
 pub mod exclusion;
 pub mod failure;
 pub mod fencing;
@@ -91,6 +92,8 @@ side_by_side!(A.0, B.1, C.2, D.3, E.4, F.5);
 pub enum ViolationKind {
     /// Two clients held the lock at once, both with live sessions.
     MutualExclusion,
+    /// A client passed a barrier that stood throughout its wait.
+    BarrierPassed,
     /// The protected resource accepted a token lower than one already granted.
     StaleToken,
     /// One deletion woke more than one waiter.
@@ -116,6 +119,7 @@ impl ViolationKind {
     pub fn name(self) -> &'static str {
         match self {
             ViolationKind::MutualExclusion => "mutual-exclusion",
+            ViolationKind::BarrierPassed => "barrier-passed",
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
             ViolationKind::Orphan => "orphan",
@@ -132,6 +136,7 @@ impl ViolationKind {
     pub fn property(self) -> &'static str {
         match self {
             ViolationKind::MutualExclusion => "mutual exclusion",
+            ViolationKind::BarrierPassed => "barrier safety",
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::Orphan => "no orphans",

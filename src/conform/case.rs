@@ -215,7 +215,7 @@ fn prelude() -> Vec<Step> {
 }
 
 /// Cases of 1 to [`MAX_SESSIONS`] sessions and 1 to `max_steps` steps (plus, mostly, the
-/// [`prelude`], which shrinking may drop).
+/// `prelude`, which shrinking may drop).
 pub fn cases(max_steps: usize) -> impl Strategy<Value = Case> {
     (1..=MAX_SESSIONS).prop_flat_map(move |sessions| {
         let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];

@@ -19,6 +19,7 @@
 //! (see [`super::link`]).
 
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
+use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
 
 /// What the contender asks of its owner.
@@ -44,8 +45,8 @@ enum Phase {
     Idle,
     /// The create of the contender node is in flight.
     Creating,
-    /// The directory is missing: creating its ancestors, this many path components deep.
-    CreatingParent(usize),
+    /// The directory is missing: creating its ancestors.
+    CreatingParent(Parents),
     /// After ConnectionLoss on create: listing the children to find the node with our guid.
     FindingOwnNode,
     /// Reading the stat of an adopted node, for its czxid.
@@ -128,19 +129,9 @@ impl Contender {
         })
     }
 
-    /// Creates the `depth`-th ancestor of the directory (1 = the top component).
-    fn create_parent(&mut self, depth: usize) -> Verdict {
-        let end = self
-            .dir
-            .match_indices('/')
-            .nth(depth)
-            .map_or(self.dir.len(), |(i, _)| i);
-        self.phase = Phase::CreatingParent(depth);
-        Verdict::Send(Op::Create {
-            path: self.dir[..end].to_owned(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        })
+    fn create_parent(&mut self, (parents, op): (Parents, Op)) -> Verdict {
+        self.phase = Phase::CreatingParent(parents);
+        Verdict::Send(op)
     }
 
     /// Takes the reply to the op it asked for.
@@ -153,15 +144,16 @@ impl Contender {
                 self.token = stat.czxid;
                 self.list(Phase::Listing)
             }
-            (Phase::Creating, Err(ZkError::NoNode)) => self.create_parent(1),
+            (Phase::Creating, Err(ZkError::NoNode)) => {
+                self.create_parent(Parents::start(&self.dir))
+            }
             // No directory, so no node of ours in it: start over, which creates the directory
             // (the first create's ConnectionLoss can come before anyone made it).
             (Phase::FindingOwnNode | Phase::Listing, Err(ZkError::NoNode)) => self.create(),
-            (Phase::CreatingParent(depth), Ok(_) | Err(ZkError::NodeExists)) => {
-                if depth >= self.dir.matches('/').count() {
-                    self.create()
-                } else {
-                    self.create_parent(depth + 1)
+            (Phase::CreatingParent(parents), Ok(_) | Err(ZkError::NodeExists)) => {
+                match parents.next(&self.dir) {
+                    Some(next) => self.create_parent(next),
+                    None => self.create(),
                 }
             }
             (Phase::FindingOwnNode, Ok(OpResult::Children { children, .. })) => {

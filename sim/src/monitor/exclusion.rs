@@ -42,7 +42,7 @@ impl Monitor for MutualExclusion {
                     let role = self.holders.get(&Holder(*session)).copied();
                     self.hold(*session, Some(role.unwrap_or("role")));
                 }
-                Outcome::Suspended => {}
+                Outcome::Suspended | Outcome::Passed { .. } => {}
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     self.hold(*session, None);
                 }

@@ -30,7 +30,7 @@ use crate::client::{CreateMode, Op, OpResult, SessionEvent, ZkClient};
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
-use crate::parts::link::{Connection, Delivery, Link};
+use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
 
@@ -265,25 +265,9 @@ impl Recipe for BarrierMachine {
     }
 }
 
-/// Why a barrier operation did not complete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BarrierError {
-    /// The session ended first (a controller's barrier went with it).
-    SessionLost,
-    /// ZooKeeper answered with an error the recipe cannot handle.
-    Zk(ZkError),
-}
-
-impl fmt::Display for BarrierError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BarrierError::SessionLost => write!(f, "the session ended"),
-            BarrierError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
-        }
-    }
-}
-
-impl std::error::Error for BarrierError {}
+/// Why a barrier operation did not complete: the session ended first (a controller's barrier
+/// went with it), or ZooKeeper answered with an error the recipe cannot handle.
+pub type BarrierError = RecipeError;
 
 /// A barrier at one node path.
 #[derive(Clone)]
@@ -345,7 +329,7 @@ impl Barrier {
         })
         .await?;
         let BarrierOutcome::Set { token } = outcome else {
-            return Err(BarrierError::SessionLost);
+            return Err(RecipeError::SessionLost);
         };
         Ok(SetBarrier { driver, token })
     }
@@ -382,21 +366,15 @@ where
     C: ZkClient,
     M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
 {
-    let mut outcomes = driver.feed(input).await;
-    loop {
-        for outcome in outcomes {
-            match outcome {
-                outcome if wanted(&outcome) => return Ok(outcome),
-                BarrierOutcome::Lost => return Err(BarrierError::SessionLost),
-                BarrierOutcome::Failed(error) => return Err(BarrierError::Zk(error)),
-                _ => {}
-            }
-        }
-        if driver.is_done() {
-            return Err(BarrierError::SessionLost);
-        }
-        outcomes = driver.feed_next_event().await;
-    }
+    let settled = driver
+        .feed_until(input, |outcome| match outcome {
+            outcome if wanted(&outcome) => Some(Ok(outcome)),
+            BarrierOutcome::Lost => Some(Err(RecipeError::SessionLost)),
+            BarrierOutcome::Failed(error) => Some(Err(RecipeError::Zk(error))),
+            _ => None,
+        })
+        .await;
+    settled.unwrap_or(Err(RecipeError::SessionLost))
 }
 
 /// A barrier this session has set. Dropping it leaves the barrier standing until the session

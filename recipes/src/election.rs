@@ -21,7 +21,8 @@
 
 use crate::client::{ZkClient, ZkError};
 use crate::outcome::Outcome;
-use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, HoldError, Role};
+use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
+use crate::parts::link::RecipeError;
 
 /// What an election tells a candidate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,7 +106,7 @@ pub type ElectionMachine = Exclusive<ElectionRole>;
 pub type Leadership<'c, C, M = ElectionMachine> = Held<'c, C, M>;
 
 /// Why a candidate could not be elected or resign cleanly.
-pub type ElectionError = HoldError;
+pub type ElectionError = RecipeError;
 
 impl Election {
     /// Waits until this session's candidate leads.

@@ -21,7 +21,8 @@
 
 use crate::client::ZkError;
 use crate::outcome::Outcome;
-use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, HoldError, Role};
+use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
+use crate::parts::link::RecipeError;
 
 /// What a lock tells its application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,7 +107,7 @@ pub type LockMachine = Exclusive<LockRole>;
 pub type LockGuard<'c, C, M = LockMachine> = Held<'c, C, M>;
 
 /// Why a lock could not be acquired or released cleanly.
-pub type LockError = HoldError;
+pub type LockError = RecipeError;
 
 #[cfg(test)]
 mod tests {

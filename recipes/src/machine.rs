@@ -227,6 +227,26 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
         }
     }
 
+    /// Feeds `input`, then each event as it comes, until `settle` makes a result of an outcome
+    /// (what the caller waits for, or the failure that ends its wait); `None` if the machine
+    /// finishes first.
+    pub async fn feed_until<T>(
+        &mut self,
+        input: Input<M::Request>,
+        mut settle: impl FnMut(M::Outcome) -> Option<T>,
+    ) -> Option<T> {
+        let mut outcomes = self.feed(input).await;
+        loop {
+            if let Some(result) = outcomes.into_iter().find_map(&mut settle) {
+                return Some(result);
+            }
+            if self.is_done() {
+                return None;
+            }
+            outcomes = self.feed_next_event().await;
+        }
+    }
+
     /// Feeds every event that has already arrived, without waiting for more.
     pub async fn feed_arrived_events(&mut self) -> Vec<M::Outcome> {
         let mut outcomes = Vec::new();

@@ -7,7 +7,8 @@ use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
-use zklab_recipes::parts::exclusive::{Claim, Exclusive, HoldError, Role};
+use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
+use zklab_recipes::parts::link::RecipeError;
 use zklab_sim::monitor::exclusion::MutualExclusion;
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::herd::Herd;
@@ -82,9 +83,9 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
             };
             match lost {
                 Ok(()) => {}
-                Err(HoldError::SessionLost) => session = host.connect().await,
+                Err(RecipeError::SessionLost) => session = host.connect().await,
                 // The recipe reported the failure in the trace, where an oracle judges it.
-                Err(HoldError::Zk(_)) => return None,
+                Err(RecipeError::Zk(_)) => return None,
             }
         }
         Some(session)

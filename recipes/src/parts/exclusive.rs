@@ -18,7 +18,7 @@ use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, Zk
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::contender::{Contender, Verdict};
-use crate::parts::link::{Connection, Delivery, Link};
+use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::symmetry::{session_guid, RenameSessions};
 
 /// One recipe's names for an exclusive role.
@@ -199,26 +199,6 @@ impl<R: Role> Recipe for Exclusive<R> {
     }
 }
 
-/// Why a role could not be taken or let go of cleanly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HoldError {
-    /// The session expired (or was closed) before the role was taken, or while it was held.
-    SessionLost,
-    /// ZooKeeper answered with an error the recipe cannot handle.
-    Zk(ZkError),
-}
-
-impl fmt::Display for HoldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HoldError::SessionLost => write!(f, "the session ended before the role was let go"),
-            HoldError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
-        }
-    }
-}
-
-impl std::error::Error for HoldError {}
-
 /// An exclusive role at a directory path, such as `/locks/orders`: the handle an application
 /// keeps (the lock calls it `Lock`, the election `Election`).
 pub struct Claim<R> {
@@ -270,7 +250,7 @@ impl<R: Role> Claim<R> {
     pub async fn acquire<'c, C: ZkClient>(
         &self,
         client: &'c C,
-    ) -> Result<Held<'c, C, Exclusive<R>>, HoldError> {
+    ) -> Result<Held<'c, C, Exclusive<R>>, RecipeError> {
         self.acquire_with(client, self.machine(client.session_id()))
             .await
     }
@@ -281,34 +261,26 @@ impl<R: Role> Claim<R> {
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<Held<'c, C, M>, HoldError>
+    ) -> Result<Held<'c, C, M>, RecipeError>
     where
         C: ZkClient,
         M: Recipe<Request = R::Request, Outcome = R::Outcome>,
     {
         let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let mut outcomes = driver.feed(Input::Start).await;
-        loop {
-            for outcome in outcomes {
-                match outcome.into() {
-                    Outcome::Granted { token, .. } => {
-                        let let_go = R::let_go();
-                        return Ok(Held {
-                            driver,
-                            token,
-                            let_go,
-                        });
-                    }
-                    Outcome::Lost => return Err(HoldError::SessionLost),
-                    Outcome::Failed(error) => return Err(HoldError::Zk(error)),
-                    _ => {}
-                }
-            }
-            if driver.is_done() {
-                return Err(HoldError::SessionLost);
-            }
-            outcomes = driver.feed_next_event().await;
-        }
+        let granted = driver
+            .feed_until(Input::Start, |outcome| match outcome.into() {
+                Outcome::Granted { token, .. } => Some(Ok(token)),
+                Outcome::Lost => Some(Err(RecipeError::SessionLost)),
+                Outcome::Failed(error) => Some(Err(RecipeError::Zk(error))),
+                _ => None,
+            })
+            .await;
+        let token = granted.unwrap_or(Err(RecipeError::SessionLost))?;
+        Ok(Held {
+            driver,
+            token,
+            let_go: R::let_go(),
+        })
     }
 }
 
@@ -338,25 +310,20 @@ impl<C: ZkClient, M: Recipe> Held<'_, C, M> {
 
     /// Lets go of the role, retrying the delete through ConnectionLoss. Fails with `SessionLost`
     /// if the session ended before the release was asked for (the role was already gone).
-    pub async fn release(mut self) -> Result<(), HoldError> {
+    pub async fn release(mut self) -> Result<(), RecipeError> {
         self.driver.feed_arrived_events().await;
         if self.driver.is_done() {
-            return Err(HoldError::SessionLost);
+            return Err(RecipeError::SessionLost);
         }
-        let mut outcomes = self.driver.feed(Input::App(self.let_go.clone())).await;
-        let mut result = Ok(());
-        loop {
-            for outcome in outcomes {
-                match outcome.into() {
-                    Outcome::Lost => result = Err(HoldError::SessionLost),
-                    Outcome::Failed(error) => result = Err(HoldError::Zk(error)),
-                    _ => {}
-                }
-            }
-            if self.driver.is_done() {
-                return result;
-            }
-            outcomes = self.driver.feed_next_event().await;
-        }
+        let let_go = Input::App(self.let_go.clone());
+        let failed = self
+            .driver
+            .feed_until(let_go, |outcome| match outcome.into() {
+                Outcome::Lost => Some(RecipeError::SessionLost),
+                Outcome::Failed(error) => Some(RecipeError::Zk(error)),
+                _ => None,
+            })
+            .await;
+        failed.map_or(Ok(()), Err)
     }
 }

@@ -7,8 +7,30 @@
 //! before the news of a disconnect, and tells a holder `Suspended` when the connection drops,
 //! `Resumed` when it is back within the session, and `Lost` when the session ends.
 
+use std::fmt;
+
 use crate::client::{Op, OpReply, SessionEvent, ZkError};
 use crate::symmetry::RenameSessions;
+
+/// Why a recipe's operation (take a role, let it go, set a barrier, wait at one) did not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecipeError {
+    /// The session expired (or was closed) first; what the session held went with it.
+    SessionLost,
+    /// ZooKeeper answered with an error the recipe cannot handle.
+    Zk(ZkError),
+}
+
+impl fmt::Display for RecipeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecipeError::SessionLost => write!(f, "the session ended"),
+            RecipeError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
+        }
+    }
+}
+
+impl std::error::Error for RecipeError {}
 
 /// What became of a reply.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

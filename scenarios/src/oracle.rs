@@ -73,22 +73,13 @@ fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violatio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zklab_recipes::client::{CreateMode, Stat};
-    use zklab_recipes::client::{Op, OpResult, SessionId};
+    use zklab_recipes::client::{SessionId, ZkError};
     use zklab_recipes::outcome::Outcome;
     use zklab_sim::monitor::exclusion::MutualExclusion;
     use zklab_sim::monitor::failure::NoFailures;
-    use zklab_sim::trace::{ClientId, TraceEvent};
+    use zklab_sim::trace::TraceEvent;
 
-    /// The most sessions one deletion woke, and the first herd.
-    fn herd(trace: &Trace, limit: usize) -> (usize, Option<Violation>) {
-        let judgement = judge(Herd::new(limit), trace, Duration::from_secs(1));
-        (
-            judgement.max_wakeups_per_deletion,
-            judgement.violations.into_iter().next(),
-        )
-    }
-
+    /// A trace of `events`, one millisecond apart.
     fn trace(events: Vec<TraceEvent>) -> Trace {
         let mut trace = Trace::new();
         for (i, event) in events.into_iter().enumerate() {
@@ -97,123 +88,22 @@ mod tests {
         trace
     }
 
-    fn outcome(client: ClientId, session: SessionId, outcome: Outcome) -> TraceEvent {
+    /// Session `session` (of client `session`) learns `outcome`.
+    fn told(session: SessionId, outcome: Outcome) -> TraceEvent {
         TraceEvent::Outcome {
-            client,
+            client: session as u32,
             session,
             outcome,
         }
     }
 
-    fn granted(token: i64) -> Outcome {
-        Outcome::Granted {
-            role: "lock",
-            token,
-        }
-    }
-
-    fn ended(client: ClientId, session: SessionId, deleted: &[&str]) -> TraceEvent {
-        let deleted = deleted.iter().map(|p| p.to_string()).collect();
-        TraceEvent::SessionEnded {
-            client,
-            session,
-            expired: true,
-            deleted,
-        }
-    }
-
-    fn created(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
-        let op = Op::Create {
-            path: path.to_owned(),
-            data: Vec::new(),
-            mode: CreateMode::EphemeralSequential,
-        };
-        let reply = Ok(OpResult::Created {
-            path: path.to_owned(),
-            stat: Stat::default(),
-        });
-        TraceEvent::Applied {
-            client,
-            session,
-            zxid: 1,
-            op,
-            reply,
-        }
-    }
-
-    fn watches(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
-        let op = Op::Exists {
-            path: path.to_owned(),
-            watch: true,
-        };
-        TraceEvent::Applied {
-            client,
-            session,
-            zxid: 1,
-            op,
-            reply: Ok(OpResult::Exists(Some(Stat::default()))),
-        }
-    }
-
-    #[test]
-    fn two_live_holders_break_mutual_exclusion() {
-        let t = trace(vec![outcome(0, 1, granted(5)), outcome(1, 2, granted(7))]);
-        let violation = MutualExclusion::default()
-            .first_in(&t)
-            .expect("a violation");
-        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
-        assert_eq!(violation.at, Duration::from_millis(1));
-    }
-
-    #[test]
-    fn a_holder_whose_session_ended_does_not_count() {
-        let t = trace(vec![
-            outcome(0, 1, granted(5)),
-            ended(0, 1, &[]),
-            outcome(1, 2, granted(7)),
-        ]);
-        assert_eq!(MutualExclusion::default().first_in(&t), None);
-    }
-
-    #[test]
-    fn a_released_holder_does_not_count_but_a_suspended_one_does() {
-        let released = trace(vec![
-            outcome(0, 1, granted(5)),
-            outcome(0, 1, Outcome::Released { role: "lock" }),
-            outcome(1, 2, granted(7)),
-        ]);
-        assert_eq!(MutualExclusion::default().first_in(&released), None);
-        let suspended = trace(vec![
-            outcome(0, 1, granted(5)),
-            outcome(0, 1, Outcome::Suspended),
-            outcome(1, 2, granted(7)),
-        ]);
-        let violation = MutualExclusion::default()
-            .first_in(&suspended)
-            .expect("a suspended holder with a live session");
-        assert_eq!(violation.at, Duration::from_millis(2));
-    }
-
-    #[test]
-    fn an_accepted_token_older_than_the_newest_grant_is_stale() {
-        // Two grants, then the older holder writes with its token and the resource decides.
-        let late_write = |accepted| {
-            trace(vec![
-                outcome(0, 1, granted(5)),
-                outcome(1, 2, granted(7)),
-                TraceEvent::Resource {
-                    client: 0,
-                    token: 5,
-                    accepted,
-                },
-            ])
-        };
-        assert_eq!(Fencing::default().first_in(&late_write(false)), None);
-        let t = late_write(true);
-        assert_eq!(
-            Fencing::default().first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::StaleToken)
-        );
+    /// The most sessions one deletion woke, and the first herd.
+    fn herd(trace: &Trace, limit: usize) -> (usize, Option<Violation>) {
+        let judgement = judge(Herd::new(limit), trace, Duration::from_secs(1));
+        (
+            judgement.max_wakeups_per_deletion,
+            judgement.violations.into_iter().next(),
+        )
     }
 
     #[test]
@@ -238,23 +128,15 @@ mod tests {
 
     #[test]
     fn monitors_side_by_side_each_report_on_the_same_entry() {
-        let failed = trace(vec![outcome(
-            1,
-            2,
-            Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
-        )]);
+        let failed = told(2, Outcome::Failed(ZkError::NoAuth));
         let mut found = Vec::new();
-        (NoFailures, NoFailures).observe_all(&failed.entries()[0], &mut found);
+        (NoFailures, NoFailures).observe_all(&trace(vec![failed.clone()]).entries()[0], &mut found);
         assert_eq!(found.len(), 2);
-        let t = trace(vec![
-            outcome(0, 1, granted(5)),
-            outcome(1, 2, granted(7)),
-            outcome(
-                1,
-                2,
-                Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
-            ),
-        ]);
+        let granted = |token| Outcome::Granted {
+            role: "lock",
+            token,
+        };
+        let t = trace(vec![told(1, granted(5)), told(2, granted(7)), failed]);
         let kinds: Vec<ViolationKind> = judge_real((MutualExclusion::default(), NoFailures), &t)
             .into_iter()
             .map(|v| v.kind)
@@ -262,67 +144,6 @@ mod tests {
         assert_eq!(
             kinds,
             [ViolationKind::MutualExclusion, ViolationKind::RecipeFailed]
-        );
-    }
-
-    #[test]
-    fn a_session_waiting_for_its_own_node_is_a_deadlock() {
-        let t = trace(vec![
-            created(0, 1, "/l/a-1"),
-            created(0, 1, "/l/a-2"),
-            watches(0, 1, "/l/a-1"),
-        ]);
-        assert_eq!(
-            WaitFor::default().first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::Deadlock)
-        );
-    }
-
-    #[test]
-    fn a_chain_of_waiters_is_no_deadlock_but_a_cycle_is() {
-        let chain = vec![
-            created(0, 1, "/l/a-1"),
-            created(1, 2, "/l/b-2"),
-            created(2, 3, "/l/c-3"),
-            watches(1, 2, "/l/a-1"),
-            watches(2, 3, "/l/b-2"),
-        ];
-        assert_eq!(WaitFor::default().first_in(&trace(chain.clone())), None);
-        let mut cycle = chain;
-        cycle.push(watches(0, 1, "/l/c-3"));
-        let violation = WaitFor::default().first_in(&trace(cycle)).expect("a cycle");
-        assert!(
-            violation
-                .message
-                .contains("s1 waits for /l/c-3 (owned by s3)"),
-            "{}",
-            violation.message
-        );
-    }
-
-    #[test]
-    fn a_deleted_node_or_ended_session_breaks_the_wait() {
-        let t = trace(vec![
-            created(0, 1, "/l/a-1"),
-            created(1, 2, "/l/b-2"),
-            watches(1, 2, "/l/a-1"),
-            ended(0, 1, &["/l/a-1"]),
-            created(0, 3, "/l/a-3"),
-            watches(0, 3, "/l/b-2"),
-        ]);
-        assert_eq!(WaitFor::default().first_in(&t), None);
-    }
-
-    #[test]
-    fn a_recipe_that_gives_up_is_reported() {
-        let t = trace(vec![outcome(
-            2,
-            4,
-            Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
-        )]);
-        assert_eq!(
-            NoFailures.first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::RecipeFailed)
         );
     }
 }

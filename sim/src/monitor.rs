@@ -8,6 +8,8 @@ pub mod failure;
 pub mod fencing;
 pub mod herd;
 pub mod stuck_waiter;
+#[cfg(test)]
+mod testing;
 pub mod unowned_node;
 pub mod wait_for;
 

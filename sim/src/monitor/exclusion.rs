@@ -88,3 +88,50 @@ impl MutualExclusion {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::monitor::testing::*;
+
+    #[test]
+    fn two_live_holders_break_mutual_exclusion() {
+        let t = trace(vec![outcome(0, 1, granted(5)), outcome(1, 2, granted(7))]);
+        let violation = MutualExclusion::default()
+            .first_in(&t)
+            .expect("a violation");
+        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
+        assert_eq!(violation.at, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_holder_whose_session_ended_does_not_count() {
+        let t = trace(vec![
+            outcome(0, 1, granted(5)),
+            ended(0, 1, &[]),
+            outcome(1, 2, granted(7)),
+        ]);
+        assert_eq!(MutualExclusion::default().first_in(&t), None);
+    }
+
+    #[test]
+    fn a_released_holder_does_not_count_but_a_suspended_one_does() {
+        let released = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(0, 1, Outcome::Released { role: "lock" }),
+            outcome(1, 2, granted(7)),
+        ]);
+        assert_eq!(MutualExclusion::default().first_in(&released), None);
+        let suspended = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(0, 1, Outcome::Suspended),
+            outcome(1, 2, granted(7)),
+        ]);
+        let violation = MutualExclusion::default()
+            .first_in(&suspended)
+            .expect("a suspended holder with a live session");
+        assert_eq!(violation.at, Duration::from_millis(2));
+    }
+}

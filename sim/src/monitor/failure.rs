@@ -30,3 +30,22 @@ impl Monitor for NoFailures {
         vec![ViolationKind::RecipeFailed]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::testing::*;
+
+    #[test]
+    fn a_recipe_that_gives_up_is_reported() {
+        let t = trace(vec![outcome(
+            2,
+            4,
+            Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
+        )]);
+        assert_eq!(
+            NoFailures.first_in(&t).map(|v| v.kind),
+            Some(ViolationKind::RecipeFailed)
+        );
+    }
+}

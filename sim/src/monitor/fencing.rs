@@ -46,3 +46,31 @@ impl Monitor for Fencing {
         vec![ViolationKind::StaleToken]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::testing::*;
+
+    #[test]
+    fn an_accepted_token_older_than_the_newest_grant_is_stale() {
+        // Two grants, then the older holder writes with its token and the resource decides.
+        let late_write = |accepted| {
+            trace(vec![
+                outcome(0, 1, granted(5)),
+                outcome(1, 2, granted(7)),
+                TraceEvent::Resource {
+                    client: 0,
+                    token: 5,
+                    accepted,
+                },
+            ])
+        };
+        assert_eq!(Fencing::default().first_in(&late_write(false)), None);
+        let t = late_write(true);
+        assert_eq!(
+            Fencing::default().first_in(&t).map(|v| v.kind),
+            Some(ViolationKind::StaleToken)
+        );
+    }
+}

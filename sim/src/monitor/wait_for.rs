@@ -101,3 +101,57 @@ impl Monitor for WaitFor {
         vec![ViolationKind::Deadlock]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::testing::*;
+
+    #[test]
+    fn a_session_waiting_for_its_own_node_is_a_deadlock() {
+        let t = trace(vec![
+            created(0, 1, "/l/a-1"),
+            created(0, 1, "/l/a-2"),
+            watches(0, 1, "/l/a-1"),
+        ]);
+        assert_eq!(
+            WaitFor::default().first_in(&t).map(|v| v.kind),
+            Some(ViolationKind::Deadlock)
+        );
+    }
+
+    #[test]
+    fn a_chain_of_waiters_is_no_deadlock_but_a_cycle_is() {
+        let chain = vec![
+            created(0, 1, "/l/a-1"),
+            created(1, 2, "/l/b-2"),
+            created(2, 3, "/l/c-3"),
+            watches(1, 2, "/l/a-1"),
+            watches(2, 3, "/l/b-2"),
+        ];
+        assert_eq!(WaitFor::default().first_in(&trace(chain.clone())), None);
+        let mut cycle = chain;
+        cycle.push(watches(0, 1, "/l/c-3"));
+        let violation = WaitFor::default().first_in(&trace(cycle)).expect("a cycle");
+        assert!(
+            violation
+                .message
+                .contains("s1 waits for /l/c-3 (owned by s3)"),
+            "{}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_deleted_node_or_ended_session_breaks_the_wait() {
+        let t = trace(vec![
+            created(0, 1, "/l/a-1"),
+            created(1, 2, "/l/b-2"),
+            watches(1, 2, "/l/a-1"),
+            ended(0, 1, &["/l/a-1"]),
+            created(0, 3, "/l/a-3"),
+            watches(0, 3, "/l/b-2"),
+        ]);
+        assert_eq!(WaitFor::default().first_in(&t), None);
+    }
+}

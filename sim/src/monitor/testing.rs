@@ -1,0 +1,74 @@
+//! Small traces for the monitors' tests.
+
+use std::time::Duration;
+
+use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
+use zklab_recipes::outcome::Outcome;
+
+use crate::trace::{ClientId, Trace, TraceEvent};
+
+pub(crate) fn trace(events: Vec<TraceEvent>) -> Trace {
+    let mut trace = Trace::new();
+    for (i, event) in events.into_iter().enumerate() {
+        trace.push(Duration::from_millis(i as u64), event);
+    }
+    trace
+}
+
+pub(crate) fn outcome(client: ClientId, session: SessionId, outcome: Outcome) -> TraceEvent {
+    TraceEvent::Outcome {
+        client,
+        session,
+        outcome,
+    }
+}
+
+pub(crate) fn granted(token: i64) -> Outcome {
+    Outcome::Granted {
+        role: "lock",
+        token,
+    }
+}
+
+pub(crate) fn ended(client: ClientId, session: SessionId, deleted: &[&str]) -> TraceEvent {
+    let deleted = deleted.iter().map(|p| p.to_string()).collect();
+    TraceEvent::SessionEnded {
+        client,
+        session,
+        expired: true,
+        deleted,
+    }
+}
+
+pub(crate) fn created(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+    let op = Op::Create {
+        path: path.to_owned(),
+        data: Vec::new(),
+        mode: CreateMode::EphemeralSequential,
+    };
+    let reply = Ok(OpResult::Created {
+        path: path.to_owned(),
+        stat: Stat::default(),
+    });
+    TraceEvent::Applied {
+        client,
+        session,
+        zxid: 1,
+        op,
+        reply,
+    }
+}
+
+pub(crate) fn watches(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+    let op = Op::Exists {
+        path: path.to_owned(),
+        watch: true,
+    };
+    TraceEvent::Applied {
+        client,
+        session,
+        zxid: 1,
+        op,
+        reply: Ok(OpResult::Exists(Some(Stat::default()))),
+    }
+}

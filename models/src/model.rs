@@ -438,7 +438,8 @@ impl<W: Workload> Model for RecipeModel<W> {
 
     fn properties(&self) -> Vec<Property<Self>> {
         let mut kinds = self.workload.monitors().kinds();
-        kinds.dedup();
+        let mut seen = BTreeSet::new();
+        kinds.retain(|kind| seen.insert(*kind));
         let mut properties: Vec<Property<Self>> = kinds.into_iter().map(Self::never).collect();
         properties.push(Property::always(
             "no stuck state",

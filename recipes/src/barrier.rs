@@ -26,7 +26,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::{CreateMode, Op, OpResult, SessionEvent, ZkClient};
+use crate::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
@@ -111,16 +111,20 @@ pub struct BarrierMachine {
     #[rename(keep)]
     path: String,
     part: Part,
+    /// Its session: a barrier node found already there is its own only if this session owns it.
+    #[rename(session)]
+    session: SessionId,
     phase: Phase,
     link: Link,
 }
 
 impl BarrierMachine {
-    /// A machine playing `part` at the barrier node `path`.
-    pub fn new(path: &str, part: Part) -> Self {
+    /// A machine playing `part` at the barrier node `path`, in session `session`.
+    pub fn new(path: &str, part: Part, session: SessionId) -> Self {
         BarrierMachine {
             path: path.to_owned(),
             part,
+            session,
             phase: Phase::Idle,
             link: Link::default(),
         }
@@ -171,8 +175,7 @@ impl BarrierMachine {
                 self.phase = Phase::Standing;
                 Step::wait().telling(BarrierOutcome::Set { token: stat.czxid })
             }
-            // Only this session sets the barrier, and a create whose reply was lost is resent:
-            // the node found there is its own.
+            // A create whose reply was lost is resent and finds the node there: read whose it is.
             (Phase::Setting, Err(ZkError::NodeExists)) => {
                 let exists = Op::Exists {
                     path: self.path.clone(),
@@ -180,9 +183,15 @@ impl BarrierMachine {
                 };
                 self.send(Phase::Setting, exists)
             }
-            (Phase::Setting, Ok(OpResult::Exists(Some(stat)))) => {
+            (Phase::Setting, Ok(OpResult::Exists(Some(stat))))
+                if stat.ephemeral_owner == self.session =>
+            {
                 self.phase = Phase::Standing;
                 Step::wait().telling(BarrierOutcome::Set { token: stat.czxid })
+            }
+            // Another session's barrier stands there: this one cannot set it.
+            (Phase::Setting, Ok(OpResult::Exists(Some(_)))) => {
+                self.done(BarrierOutcome::Failed(ZkError::NodeExists))
             }
             // Gone between the create and the read: its session ended; the expiry is on its way.
             (Phase::Setting, Ok(OpResult::Exists(None))) => self.set(),
@@ -309,8 +318,8 @@ impl Barrier {
         &self,
         client: &'c C,
     ) -> Result<SetBarrier<'c, C, BarrierMachine>, BarrierError> {
-        self.set_with(client, BarrierMachine::new(&self.path, Part::Controller))
-            .await
+        let machine = BarrierMachine::new(&self.path, Part::Controller, client.session_id());
+        self.set_with(client, machine).await
     }
 
     /// Sets the barrier with `machine`: a controller's machine, or one built around it.
@@ -336,8 +345,8 @@ impl Barrier {
 
     /// Waits until the barrier is gone.
     pub async fn wait<C: ZkClient>(&self, client: &C) -> Result<(), BarrierError> {
-        self.wait_with(client, BarrierMachine::new(&self.path, Part::Waiter))
-            .await
+        let machine = BarrierMachine::new(&self.path, Part::Waiter, client.session_id());
+        self.wait_with(client, machine).await
     }
 
     /// Waits with `machine`: a waiter's machine, or one built around it.
@@ -395,8 +404,13 @@ where
         self.token
     }
 
-    /// Lifts the barrier, retrying the delete through ConnectionLoss.
+    /// Lifts the barrier, retrying the delete through ConnectionLoss. Fails with `SessionLost`
+    /// if the session had already ended (and the barrier with it).
     pub async fn remove(mut self) -> Result<(), BarrierError> {
+        self.driver.feed_arrived_events().await;
+        if self.driver.is_done() {
+            return Err(RecipeError::SessionLost);
+        }
         let request = Input::App(BarrierRequest::Remove);
         run_until(&mut self.driver, request, |outcome| {
             *outcome == BarrierOutcome::Removed
@@ -413,6 +427,7 @@ mod tests {
     use crate::machine::Action;
 
     const PATH: &str = "/b/round";
+    const SESSION: SessionId = 5;
 
     fn op(step: &Step<BarrierOutcome>) -> &Op {
         match &step.action {
@@ -437,7 +452,7 @@ mod tests {
     }
 
     fn waiting() -> BarrierMachine {
-        let mut waiter = BarrierMachine::new(PATH, Part::Waiter);
+        let mut waiter = BarrierMachine::new(PATH, Part::Waiter, SESSION);
         let step = waiter.step(Input::Start);
         assert!(matches!(op(&step), Op::Exists { watch: true, .. }));
         assert_eq!(waiter.step(exists(true)).action, Action::Wait);
@@ -473,7 +488,7 @@ mod tests {
     /// a watch that already fired. Found by the barrier sweep under all faults.
     #[test]
     fn news_that_comes_while_the_read_is_in_flight_is_read_again() {
-        let mut waiter = BarrierMachine::new(PATH, Part::Waiter);
+        let mut waiter = BarrierMachine::new(PATH, Part::Waiter, SESSION);
         waiter.step(Input::Start);
         assert_eq!(
             waiter.step(watch(EventType::NodeDeleted)).action,
@@ -489,7 +504,7 @@ mod tests {
 
     #[test]
     fn a_controller_sets_and_removes_and_finds_its_own_node_after_a_lost_reply() {
-        let mut controller = BarrierMachine::new(PATH, Part::Controller);
+        let mut controller = BarrierMachine::new(PATH, Part::Controller, SESSION);
         let step = controller.step(Input::Start);
         assert!(matches!(
             op(&step),
@@ -503,7 +518,12 @@ mod tests {
         assert!(matches!(op(&step), Op::Create { .. }));
         let step = controller.step(Input::Reply(Err(ZkError::NodeExists)));
         assert!(matches!(op(&step), Op::Exists { watch: false, .. }));
-        let step = controller.step(exists(true));
+        let ours = Stat {
+            czxid: 7,
+            ephemeral_owner: SESSION,
+            ..Stat::default()
+        };
+        let step = controller.step(Input::Reply(Ok(OpResult::Exists(Some(ours)))));
         assert_eq!(step.outcome, Some(BarrierOutcome::Set { token: 7 }));
         let step = controller.step(Input::App(BarrierRequest::Remove));
         assert!(matches!(op(&step), Op::Delete { .. }));
@@ -512,8 +532,20 @@ mod tests {
     }
 
     #[test]
+    fn a_barrier_another_session_set_is_not_taken_for_ones_own() {
+        let mut controller = BarrierMachine::new(PATH, Part::Controller, SESSION);
+        controller.step(Input::Start);
+        controller.step(Input::Reply(Err(ZkError::NodeExists)));
+        let step = controller.step(exists(true));
+        assert_eq!(
+            step.outcome,
+            Some(BarrierOutcome::Failed(ZkError::NodeExists))
+        );
+    }
+
+    #[test]
     fn a_missing_directory_is_created_before_the_barrier() {
-        let mut controller = BarrierMachine::new("/a/b/round", Part::Controller);
+        let mut controller = BarrierMachine::new("/a/b/round", Part::Controller, SESSION);
         controller.step(Input::Start);
         let step = controller.step(Input::Reply(Err(ZkError::NoNode)));
         assert_eq!(op(&step).path(), "/a");
@@ -530,7 +562,7 @@ mod tests {
     #[test]
     fn a_session_end_is_lost_for_either_part() {
         for part in [Part::Controller, Part::Waiter] {
-            let mut machine = BarrierMachine::new(PATH, part);
+            let mut machine = BarrierMachine::new(PATH, part, SESSION);
             machine.step(Input::Start);
             let expired = Input::Event(ZkEvent::Session(SessionEvent::Expired));
             assert_eq!(

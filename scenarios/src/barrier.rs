@@ -1,7 +1,7 @@
 //! The barrier's kit. Client 0 is the controller: it sets one barrier per round (each round's
 //! before lifting the last, so a waiter through one round finds the next standing), works a
-//! while, and lifts it. Every other client starts once the controller has begun (as workers
-//! started by their controller would), then waits at each round's barrier in turn. The model
+//! while, and lifts it. Every other client starts once the first barrier stands (as workers
+//! started by their controller would; it stops looking after a while), then waits at each round's barrier in turn. The model
 //! runs one barrier: a controller that sets and lifts it, and waiters that may come before it is
 //! set.
 //!
@@ -53,8 +53,8 @@ fn part_of(client: usize) -> Part {
 }
 
 impl<X: Mutation> BarrierKit<X> {
-    fn mutated(round: u32, part: Part) -> Mutated<BarrierMachine, X> {
-        Mutated::new(BarrierMachine::new(barrier(round).path(), part))
+    fn mutated(round: u32, part: Part, session: SessionId) -> Mutated<BarrierMachine, X> {
+        Mutated::new(BarrierMachine::new(barrier(round).path(), part, session))
     }
 
     /// The controller from `round` on, in one session: returns once every round is done, or
@@ -69,7 +69,7 @@ impl<X: Mutation> BarrierKit<X> {
         let set = |round| {
             let barrier = barrier(round).recording(recorder.clone());
             async move {
-                let machine = Self::mutated(round, Part::Controller);
+                let machine = Self::mutated(round, Part::Controller, session.session_id());
                 barrier.set_with(session, machine).await
             }
         };
@@ -92,12 +92,17 @@ impl<X: Mutation> BarrierKit<X> {
     }
 }
 
-/// Polls until the controller has begun: the barriers' directory, which it creates with the
-/// first barrier, exists (read with `getData`, which the recipe never sends). Or the session is
-/// lost.
+/// How many times a waiter looks for the first barrier before it starts anyway (its controller
+/// may have lifted it already, or crashed before setting it).
+const START_POLLS: u32 = 50;
+
+/// Polls until the controller has set the first barrier, read with `getData` (which the recipe
+/// never sends, so the barrier monitor does not take it for a wait), at most [`START_POLLS`]
+/// times. Fails only if the session is lost.
 async fn controller_started<H: Host>(host: &H, session: &H::Session) -> Result<(), BarrierError> {
-    loop {
-        match session.get_data(BARRIER_DIR, false).await {
+    let first = barrier(0);
+    for _ in 0..START_POLLS {
+        match session.get_data(first.path(), false).await {
             Ok(_) => return Ok(()),
             Err(ZkError::SessionExpired | ZkError::Closed) => {
                 return Err(BarrierError::SessionLost);
@@ -105,6 +110,7 @@ async fn controller_started<H: Host>(host: &H, session: &H::Session) -> Result<(
             Err(_) => host.work().await,
         }
     }
+    Ok(())
 }
 
 impl<X: Mutation> Workload for BarrierKit<X> {
@@ -115,8 +121,8 @@ impl<X: Mutation> Workload for BarrierKit<X> {
         u8::from(part_of(client) == Part::Waiter)
     }
 
-    fn machine(&self, part: u8, _: SessionId) -> Self::Machine {
-        Self::mutated(0, part_of(usize::from(part)))
+    fn machine(&self, part: u8, session: SessionId) -> Self::Machine {
+        Self::mutated(0, part_of(usize::from(part)), session)
     }
 
     fn request_when_holding(&self) -> BarrierRequest {
@@ -152,7 +158,10 @@ impl<X: Mutation> Kit for BarrierKit<X> {
                 Part::Waiter => {
                     let waited = barrier(round)
                         .recording(host.recorder())
-                        .wait_with(&session, Self::mutated(round, Part::Waiter))
+                        .wait_with(
+                            &session,
+                            Self::mutated(round, Part::Waiter, session.session_id()),
+                        )
                         .await;
                     if waited.is_ok() {
                         host.work().await;

@@ -292,9 +292,9 @@ impl Mutation for LostWakeup {
     }
 }
 
-/// A waiter takes any event while its watch is set (a session event, a watch fired by the node
-/// being set again) as the watched node's deletion, and believes it gone without reading it
-/// again: it goes on while the node still stands.
+/// A waiter takes any event while its watch is set (a disconnect, its session's expiry, a stale
+/// watch) as the watched node's deletion, and believes it gone without reading it again: it goes
+/// on while the node still stands.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct TrustAnyEvent {
     /// The node of the `exists` with a watch in flight.
@@ -632,7 +632,7 @@ mod tests {
     #[test]
     fn trust_any_event_passes_a_standing_barrier_on_a_disconnect() {
         use zklab_recipes::barrier::{BarrierMachine, BarrierOutcome, Part};
-        let mut m = Mutated::<_, TrustAnyEvent>::new(BarrierMachine::new("/b/x", Part::Waiter));
+        let mut m = Mutated::<_, TrustAnyEvent>::new(BarrierMachine::new("/b/x", Part::Waiter, 1));
         assert!(matches!(
             op(&m.step(Input::Start)),
             Op::Exists { watch: true, .. }

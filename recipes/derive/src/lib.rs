@@ -52,6 +52,14 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
                 .variants
                 .iter()
                 .map(|variant| {
+                    if let Some(attribute) =
+                        variant.attrs.iter().find(|a| a.path().is_ident("rename"))
+                    {
+                        return Err(Error::new_spanned(
+                            attribute,
+                            "#[rename(...)] goes on a field, not on a variant",
+                        ));
+                    }
                     let path = {
                         let variant = &variant.ident;
                         quote!(#name::#variant)
@@ -171,6 +179,9 @@ fn rule(field: &Field) -> syn::Result<Option<String>> {
         attribute.parse_nested_meta(|meta| {
             let word = meta.path.get_ident().map(Ident::to_string);
             match word.as_deref() {
+                Some("session" | "guid" | "keep") if found.is_some() => {
+                    Err(meta.error("one `#[rename(...)]` rule per field"))
+                }
                 Some("session" | "guid" | "keep") => {
                     found = word;
                     Ok(())

@@ -55,6 +55,26 @@ impl BarrierSafety {
             .is_some_and(|(dir, _)| dir == self.dir || (dir.is_empty() && self.dir == "/"))
     }
 
+    /// Takes a write the server applied: a barrier set or removed, alone or in a multi.
+    fn write(&mut self, op: &Op, result: &OpResult) {
+        match (op, result) {
+            (Op::Create { .. }, OpResult::Created { path, .. }) if self.is_barrier(path) => {
+                self.standing.insert(path.clone());
+            }
+            (Op::Delete { path, .. }, OpResult::Deleted) if self.is_barrier(path) => {
+                self.down(path);
+            }
+            (Op::Multi(ops), OpResult::Multi(results)) => {
+                for (op, result) in ops.iter().zip(results) {
+                    if let Ok(result) = result {
+                        self.write(op, result);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A barrier node is gone: everyone waiting there has seen it down.
     fn down(&mut self, path: &str) {
         self.standing.remove(path);
@@ -72,14 +92,6 @@ impl Monitor for BarrierSafety {
             TraceEvent::Applied {
                 session, op, reply, ..
             } => match (op, reply) {
-                (Op::Create { .. }, Ok(OpResult::Created { path, .. }))
-                    if self.is_barrier(path) =>
-                {
-                    self.standing.insert(path.clone());
-                }
-                (Op::Delete { path, .. }, Ok(OpResult::Deleted)) if self.is_barrier(path) => {
-                    self.down(path);
-                }
                 (Op::Exists { path, .. }, _) if self.is_barrier(path) => {
                     let down = !self.standing.contains(path);
                     let wait = self.waiting.entry(Waiter(*session)).or_insert(Wait {
@@ -94,6 +106,7 @@ impl Monitor for BarrierSafety {
                     }
                     wait.seen_down |= down;
                 }
+                (op, Ok(result)) => self.write(op, result),
                 _ => {}
             },
             // A session's wait outlives the session: its client may still act on a reply it
@@ -230,6 +243,23 @@ mod tests {
             passed(2),
         ];
         assert_eq!(first(&other), Some(ViolationKind::BarrierPassed));
+    }
+
+    #[test]
+    fn a_barrier_removed_inside_a_multi_is_down() {
+        let delete = Op::Delete {
+            path: "/b/x".to_owned(),
+            version: -1,
+        };
+        let multi = applied(
+            1,
+            Op::Multi(vec![delete]),
+            OpResult::Multi(vec![Ok(OpResult::Deleted)]),
+        );
+        assert_eq!(
+            first(&[set("/b/x"), read(2, "/b/x", true), multi, passed(2)]),
+            None
+        );
     }
 
     #[test]

@@ -147,27 +147,22 @@ impl Monitor for BarrierSafety {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use zklab_recipes::client::{CreateMode, Stat};
 
     use super::*;
-
-    fn entry(event: TraceEvent) -> TraceEntry {
-        TraceEntry {
-            at: Duration::ZERO,
-            event,
-        }
-    }
+    use crate::monitor::testing::at;
 
     fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEntry {
-        entry(TraceEvent::Applied {
-            client: 0,
-            session,
-            zxid: 1,
-            op,
-            reply: Ok(reply),
-        })
+        at(
+            0,
+            TraceEvent::Applied {
+                client: 0,
+                session,
+                zxid: 1,
+                op,
+                reply: Ok(reply),
+            },
+        )
     }
 
     fn set(path: &str) -> TraceEntry {
@@ -200,11 +195,14 @@ mod tests {
     }
 
     fn passed(session: SessionId) -> TraceEntry {
-        entry(TraceEvent::Outcome {
-            client: 1,
-            session,
-            outcome: Outcome::Passed { gate: "barrier" },
-        })
+        at(
+            0,
+            TraceEvent::Outcome {
+                client: 1,
+                session,
+                outcome: Outcome::Passed { gate: "barrier" },
+            },
+        )
     }
 
     fn first(entries: &[TraceEntry]) -> Option<ViolationKind> {
@@ -264,12 +262,15 @@ mod tests {
 
     #[test]
     fn a_barrier_goes_with_its_controllers_session() {
-        let ended = entry(TraceEvent::SessionEnded {
-            client: 0,
-            session: 1,
-            expired: true,
-            deleted: vec!["/b/x".to_owned()],
-        });
+        let ended = at(
+            0,
+            TraceEvent::SessionEnded {
+                client: 0,
+                session: 1,
+                expired: true,
+                deleted: vec!["/b/x".to_owned()],
+            },
+        );
         let expired = [set("/b/x"), read(2, "/b/x", true), ended, passed(2)];
         assert_eq!(first(&expired), None);
     }

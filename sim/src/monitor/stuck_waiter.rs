@@ -77,17 +77,11 @@ pub(crate) fn is_sequential(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::testing::at;
     use crate::trace::Trace;
 
-    fn entry(ms: u64, event: TraceEvent) -> TraceEntry {
-        TraceEntry {
-            at: Duration::from_millis(ms),
-            event,
-        }
-    }
-
     fn watch_on_gone(ms: u64, path: &str) -> TraceEntry {
-        entry(
+        at(
             ms,
             TraceEvent::Applied {
                 client: 0,
@@ -103,7 +97,7 @@ mod tests {
     }
 
     fn later(ms: u64) -> TraceEntry {
-        entry(ms, TraceEvent::Finished { client: 9 })
+        at(ms, TraceEvent::Finished { client: 9 })
     }
 
     #[test]
@@ -122,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_new_request_or_a_node_that_can_come_back_is_not() {
-        let request = entry(
+        let request = at(
             500,
             TraceEvent::Request {
                 client: 0,

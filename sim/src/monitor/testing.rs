@@ -5,7 +5,15 @@ use std::time::Duration;
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
 use zklab_recipes::outcome::Outcome;
 
-use crate::trace::{ClientId, Trace, TraceEvent};
+use crate::trace::{ClientId, Trace, TraceEntry, TraceEvent};
+
+/// `event` at `ms` milliseconds into the run.
+pub(crate) fn at(ms: u64, event: TraceEvent) -> TraceEntry {
+    TraceEntry {
+        at: Duration::from_millis(ms),
+        event,
+    }
+}
 
 pub(crate) fn trace(events: Vec<TraceEvent>) -> Trace {
     let mut trace = Trace::new();

@@ -91,14 +91,8 @@ impl Monitor for UnownedNode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::testing::at;
     use zklab_recipes::client::{CreateMode, Stat, ZkError};
-
-    fn at(ms: u64, event: TraceEvent) -> TraceEntry {
-        TraceEntry {
-            at: Duration::from_millis(ms),
-            event,
-        }
-    }
 
     fn created(ms: u64, path: &str) -> TraceEntry {
         at(

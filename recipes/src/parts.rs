@@ -1,9 +1,11 @@
 //! The shared parts recipes are built from, so that each recipe is small and written once:
 //! [`contender`] gets in line under a directory, [`link`] deals with the session's connection,
-//! [`exclusive`] holds a role (a lock, leadership) first in line until it lets go, [`parents`]
-//! creates a directory's missing ancestors.
+//! [`exclusive`] holds a role (a lock, leadership) first in line until it lets go, [`own_node`]
+//! makes one ephemeral sequential node that survives a lost create reply, [`parents`] creates a
+//! directory's missing ancestors.
 
 pub mod contender;
 pub mod exclusive;
 pub mod link;
+pub mod own_node;
 pub mod parents;

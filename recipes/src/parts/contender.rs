@@ -1,16 +1,13 @@
 //! The contender part: getting in line under a directory, the way ZooKeeper's lock and election
 //! recipes do, with the fixes real implementations learned the hard way.
 //!
-//! A contender creates an ephemeral sequential node `<dir>/<guid><marker><seq>`, creating missing
-//! ancestors of `dir` level by level. After ConnectionLoss on that create it lists the children
-//! and adopts the node carrying its guid (a lost create reply must not leave a node nobody owns).
-//! It lists the children, orders contenders by sequence number (never by name: names start with
+//! A contender makes its own ephemeral sequential node `<dir>/<guid><marker><seq>` (see
+//! [`super::own_node`]: a lost create reply must not leave a node nobody owns). It lists the
+//! children, orders contenders by sequence number (never by name: names start with
 //! guids), and is first in line, or watches its immediate predecessor with `exists` and lists
 //! again once that is gone (never assuming it is next).
 //!
-//! The guid names one attempt, not a session; it must come from the machine's own deterministic
-//! source so replays and symmetry reduction still work. Sequence numbers are compared as
-//! serial numbers from the contender's own (RFC 1982): a directory's 32-bit counter that wrapped
+//! Sequence numbers are compared as serial numbers from the contender's own (RFC 1982): a directory's 32-bit counter that wrapped
 //! past `i32::MAX` still sorts the newer nodes after the older ones, as long as the live
 //! contenders span less than 2^31 creations.
 //!
@@ -18,8 +15,8 @@
 //! and the watch events, after handling ConnectionLoss on idempotent ops and session ends itself
 //! (see [`super::link`]).
 
-use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
-use crate::parts::parents::Parents;
+use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
+use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::RenameSessions;
 
 /// What the contender asks of its owner.
@@ -43,14 +40,8 @@ pub enum Verdict {
 enum Phase {
     /// Not started.
     Idle,
-    /// The create of the contender node is in flight.
-    Creating,
-    /// The directory is missing: creating its ancestors.
-    CreatingParent(Parents),
-    /// After ConnectionLoss on create: listing the children to find the node with our guid.
-    FindingOwnNode,
-    /// Reading the stat of an adopted node, for its czxid.
-    ReadingToken,
+    /// Its node is being made (see [`OwnNode`]).
+    Joining,
     /// Listing the children to see who is first.
     Listing,
     /// Watching the predecessor: the exists is in flight (`asked`), or set and waiting.
@@ -67,16 +58,8 @@ enum Phase {
 /// One contender in line under a directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Contender {
-    #[rename(keep)]
-    dir: String,
-    #[rename(guid)]
-    guid: String,
-    marker: &'static str,
+    own: OwnNode,
     phase: Phase,
-    /// Our node's full path, once known.
-    node: Option<String>,
-    #[rename(keep)]
-    token: i64,
     /// The predecessor went while the exists was still in flight: list again when it returns.
     relist: bool,
 }
@@ -86,19 +69,15 @@ impl Contender {
     /// `-lock-`) tells contender nodes from anything else in the directory.
     pub fn new(dir: &str, guid: String, marker: &'static str) -> Self {
         Contender {
-            dir: dir.to_owned(),
-            guid,
-            marker,
+            own: OwnNode::new(dir, guid, marker),
             phase: Phase::Idle,
-            node: None,
-            token: 0,
             relist: false,
         }
     }
 
     /// The path of the contender node, once created or adopted.
     pub fn node(&self) -> Option<&str> {
-        self.node.as_deref()
+        self.own.path()
     }
 
     /// Whether it waits, its watch set, for its predecessor to go.
@@ -112,73 +91,45 @@ impl Contender {
     }
 
     fn create(&mut self) -> Verdict {
-        self.phase = Phase::Creating;
-        Verdict::Send(Op::Create {
-            path: format!("{}/{}{}", self.dir, self.guid, self.marker),
-            data: Vec::new(),
-            mode: CreateMode::EphemeralSequential,
-        })
+        let making = self.own.create();
+        self.joining(making)
     }
 
-    fn list(&mut self, phase: Phase) -> Verdict {
+    /// Does what the own-node part asks; once the node is there, lists.
+    fn joining(&mut self, making: Making) -> Verdict {
+        match making {
+            Making::Send(op) => {
+                self.phase = Phase::Joining;
+                Verdict::Send(op)
+            }
+            Making::Made => self.list(),
+            Making::Failed(error) => Verdict::Failed(error),
+        }
+    }
+
+    fn list(&mut self) -> Verdict {
         self.relist = false;
-        self.phase = phase;
+        self.phase = Phase::Listing;
         Verdict::Send(Op::GetChildren {
-            path: self.dir.clone(),
+            path: self.own.dir().to_owned(),
             watch: false,
         })
-    }
-
-    fn create_parent(&mut self, (parents, op): (Parents, Op)) -> Verdict {
-        self.phase = Phase::CreatingParent(parents);
-        Verdict::Send(op)
     }
 
     /// Takes the reply to the op it asked for.
     pub fn on_reply(&mut self, reply: OpReply) -> Verdict {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         match (phase, reply) {
-            (Phase::Creating, Err(ZkError::ConnectionLoss)) => self.list(Phase::FindingOwnNode),
-            (Phase::Creating, Ok(OpResult::Created { path, stat })) => {
-                self.node = Some(path);
-                self.token = stat.czxid;
-                self.list(Phase::Listing)
+            (Phase::Joining, reply) => {
+                let making = self.own.on_reply(reply);
+                self.joining(making)
             }
-            (Phase::Creating, Err(ZkError::NoNode)) => {
-                self.create_parent(Parents::start(&self.dir))
-            }
-            // No directory, so no node of ours in it: start over, which creates the directory
-            // (the first create's ConnectionLoss can come before anyone made it).
-            (Phase::FindingOwnNode | Phase::Listing, Err(ZkError::NoNode)) => self.create(),
-            (Phase::CreatingParent(parents), Ok(_) | Err(ZkError::NodeExists)) => {
-                match parents.next(&self.dir) {
-                    Some(next) => self.create_parent(next),
-                    None => self.create(),
-                }
-            }
-            (Phase::FindingOwnNode, Ok(OpResult::Children { children, .. })) => {
-                let own = children
-                    .iter()
-                    .find(|c| c.starts_with(&self.guid) && c.contains(self.marker));
-                match own {
-                    Some(own) => {
-                        let path = format!("{}/{}", self.dir, own);
-                        self.node = Some(path.clone());
-                        self.phase = Phase::ReadingToken;
-                        Verdict::Send(Op::Exists { path, watch: false })
-                    }
-                    None => self.create(),
-                }
-            }
-            (Phase::ReadingToken, Ok(OpResult::Exists(Some(stat)))) => {
-                self.token = stat.czxid;
-                self.list(Phase::Listing)
-            }
-            (Phase::ReadingToken, Ok(OpResult::Exists(None))) => self.create(),
+            // The directory is gone, and our node with it: start over.
+            (Phase::Listing, Err(ZkError::NoNode)) => self.create(),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.decide(children),
             (Phase::Watching { predecessor, .. }, Ok(OpResult::Exists(stat))) => {
                 if stat.is_none() || self.relist {
-                    self.list(Phase::Listing)
+                    self.list()
                 } else {
                     self.phase = Phase::Watching {
                         predecessor,
@@ -194,34 +145,32 @@ impl Contender {
 
     /// Decides from a listing: first in line, or watch the immediate predecessor.
     fn decide(&mut self, children: Vec<String>) -> Verdict {
-        let own = self
-            .node
-            .as_deref()
-            .and_then(|n| n.rsplit('/').next())
-            .unwrap_or_default();
-        let Some(own_seq) = self.sequence_of(own) else {
+        let own = self.own.name().unwrap_or_default().to_owned();
+        let Some(own_seq) = self.own.sequence_of(&own) else {
             return self.create();
         };
         // Serial-number order from our own sequence: predecessors are behind us.
         let mut contenders: Vec<(i32, String)> = children
             .into_iter()
             .filter_map(|name| {
-                let seq = self.sequence_of(&name)?;
+                let seq = self.own.sequence_of(&name)?;
                 Some((seq.wrapping_sub(own_seq), name))
             })
             .collect();
         contenders.sort();
-        let Some(position) = contenders.iter().position(|(_, name)| name == own) else {
+        let Some(position) = contenders.iter().position(|(_, name)| *name == own) else {
             // Our node is not among the children (the directory was deleted and made again under
             // us): get in line anew.
             return self.create();
         };
         if position == 0 {
             self.phase = Phase::First;
-            return Verdict::First { token: self.token };
+            return Verdict::First {
+                token: self.own.czxid(),
+            };
         }
         let predecessor = contenders[position - 1].1.clone();
-        let path = format!("{}/{}", self.dir, predecessor);
+        let path = format!("{}/{}", self.own.dir(), predecessor);
         self.phase = Phase::Watching {
             predecessor,
             asked: true,
@@ -237,7 +186,7 @@ impl Contender {
         let gone = event.event_type == EventType::NodeDeleted
             && event
                 .path
-                .strip_prefix(self.dir.as_str())
+                .strip_prefix(self.own.dir())
                 .and_then(|p| p.strip_prefix('/'))
                 == Some(predecessor.as_str());
         if !gone {
@@ -246,14 +195,8 @@ impl Contender {
             self.relist = true;
             Verdict::Wait
         } else {
-            self.list(Phase::Listing)
+            self.list()
         }
-    }
-
-    /// The server's sequence number of a contender node, or `None` for a foreign child.
-    fn sequence_of(&self, name: &str) -> Option<i32> {
-        let (_, sequence) = name.rsplit_once(self.marker)?;
-        sequence.parse::<i32>().ok()
     }
 }
 

@@ -78,7 +78,9 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
 
 /// Runs `zklab check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
-    let model = match catalogue::find(&args.model) {
+    let found = catalogue::find(&args.model)
+        .and_then(|model| model.fits(usize::from(args.clients)).map(|()| model));
+    let model = match found {
         Ok(model) => model,
         Err(message) => return usage_error(&message),
     };

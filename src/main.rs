@@ -140,7 +140,13 @@ fn main() -> ExitCode {
             json,
             setup,
         } => {
-            let scenarios = match select(&scenario) {
+            let fitting = select(&scenario).and_then(|scenarios| {
+                for scenario in &scenarios {
+                    scenario.fits(setup.clients as usize)?;
+                }
+                Ok(scenarios)
+            });
+            let scenarios = match fitting {
                 Ok(scenarios) => scenarios,
                 Err(message) => return usage_error(&message),
             };
@@ -197,7 +203,9 @@ fn main() -> ExitCode {
             seed,
             setup,
         } => {
-            let scenario = match catalogue::find(&scenario) {
+            let found = catalogue::find(&scenario)
+                .and_then(|scenario| scenario.fits(setup.clients as usize).map(|()| scenario));
+            let scenario = match found {
                 Ok(scenario) => scenario,
                 Err(message) => return usage_error(&message),
             };

@@ -33,7 +33,9 @@ pub struct RealArgs {
 /// Runs the command: exit 0 when every property holds, 1 on a violation, 2 when the scenario is
 /// unknown or no server can be used.
 pub fn run(args: &RealArgs) -> ExitCode {
-    let scenario = match catalogue::find(&args.scenario) {
+    let found = catalogue::find(&args.scenario)
+        .and_then(|scenario| scenario.fits(args.clients as usize).map(|()| scenario));
+    let scenario = match found {
         Ok(scenario) => scenario,
         Err(message) => return crate::usage_error(&message),
     };

@@ -99,6 +99,39 @@ const KNOWN_BUGS: &[Expected] = &[
         budget: EXPIRY_ONLY,
         property: "barrier safety",
     },
+    Expected {
+        name: "double-barrier-bug-blind-retry",
+        violations: &[
+            ViolationKind::Deadlock,
+            ViolationKind::EnteredEarly,
+            ViolationKind::UnownedNode,
+            ViolationKind::Liveness,
+            ViolationKind::Orphan,
+        ],
+        clients: 2,
+        budget: LOST_REPLY_ONLY,
+        property: "double barrier enter",
+    },
+    Expected {
+        name: "double-barrier-bug-trust-deletion",
+        violations: &[
+            ViolationKind::EnteredEarly,
+            ViolationKind::LeftEarly,
+            ViolationKind::Deadlock,
+            ViolationKind::Orphan,
+            ViolationKind::UnownedNode,
+        ],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "double barrier leave",
+    },
+    Expected {
+        name: "double-barrier-bug-herd",
+        violations: &[ViolationKind::Herd],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "herd-freedom",
+    },
 ];
 
 fn check(name: &str, clients: usize, budget: Budget) -> CheckReport {

@@ -191,11 +191,18 @@ impl<W: Workload> RecipeModel<W> {
         }
         let outcome: Option<Outcome> = step.outcome.map(Into::into);
         match &outcome {
-            Some(Outcome::Granted { .. } | Outcome::Resumed) => client.holds = true,
+            Some(Outcome::Granted { .. } | Outcome::Resumed | Outcome::Entered { .. }) => {
+                client.holds = true;
+            }
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
-            Some(Outcome::Released { .. } | Outcome::Passed { .. }) => {
+            Some(
+                Outcome::Released { .. }
+                | Outcome::Passed { .. }
+                | Outcome::Left { .. }
+                | Outcome::Missed { .. },
+            ) => {
                 (client.holds, client.round_over) = (false, true);
             }
             Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(*error)),
@@ -477,6 +484,8 @@ impl<W: Workload> RecipeModel<W> {
         never!(
             MutualExclusion,
             BarrierPassed,
+            EnteredEarly,
+            LeftEarly,
             StaleToken,
             Herd,
             Orphan,

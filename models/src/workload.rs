@@ -23,6 +23,12 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
         0
     }
 
+    /// The fewest clients its workload can finish with (a double barrier's round needs its
+    /// threshold of participants). By default one.
+    fn min_clients(&self) -> usize {
+        1
+    }
+
     /// A fresh machine playing `part`, for a client with this session.
     fn machine(&self, part: u8, session: SessionId) -> Self::Machine;
 

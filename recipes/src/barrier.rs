@@ -30,7 +30,7 @@ use crate::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkClient}
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
-use crate::parts::link::{Connection, Delivery, Link, RecipeError};
+use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
 
@@ -362,28 +362,6 @@ impl Barrier {
         .await
         .map(|_| ())
     }
-}
-
-/// Feeds `input`, then events, until an outcome `wanted` accepts; a lost session or a failure
-/// ends it early.
-async fn run_until<C, M>(
-    driver: &mut Driver<'_, C, M>,
-    input: Input<BarrierRequest>,
-    wanted: impl Fn(&BarrierOutcome) -> bool,
-) -> Result<BarrierOutcome, BarrierError>
-where
-    C: ZkClient,
-    M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
-{
-    let settled = driver
-        .feed_until(input, |outcome| match outcome {
-            outcome if wanted(&outcome) => Some(Ok(outcome)),
-            BarrierOutcome::Lost => Some(Err(RecipeError::SessionLost)),
-            BarrierOutcome::Failed(error) => Some(Err(RecipeError::Zk(error))),
-            _ => None,
-        })
-        .await;
-    settled.unwrap_or(Err(RecipeError::SessionLost))
 }
 
 /// A barrier this session has set. Dropping it leaves the barrier standing until the session

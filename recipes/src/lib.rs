@@ -6,13 +6,15 @@
 //! machine over any [`client::ZkClient`]. Each recipe tells its application things in its own
 //! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
 //! [`parts`]: [`lock`] and [`election`] are the exclusive-role part under their own names, and
-//! [`barrier`] is a controller and its waiters. The same machine runs in the simulator, in the
+//! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
+//! leaves together. The same machine runs in the simulator, in the
 //! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 extern crate self as zklab_recipes;
 
 pub mod barrier;
 pub mod client;
+pub mod double_barrier;
 pub mod election;
 pub mod lock;
 pub mod machine;

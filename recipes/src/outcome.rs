@@ -37,6 +37,26 @@ pub enum Outcome {
         /// What it went through, in the recipe's words ("barrier").
         gate: &'static str,
     },
+    /// The client is inside round `round` of `gate` (a double barrier) until it leaves.
+    Entered {
+        /// What it is inside, in the recipe's words ("double barrier").
+        gate: &'static str,
+        /// Which round: they count up from 0.
+        round: i64,
+    },
+    /// The client left `gate`: nobody it was inside with is still inside.
+    Left {
+        /// What it left.
+        gate: &'static str,
+    },
+    /// Round `round` of `gate` began without the client (its session ended after it was
+    /// counted in): it is not inside, and the round goes on without it.
+    Missed {
+        /// What it missed a round of.
+        gate: &'static str,
+        /// Which round.
+        round: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -50,6 +70,9 @@ impl fmt::Display for Outcome {
             Outcome::Lost => write!(f, "lost"),
             Outcome::Released { role } => write!(f, "released {role}"),
             Outcome::Passed { gate } => write!(f, "passed {gate}"),
+            Outcome::Entered { gate, round } => write!(f, "entered {gate} round={round}"),
+            Outcome::Left { gate } => write!(f, "left {gate}"),
+            Outcome::Missed { gate, round } => write!(f, "missed {gate} round={round}"),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

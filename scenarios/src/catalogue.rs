@@ -2,10 +2,15 @@
 //! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
 
 use crate::scenario::Scenario;
-use crate::{barrier, election, lock};
+use crate::{barrier, double_barrier, election, lock};
 
 /// Every recipe's scenarios, in listing order.
-const RECIPES: &[&[Scenario]] = &[lock::SCENARIOS, election::SCENARIOS, barrier::SCENARIOS];
+const RECIPES: &[&[Scenario]] = &[
+    lock::SCENARIOS,
+    election::SCENARIOS,
+    barrier::SCENARIOS,
+    double_barrier::SCENARIOS,
+];
 
 /// Every scenario, in listing order.
 pub fn scenarios() -> impl Iterator<Item = &'static Scenario> {

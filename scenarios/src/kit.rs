@@ -38,6 +38,9 @@ pub trait AnyKit: Sync {
     /// The recipe's znode directory: nothing may be left in it once every client has finished.
     fn root(&self) -> &str;
 
+    /// The fewest clients its workload can finish with.
+    fn min_clients(&self) -> usize;
+
     /// One simulated client's loop.
     fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient>;
 
@@ -57,6 +60,10 @@ pub trait AnyKit: Sync {
 impl<K: Kit> AnyKit for K {
     fn root(&self) -> &str {
         Workload::root(self)
+    }
+
+    fn min_clients(&self) -> usize {
+        Workload::min_clients(self)
     }
 
     fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient> {

@@ -74,8 +74,9 @@ impl RealTrace {
         self.lock().push(at, event);
     }
 
-    /// How many times so far a client got what it asked for: a role (a lock, leadership, a
-    /// barrier set) granted, or a gate (a barrier) passed. Lets a test strike mid-run.
+    /// How many rounds of their workloads the clients have finished so far: a role (a lock,
+    /// leadership, a barrier set) granted, a gate (a barrier) passed, or a double barrier's
+    /// round left or missed (it began without the client). Lets a test strike mid-run.
     pub fn completions(&self) -> usize {
         self.lock()
             .entries()
@@ -84,7 +85,9 @@ impl RealTrace {
                 matches!(
                     entry.event,
                     TraceEvent::Outcome {
-                        outcome: Outcome::Granted { .. } | Outcome::Passed { .. },
+                        outcome: Outcome::Granted { .. }
+                            | Outcome::Passed { .. }
+                            | Outcome::Left { .. },
                         ..
                     }
                 )

@@ -19,3 +19,17 @@ pub struct Scenario {
     /// a scenario of your own may leave it `None` until its protocol settles.
     pub states: Option<usize>,
 }
+
+impl Scenario {
+    /// Whether its workload can finish with `clients` clients; if not, why.
+    pub fn fits(&self, clients: usize) -> Result<(), String> {
+        let fewest = self.kit.min_clients();
+        if clients >= fewest {
+            return Ok(());
+        }
+        Err(format!(
+            "{} needs at least {fewest} clients, not {clients}",
+            self.name
+        ))
+    }
+}

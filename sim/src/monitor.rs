@@ -3,6 +3,7 @@
 //! trace, or travel inside a model checker's state.
 
 pub mod barrier;
+pub mod double_barrier;
 pub mod exclusion;
 pub mod failure;
 pub mod fencing;
@@ -18,7 +19,40 @@ use std::fmt::{self, Debug};
 use std::hash::Hash;
 use std::time::Duration;
 
+use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult};
+
 use crate::trace::{Trace, TraceEntry};
+
+/// A node an applied write made or took away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change<'a> {
+    /// The node at this path was made, in this mode.
+    Created(&'a str, CreateMode),
+    /// The node at this path was deleted.
+    Deleted(&'a str),
+}
+
+/// The nodes `op` made or took away, given the server's `reply`, inside a multi too.
+pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> Vec<Change<'a>> {
+    let mut found = Vec::new();
+    collect_changes(op, reply.as_ref().ok(), &mut found);
+    found
+}
+
+fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec<Change<'a>>) {
+    match (op, result) {
+        (Op::Create { mode, .. }, Some(OpResult::Created { path, .. })) => {
+            found.push(Change::Created(path, *mode));
+        }
+        (Op::Delete { path, .. }, Some(OpResult::Deleted)) => found.push(Change::Deleted(path)),
+        (Op::Multi(ops), Some(OpResult::Multi(results))) => {
+            for (op, result) in ops.iter().zip(results) {
+                collect_changes(op, result.as_ref().ok(), found);
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Takes out the first of `pending` that has waited longer than `bound` at `now`: a monitor
 /// reports each once. Keys and values say who waits and on what.
@@ -96,6 +130,10 @@ pub enum ViolationKind {
     MutualExclusion,
     /// A client passed a barrier that stood throughout its wait.
     BarrierPassed,
+    /// A client entered a double barrier before enough participants were there at once.
+    EnteredEarly,
+    /// A client left a double barrier while one it was inside with was still inside.
+    LeftEarly,
     /// The protected resource accepted a token lower than one already granted.
     StaleToken,
     /// One deletion woke more than one waiter.
@@ -122,6 +160,8 @@ impl ViolationKind {
         match self {
             ViolationKind::MutualExclusion => "mutual-exclusion",
             ViolationKind::BarrierPassed => "barrier-passed",
+            ViolationKind::EnteredEarly => "entered-early",
+            ViolationKind::LeftEarly => "left-early",
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
             ViolationKind::Orphan => "orphan",
@@ -139,6 +179,8 @@ impl ViolationKind {
         match self {
             ViolationKind::MutualExclusion => "mutual exclusion",
             ViolationKind::BarrierPassed => "barrier safety",
+            ViolationKind::EnteredEarly => "double barrier enter",
+            ViolationKind::LeftEarly => "double barrier leave",
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::Orphan => "no orphans",

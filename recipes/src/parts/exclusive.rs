@@ -270,9 +270,7 @@ impl<R: Role> Claim<R> {
         let granted = driver
             .feed_until(Input::Start, |outcome| match outcome.into() {
                 Outcome::Granted { token, .. } => Some(Ok(token)),
-                Outcome::Lost => Some(Err(RecipeError::SessionLost)),
-                Outcome::Failed(error) => Some(Err(RecipeError::Zk(error))),
-                _ => None,
+                outcome => RecipeError::ending(outcome).map(Err),
             })
             .await;
         let token = granted.unwrap_or(Err(RecipeError::SessionLost))?;
@@ -318,11 +316,7 @@ impl<C: ZkClient, M: Recipe> Held<'_, C, M> {
         let let_go = Input::App(self.let_go.clone());
         let failed = self
             .driver
-            .feed_until(let_go, |outcome| match outcome.into() {
-                Outcome::Lost => Some(RecipeError::SessionLost),
-                Outcome::Failed(error) => Some(RecipeError::Zk(error)),
-                _ => None,
-            })
+            .feed_until(let_go, |outcome| RecipeError::ending(outcome.into()))
             .await;
         failed.map_or(Ok(()), Err)
     }

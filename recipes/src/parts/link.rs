@@ -9,7 +9,9 @@
 
 use std::fmt;
 
-use crate::client::{Op, OpReply, SessionEvent, ZkError};
+use crate::client::{Op, OpReply, SessionEvent, ZkClient, ZkError};
+use crate::machine::{Driver, Input, Recipe};
+use crate::outcome::Outcome;
 use crate::symmetry::RenameSessions;
 
 /// Why a recipe's operation (take a role, let it go, set a barrier, wait at one) did not complete.
@@ -31,6 +33,40 @@ impl fmt::Display for RecipeError {
 }
 
 impl std::error::Error for RecipeError {}
+
+impl RecipeError {
+    /// The error a wait for a recipe's answer ends with when the recipe says `outcome` instead:
+    /// its session ended, or it gave up; `None` for any other outcome.
+    pub fn ending(outcome: Outcome) -> Option<Self> {
+        match outcome {
+            Outcome::Lost => Some(RecipeError::SessionLost),
+            Outcome::Failed(error) => Some(RecipeError::Zk(error)),
+            _ => None,
+        }
+    }
+}
+
+/// Feeds `input`, then events, until `wanted` accepts an outcome, which it returns; a lost
+/// session or a failure ends the wait early.
+pub async fn run_until<C, M>(
+    driver: &mut Driver<'_, C, M>,
+    input: Input<M::Request>,
+    wanted: impl Fn(&M::Outcome) -> bool,
+) -> Result<M::Outcome, RecipeError>
+where
+    C: ZkClient,
+    M: Recipe,
+{
+    let settled = driver
+        .feed_until(input, |outcome| {
+            if wanted(&outcome) {
+                return Some(Ok(outcome));
+            }
+            RecipeError::ending(outcome.into()).map(Err)
+        })
+        .await;
+    settled.unwrap_or(Err(RecipeError::SessionLost))
+}
 
 /// What became of a reply.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

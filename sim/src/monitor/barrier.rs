@@ -9,11 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_recipes::client::{Op, OpReply, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
-use super::{Monitor, Violation, ViolationKind};
+use super::{changes, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
 /// The barrier-safety monitor.
@@ -56,22 +56,15 @@ impl BarrierSafety {
     }
 
     /// Takes a write the server applied: a barrier set or removed, alone or in a multi.
-    fn write(&mut self, op: &Op, result: &OpResult) {
-        match (op, result) {
-            (Op::Create { .. }, OpResult::Created { path, .. }) if self.is_barrier(path) => {
-                self.standing.insert(path.clone());
-            }
-            (Op::Delete { path, .. }, OpResult::Deleted) if self.is_barrier(path) => {
-                self.down(path);
-            }
-            (Op::Multi(ops), OpResult::Multi(results)) => {
-                for (op, result) in ops.iter().zip(results) {
-                    if let Ok(result) = result {
-                        self.write(op, result);
-                    }
+    fn write(&mut self, op: &Op, reply: &OpReply) {
+        for change in changes(op, reply) {
+            match change {
+                Change::Created(path, _) if self.is_barrier(path) => {
+                    self.standing.insert(path.to_owned());
                 }
+                Change::Deleted(path) if self.is_barrier(path) => self.down(path),
+                _ => {}
             }
-            _ => {}
         }
     }
 
@@ -106,8 +99,7 @@ impl Monitor for BarrierSafety {
                     }
                     wait.seen_down |= down;
                 }
-                (op, Ok(result)) => self.write(op, result),
-                _ => {}
+                (op, reply) => self.write(op, reply),
             },
             // A session's wait outlives the session: its client may still act on a reply it
             // had before the end (a paused client does).
@@ -147,7 +139,7 @@ impl Monitor for BarrierSafety {
 
 #[cfg(test)]
 mod tests {
-    use zklab_recipes::client::{CreateMode, Stat};
+    use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     use super::*;
     use crate::monitor::testing::at;

@@ -42,7 +42,11 @@ impl Monitor for MutualExclusion {
                     let role = self.holders.get(&Holder(*session)).copied();
                     self.hold(*session, Some(role.unwrap_or("role")));
                 }
-                Outcome::Suspended | Outcome::Passed { .. } => {}
+                Outcome::Suspended
+                | Outcome::Passed { .. }
+                | Outcome::Entered { .. }
+                | Outcome::Left { .. }
+                | Outcome::Missed { .. } => {}
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     self.hold(*session, None);
                 }

@@ -20,6 +20,24 @@ impl Herd {
         Herd { limit }
     }
 
+    /// The herd violation of a deletion, told by `entry`, that woke `woken`.
+    pub(crate) fn violation(entry: &TraceEntry, woken: &[SessionId]) -> Option<Violation> {
+        let TraceEvent::Notified { cause, zxid, .. } = &entry.event else {
+            return None;
+        };
+        let list: Vec<String> = woken.iter().map(|s| format!("s{s}")).collect();
+        let message = format!(
+            "deleting {cause} (zxid {zxid}) woke {} sessions: {}",
+            list.len(),
+            list.join(", ")
+        );
+        Some(Violation {
+            kind: ViolationKind::Herd,
+            at: entry.at,
+            message,
+        })
+    }
+
     /// The sessions a deletion woke, if `event` records one.
     pub fn woken(event: &TraceEvent) -> Option<Vec<SessionId>> {
         let TraceEvent::Notified {
@@ -41,20 +59,7 @@ impl Monitor for Herd {
         if woken.len() <= self.limit {
             return None;
         }
-        let TraceEvent::Notified { cause, zxid, .. } = &entry.event else {
-            return None;
-        };
-        let list: Vec<String> = woken.iter().map(|s| format!("s{s}")).collect();
-        let message = format!(
-            "deleting {cause} (zxid {zxid}) woke {} sessions: {}",
-            list.len(),
-            list.join(", ")
-        );
-        Some(Violation {
-            kind: ViolationKind::Herd,
-            at: entry.at,
-            message,
-        })
+        Self::violation(entry, &woken)
     }
 
     fn kinds(&self) -> Vec<ViolationKind> {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 
-use super::{Monitor, Violation, ViolationKind};
+use super::{changes, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
 /// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
@@ -65,12 +65,6 @@ impl Monitor for WaitFor {
             TraceEvent::Applied {
                 session, op, reply, ..
             } => match (op, reply) {
-                (Op::Create { mode, .. }, Ok(OpResult::Created { path, .. }))
-                    if mode.is_ephemeral() =>
-                {
-                    self.owners.insert(path.clone(), *session);
-                }
-                (Op::Delete { path, .. }, Ok(OpResult::Deleted)) => self.forget(path),
                 (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) => {
                     self.waits.entry(*session).or_default().insert(path.clone());
                     let cycle = self.cycle_through(*session)?;
@@ -82,7 +76,17 @@ impl Monitor for WaitFor {
                         message,
                     });
                 }
-                _ => {}
+                (op, reply) => {
+                    for change in changes(op, reply) {
+                        match change {
+                            Change::Created(path, mode) if mode.is_ephemeral() => {
+                                self.owners.insert(path.to_owned(), *session);
+                            }
+                            Change::Created(..) => {}
+                            Change::Deleted(path) => self.forget(path),
+                        }
+                    }
+                }
             },
             TraceEvent::SessionEnded {
                 session, deleted, ..

@@ -1,0 +1,933 @@
+//! A double barrier, as ZooKeeper's recipes document describes it: a group of processes enter
+//! together once `x` of them are there, compute, and leave together once all of them are done.
+//!
+//! ```no_run
+//! # async fn demo(client: &impl zklab_recipes::client::ZkClient)
+//! # -> Result<(), zklab_recipes::double_barrier::DoubleBarrierError> {
+//! use zklab_recipes::double_barrier::DoubleBarrier;
+//!
+//! let barrier = DoubleBarrier::new("/barriers/step", 3);
+//! let inside = barrier.enter(client).await?; // once 3 processes are there
+//! // ... compute ...
+//! inside.leave().await?; // once every process inside is done
+//! # Ok(()) }
+//! ```
+//!
+//! **Enter.** A participant lists the directory, creates its own ephemeral sequential node
+//! `<dir>/<guid>-p-<seq>` (adopted by guid after a lost create reply: see
+//! [`crate::parts::own_node`]), and lists again. Once `x` participant nodes stand (`ready` is not
+//! one of them), the participant that sees it creates `ready`; the others read `<dir>/ready` with
+//! an `exists` watch, and its creation says the round has begun with them inside (their node
+//! stood before it: `ready` is only ever created at the round's count, which they are part of).
+//!
+//! **Leave.** The document's efficient leave: the lowest participant node is the flag. A
+//! participant that is not the lowest deletes its node and waits for the lowest to go; the lowest
+//! waits for the highest node in the current listing to go, lists again, and deletes its node
+//! once it is alone. Every wait lists again afterwards: an event is news, not a verdict.
+//!
+//! **Rounds.** The barrier is reusable, so every round must start clean, and the round after
+//! cannot pass on this round's `ready`:
+//! - The last participant deletes `ready` with its own node, in one `multi`; if it failed (its
+//!   session ended), whoever then finds no participant node left deletes `ready` instead.
+//! - A round admits only those that gathered before it began. A process that finds `ready`
+//!   standing when it comes to enter waits until it is gone before it creates its node; one
+//!   whose node was made only after `ready` (its czxid is higher) deletes it and misses the
+//!   round.
+//! - Rounds are counted in the directory's data version: `ready` is created in one `multi` with a
+//!   `setData` of the directory at the version that names the round. So a process whose session
+//!   ended mid-enter can ask for that round again ([`DoubleBarrier::enter_round`]) and learn that
+//!   it began without it ([`DoubleBarrierOutcome::Missed`]) rather than wait for a round nobody
+//!   else will come to; and a stale `ready` is only ever deleted by a `multi` that checks that
+//!   version, so it never takes a newer round's.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId};
+use crate::client::{ZkClient, ZkError, ZkEvent};
+use crate::machine::{Driver, Input, Recipe, Step};
+use crate::outcome::{Outcome, Recorder};
+use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
+use crate::parts::own_node::{Making, OwnNode};
+use crate::symmetry::{session_guid, RenameSessions};
+
+/// What a double barrier is called in outcomes.
+pub const GATE: &str = "double barrier";
+
+/// The name of the node whose existence says the round has begun.
+pub const READY: &str = "ready";
+
+/// The marker between a participant's guid and its sequence number.
+pub const MARKER: &str = "-p-";
+
+/// What a double barrier machine tells its application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DoubleBarrierOutcome {
+    /// Round `round` has begun with this participant inside.
+    Entered {
+        /// Which round (the directory's data version before it began).
+        round: i64,
+    },
+    /// Round `round` began without this participant: its node went with an ended session.
+    Missed {
+        /// Which round.
+        round: i64,
+    },
+    /// Everyone inside has left.
+    Left,
+    /// The session ended: its node went with it, and the others go on without it.
+    Lost,
+    /// ZooKeeper answered with an error the recipe cannot handle.
+    Failed(ZkError),
+}
+
+impl From<DoubleBarrierOutcome> for Outcome {
+    fn from(outcome: DoubleBarrierOutcome) -> Self {
+        match outcome {
+            DoubleBarrierOutcome::Entered { round } => Outcome::Entered { gate: GATE, round },
+            DoubleBarrierOutcome::Missed { round } => Outcome::Missed { gate: GATE, round },
+            DoubleBarrierOutcome::Left => Outcome::Left { gate: GATE },
+            DoubleBarrierOutcome::Lost => Outcome::Lost,
+            DoubleBarrierOutcome::Failed(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+/// What the application may ask of its machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DoubleBarrierRequest {
+    /// The computation is done: leave.
+    Leave,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+enum Phase {
+    Idle,
+    /// Listing the directory to count participants (and read the round).
+    Counting,
+    /// `exists(ready)` with a watch is in flight, to wait for what `want` says.
+    Arming {
+        want: Want,
+    },
+    /// Its own node is being made.
+    Joining,
+    /// The `multi` that creates `ready` and counts the round is in flight.
+    Beginning,
+    /// The `multi` that deletes a stale `ready` nobody is inside of is in flight.
+    Clearing,
+    /// The round began: reading `ready` to learn whether its own node was there before.
+    Checking,
+    /// Its node came after the round began: deleting it.
+    Withdrawing,
+    /// Waiting for news of `ready`, as `want` says.
+    Waiting {
+        want: Want,
+    },
+    /// Inside the round, until the application asks to leave.
+    Inside,
+    /// Listing the directory to see who is still inside.
+    Listing,
+    /// Deleting its own node; then it watches `lowest`.
+    Deleting {
+        lowest: String,
+    },
+    /// Watching a participant node: the `exists` is in flight (`asked`), or set.
+    Watching {
+        /// The child name of the node watched.
+        node: String,
+        asked: bool,
+    },
+    /// The last one inside: the `multi` that deletes its node and `ready` is in flight.
+    Finishing,
+    /// Nobody is inside any more: the delete that makes sure `ready` is gone is in flight.
+    Tidying,
+    Done,
+}
+
+/// What an entering participant waits for `ready` to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+enum Want {
+    /// To be created: its node is counted, and the round begins with it inside.
+    Made,
+    /// To go: it is a round before's, whose participants are still inside.
+    Gone,
+    /// Anything: a round before the one it asked for has yet to begin.
+    News,
+}
+
+/// A double barrier participant as a pure state machine: it enters, and leaves when asked.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub struct DoubleBarrierMachine {
+    own: OwnNode,
+    threshold: u32,
+    /// The round it is for; `None` until its first listing, when it means "the next one".
+    #[rename(keep)]
+    round: Option<i64>,
+    phase: Phase,
+    /// News of `ready`, or of the node watched, came while a read was in flight: read again.
+    again: bool,
+    link: Link,
+}
+
+impl DoubleBarrierMachine {
+    /// A participant in the double barrier whose nodes live in `dir`, entering once `threshold`
+    /// participants are there, in round `round` (or the next one), with `guid` at the start of
+    /// its node's name (unique to this attempt and stable for its session).
+    pub fn new(dir: &str, threshold: u32, round: Option<i64>, guid: String) -> Self {
+        DoubleBarrierMachine {
+            own: OwnNode::new(dir, guid, MARKER),
+            threshold,
+            round,
+            phase: Phase::Idle,
+            again: false,
+            link: Link::default(),
+        }
+    }
+
+    fn dir(&self) -> &str {
+        self.own.dir()
+    }
+
+    fn ready(&self) -> String {
+        format!("{}/{READY}", self.dir())
+    }
+
+    fn send(&mut self, phase: Phase, op: Op) -> Step<DoubleBarrierOutcome> {
+        self.phase = phase;
+        Step::send(self.link.send(op))
+    }
+
+    fn done(&mut self, outcome: DoubleBarrierOutcome) -> Step<DoubleBarrierOutcome> {
+        self.phase = Phase::Done;
+        Step::done(outcome)
+    }
+
+    /// Reads `ready` with a watch, to wait for it to do what `want` says.
+    fn arm(&mut self, want: Want) -> Step<DoubleBarrierOutcome> {
+        self.again = false;
+        let exists = Op::Exists {
+            path: self.ready(),
+            watch: true,
+        };
+        self.send(Phase::Arming { want }, exists)
+    }
+
+    fn list(&mut self, phase: Phase) -> Step<DoubleBarrierOutcome> {
+        self.again = false;
+        let list = Op::GetChildren {
+            path: self.dir().to_owned(),
+            watch: false,
+        };
+        self.send(phase, list)
+    }
+
+    /// Deletes `ready` if the directory's version is still `version` (that of the round after
+    /// the one it began): a stale `ready` is cleared, never a newer round's.
+    fn clear_ready(&self, version: i64) -> Op {
+        Op::Multi(vec![
+            Op::Check {
+                path: self.dir().to_owned(),
+                version: version as i32,
+            },
+            Op::Delete {
+                path: self.ready(),
+                version: -1,
+            },
+        ])
+    }
+
+    /// Takes the answer to the `exists` that armed the watch on `ready`: waits for the watch,
+    /// or lists again if `ready` already did what it waits for, or news of it came meanwhile.
+    fn armed(&mut self, want: Want, standing: bool) -> Step<DoubleBarrierOutcome> {
+        let done = match want {
+            Want::Made => standing,
+            Want::Gone => !standing,
+            Want::News => false,
+        };
+        if done || self.again {
+            return self.list(Phase::Counting);
+        }
+        self.phase = Phase::Waiting { want };
+        Step::wait()
+    }
+
+    fn joining(&mut self, making: Making) -> Step<DoubleBarrierOutcome> {
+        match making {
+            Making::Send(op) => self.send(Phase::Joining, op),
+            Making::Made => self.list(Phase::Counting),
+            Making::Failed(error) => self.done(DoubleBarrierOutcome::Failed(error)),
+        }
+    }
+
+    /// The participant nodes of a listing, lowest first (sequence numbers as serial numbers
+    /// from the first one's, so a wrapped counter still orders them).
+    fn participants(&self, children: &[String]) -> Vec<String> {
+        let mut nodes: Vec<(i32, &String)> = children
+            .iter()
+            .filter_map(|name| Some((self.own.sequence_of(name)?, name)))
+            .collect();
+        let base = self.own.name().and_then(|own| self.own.sequence_of(own));
+        let base = base.or(nodes.first().map(|(seq, _)| *seq)).unwrap_or(0);
+        nodes.sort_by_key(|(seq, _)| seq.wrapping_sub(base));
+        nodes.into_iter().map(|(_, name)| name.clone()).collect()
+    }
+
+    /// Enter: decides from a listing of the directory and its data version.
+    fn count(&mut self, children: Vec<String>, version: i64) -> Step<DoubleBarrierOutcome> {
+        let round = *self.round.get_or_insert(version);
+        if version < round {
+            // Asked for a round after the next: wait for the ones before to begin.
+            return self.arm(Want::News);
+        }
+        let participants = self.participants(&children);
+        let own = self
+            .own
+            .name()
+            .filter(|own| participants.iter().any(|p| p == own));
+        let ready = children.iter().any(|child| child == READY);
+        if ready && participants.is_empty() {
+            // Nobody is inside the round of this `ready`: its last participant's session ended.
+            let clear = self.clear_ready(version);
+            return self.send(Phase::Clearing, clear);
+        }
+        if version > round {
+            if own.is_none() {
+                return self.done(DoubleBarrierOutcome::Missed { round });
+            }
+            // Its node stands, but was it there when the round began? Read `ready`'s czxid.
+            let exists = Op::Exists {
+                path: self.ready(),
+                watch: false,
+            };
+            return self.send(Phase::Checking, exists);
+        }
+        if ready {
+            // The round before is still inside: wait until its `ready` is gone.
+            return self.arm(Want::Gone);
+        }
+        if own.is_none() {
+            let making = self.own.create();
+            return self.joining(making);
+        }
+        if participants.len() < self.threshold as usize {
+            return self.arm(Want::Made);
+        }
+        let begin = Op::Multi(vec![
+            Op::SetData {
+                path: self.dir().to_owned(),
+                data: Vec::new(),
+                version: round as i32,
+            },
+            Op::Create {
+                path: self.ready(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            },
+        ]);
+        self.send(Phase::Beginning, begin)
+    }
+
+    fn entered(&mut self, round: i64) -> Step<DoubleBarrierOutcome> {
+        self.phase = Phase::Inside;
+        Step::wait().telling(DoubleBarrierOutcome::Entered { round })
+    }
+
+    /// Leave: decides from a listing of who is still inside.
+    fn leave(&mut self, children: Vec<String>) -> Step<DoubleBarrierOutcome> {
+        let participants = self.participants(&children);
+        let own = self.own.name().unwrap_or_default().to_owned();
+        let inside = participants.iter().any(|p| *p == own);
+        let (Some(lowest), Some(highest)) = (participants.first(), participants.last()) else {
+            // Everyone has left. If `ready` is still there, the last one's session ended before
+            // it took `ready` away.
+            if !children.iter().any(|child| child == READY) {
+                return self.done(DoubleBarrierOutcome::Left);
+            }
+            let tidy = self.clear_ready(self.round.unwrap_or_default() + 1);
+            return self.send(Phase::Tidying, tidy);
+        };
+        if participants.len() == 1 && inside {
+            let path = format!("{}/{own}", self.dir());
+            let delete_both = vec![
+                Op::Delete { path, version: -1 },
+                Op::Delete {
+                    path: self.ready(),
+                    version: -1,
+                },
+            ];
+            return self.send(Phase::Finishing, Op::Multi(delete_both));
+        }
+        if *lowest == own {
+            let highest = highest.clone();
+            return self.watch(highest);
+        }
+        let lowest = lowest.clone();
+        if inside {
+            let delete = Op::Delete {
+                path: format!("{}/{own}", self.dir()),
+                version: -1,
+            };
+            return self.send(Phase::Deleting { lowest }, delete);
+        }
+        self.watch(lowest)
+    }
+
+    fn watch(&mut self, node: String) -> Step<DoubleBarrierOutcome> {
+        self.again = false;
+        let exists = Op::Exists {
+            path: format!("{}/{node}", self.dir()),
+            watch: true,
+        };
+        self.send(Phase::Watching { node, asked: true }, exists)
+    }
+
+    fn on_reply(&mut self, reply: OpReply) -> Step<DoubleBarrierOutcome> {
+        let phase = std::mem::replace(&mut self.phase, Phase::Idle);
+        match (phase, reply) {
+            (Phase::Arming { want }, Ok(OpResult::Exists(stat))) => {
+                self.armed(want, stat.is_some())
+            }
+            // No directory yet: the first participant's create makes it.
+            (Phase::Counting, Err(ZkError::NoNode)) => self.count(Vec::new(), 0),
+            (Phase::Counting, Ok(OpResult::Children { children, stat })) => {
+                self.count(children, i64::from(stat.version))
+            }
+            (Phase::Joining, reply) => {
+                let making = self.own.on_reply(reply);
+                self.joining(making)
+            }
+            (Phase::Beginning, Ok(OpResult::Multi(results))) if succeeded(&results) => {
+                self.entered(self.round.unwrap_or_default())
+            }
+            (Phase::Checking, Ok(OpResult::Exists(Some(ready))))
+                if self.own.czxid() < ready.czxid =>
+            {
+                self.entered(self.round.unwrap_or_default())
+            }
+            // Too late for this round: its node must not hold the others up.
+            (Phase::Checking, Ok(OpResult::Exists(_))) => {
+                let delete = Op::Delete {
+                    path: self.own.path().unwrap_or_default().to_owned(),
+                    version: -1,
+                };
+                self.send(Phase::Withdrawing, delete)
+            }
+            (Phase::Withdrawing, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
+                let round = self.round.unwrap_or_default();
+                self.done(DoubleBarrierOutcome::Missed { round })
+            }
+            // Another participant began the round first, or a stale `ready` went meanwhile.
+            (Phase::Beginning | Phase::Clearing, Ok(OpResult::Multi(_))) => {
+                self.list(Phase::Counting)
+            }
+            (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.leave(children),
+            (Phase::Listing, Err(ZkError::NoNode)) => self.leave(Vec::new()),
+            (Phase::Deleting { lowest }, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
+                self.watch(lowest)
+            }
+            (Phase::Watching { node, .. }, Ok(OpResult::Exists(stat))) => {
+                if stat.is_none() || self.again {
+                    self.list(Phase::Listing)
+                } else {
+                    self.phase = Phase::Watching { node, asked: false };
+                    Step::wait()
+                }
+            }
+            (Phase::Finishing, Ok(OpResult::Multi(results))) if succeeded(&results) => {
+                self.done(DoubleBarrierOutcome::Left)
+            }
+            // Its node was already gone (the multi's reply was lost, and this is its resend):
+            // see who is left.
+            (Phase::Finishing, Ok(OpResult::Multi(results))) if results[0].is_err() => {
+                self.list(Phase::Listing)
+            }
+            // `ready` was gone, which only a broken protocol does: still take its own node away.
+            (Phase::Finishing, Ok(OpResult::Multi(_))) => {
+                let delete = Op::Delete {
+                    path: self.own.path().unwrap_or_default().to_owned(),
+                    version: -1,
+                };
+                self.send(Phase::Tidying, delete)
+            }
+            // Gone, or a newer round's: either way nothing of this round is left.
+            (Phase::Tidying, Ok(_) | Err(ZkError::NoNode)) => self.done(DoubleBarrierOutcome::Left),
+            (_, Err(error)) => self.done(DoubleBarrierOutcome::Failed(error)),
+            (_, Ok(_)) => self.done(DoubleBarrierOutcome::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    fn on_watch(&mut self, event_type: EventType, path: &str) -> Step<DoubleBarrierOutcome> {
+        let about_ready = path == self.ready();
+        match &self.phase {
+            // Created while its node was counted: the round began with it inside.
+            Phase::Waiting { want: Want::Made }
+                if about_ready && event_type == EventType::NodeCreated =>
+            {
+                self.entered(self.round.unwrap_or_default())
+            }
+            Phase::Waiting { .. } if about_ready => self.list(Phase::Counting),
+            Phase::Counting | Phase::Arming { .. } | Phase::Joining | Phase::Beginning
+                if about_ready =>
+            {
+                self.again = true;
+                Step::wait()
+            }
+            Phase::Watching { node, asked } if event_type == EventType::NodeDeleted => {
+                if path != format!("{}/{node}", self.dir()) {
+                    return Step::wait();
+                }
+                if *asked {
+                    self.again = true;
+                    return Step::wait();
+                }
+                self.list(Phase::Listing)
+            }
+            _ => Step::wait(),
+        }
+    }
+}
+
+/// Whether every op of a multi succeeded.
+fn succeeded(results: &[Result<OpResult, ZkError>]) -> bool {
+    results.iter().all(Result::is_ok)
+}
+
+impl Recipe for DoubleBarrierMachine {
+    type Request = DoubleBarrierRequest;
+    type Outcome = DoubleBarrierOutcome;
+
+    fn step(&mut self, input: Input<DoubleBarrierRequest>) -> Step<DoubleBarrierOutcome> {
+        if self.phase == Phase::Done {
+            return Step::stop();
+        }
+        match input {
+            Input::Start => self.list(Phase::Counting),
+            Input::Reply(reply) => match self.link.on_reply(reply) {
+                Delivery::Resend(op) => Step::send(op),
+                Delivery::SessionLost => self.done(DoubleBarrierOutcome::Lost),
+                Delivery::Reply(reply) => self.on_reply(reply),
+            },
+            Input::App(DoubleBarrierRequest::Leave) if self.phase == Phase::Inside => {
+                self.list(Phase::Listing)
+            }
+            Input::Event(ZkEvent::Session(event)) => {
+                if self.link.on_session(event, false) == Some(Connection::Lost) {
+                    return self.done(DoubleBarrierOutcome::Lost);
+                }
+                // Back in the same session: what a watch would have said may have been missed
+                // while away, so read again.
+                if event == SessionEvent::SyncConnected {
+                    match self.phase {
+                        Phase::Waiting { .. } => return self.list(Phase::Counting),
+                        Phase::Watching { asked: false, .. } => {
+                            return self.list(Phase::Listing);
+                        }
+                        _ => {}
+                    }
+                }
+                Step::wait()
+            }
+            Input::Event(ZkEvent::Watch(event)) => self.on_watch(event.event_type, &event.path),
+            Input::App(_) | Input::Timeout => Step::wait(),
+        }
+    }
+}
+
+/// Why a double barrier operation did not complete: the session ended first (its node went
+/// with it), or ZooKeeper answered with an error the recipe cannot handle.
+pub type DoubleBarrierError = RecipeError;
+
+/// A double barrier in one directory.
+#[derive(Clone)]
+pub struct DoubleBarrier {
+    dir: String,
+    threshold: u32,
+    recorder: Option<Arc<dyn Recorder>>,
+}
+
+impl fmt::Debug for DoubleBarrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DoubleBarrier")
+            .field("dir", &self.dir)
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DoubleBarrier {
+    /// The double barrier whose nodes live in `dir` (created if missing), whose rounds begin
+    /// once `threshold` participants are there.
+    pub fn new(dir: &str, threshold: u32) -> Self {
+        DoubleBarrier {
+            dir: dir.to_owned(),
+            threshold,
+            recorder: None,
+        }
+    }
+
+    /// The directory of its nodes.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The same barrier, writing down everything it tells the application with `recorder`.
+    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.recorder = recorder;
+        self
+    }
+
+    /// The machine a session runs for round `round`, or for the next round.
+    pub fn machine(&self, session: SessionId, round: Option<i64>) -> DoubleBarrierMachine {
+        DoubleBarrierMachine::new(&self.dir, self.threshold, round, session_guid(session))
+    }
+
+    /// Enters the next round: returns once it has begun with this session inside.
+    pub async fn enter<'c, C: ZkClient>(
+        &self,
+        client: &'c C,
+    ) -> Result<Inside<'c, C, DoubleBarrierMachine>, DoubleBarrierError> {
+        loop {
+            let machine = self.machine(client.session_id(), None);
+            if let Some(inside) = self.enter_with(client, machine).await? {
+                return Ok(inside);
+            }
+        }
+    }
+
+    /// Enters round `round` (they count from 0): `None` if it began without this session, as
+    /// after the session that was counted in ended mid-enter.
+    pub async fn enter_round<'c, C: ZkClient>(
+        &self,
+        client: &'c C,
+        round: i64,
+    ) -> Result<Option<Inside<'c, C, DoubleBarrierMachine>>, DoubleBarrierError> {
+        let machine = self.machine(client.session_id(), Some(round));
+        self.enter_with(client, machine).await
+    }
+
+    /// Enters with `machine`: this barrier's own, or one built around it.
+    pub async fn enter_with<'c, C, M>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Result<Option<Inside<'c, C, M>>, DoubleBarrierError>
+    where
+        C: ZkClient,
+        M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
+    {
+        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
+        let outcome = run_until(&mut driver, Input::Start, |outcome| {
+            matches!(
+                outcome,
+                DoubleBarrierOutcome::Entered { .. } | DoubleBarrierOutcome::Missed { .. }
+            )
+        })
+        .await?;
+        Ok(match outcome {
+            DoubleBarrierOutcome::Entered { round } => Some(Inside { driver, round }),
+            _ => None,
+        })
+    }
+}
+
+/// A session inside a round of a double barrier, until it leaves.
+#[derive(Debug)]
+pub struct Inside<'c, C, M: Recipe> {
+    driver: Driver<'c, C, M>,
+    round: i64,
+}
+
+impl<C, M> Inside<'_, C, M>
+where
+    C: ZkClient,
+    M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
+{
+    /// Which round it is inside.
+    pub fn round(&self) -> i64 {
+        self.round
+    }
+
+    /// Leaves: returns once nobody it was inside with is still inside. Fails with `SessionLost`
+    /// if the session ended (its node went with it; the others go on without it).
+    pub async fn leave(mut self) -> Result<(), DoubleBarrierError> {
+        self.driver.feed_arrived_events().await;
+        if self.driver.is_done() {
+            return Err(RecipeError::SessionLost);
+        }
+        let leave = Input::App(DoubleBarrierRequest::Leave);
+        run_until(&mut self.driver, leave, |outcome| {
+            *outcome == DoubleBarrierOutcome::Left
+        })
+        .await
+        .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Stat, WatchedEvent};
+    use crate::machine::Action;
+
+    const DIR: &str = "/db";
+    const OWN: &str = "g-p-0000000004";
+
+    fn op(step: &Step<DoubleBarrierOutcome>) -> &Op {
+        match &step.action {
+            Action::Send(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn listing(names: &[&str], version: i32) -> Input<DoubleBarrierRequest> {
+        Input::Reply(Ok(OpResult::Children {
+            children: names.iter().map(|n| n.to_string()).collect(),
+            stat: Stat {
+                version,
+                ..Stat::default()
+            },
+        }))
+    }
+
+    fn reply(result: OpResult) -> Input<DoubleBarrierRequest> {
+        Input::Reply(Ok(result))
+    }
+
+    fn deleted(node: &str) -> Input<DoubleBarrierRequest> {
+        Input::Event(ZkEvent::Watch(WatchedEvent {
+            event_type: EventType::NodeDeleted,
+            path: format!("{DIR}/{node}"),
+        }))
+    }
+
+    /// A participant of a barrier of `threshold`, for `round`, that found the directory empty
+    /// and made its node [`OWN`]; the listing after it is in flight.
+    fn joined(threshold: u32, round: Option<i64>) -> DoubleBarrierMachine {
+        let mut machine = DoubleBarrierMachine::new(DIR, threshold, round, "g".to_owned());
+        let step = machine.step(Input::Start);
+        assert!(matches!(op(&step), Op::GetChildren { .. }));
+        let step = machine.step(listing(&[], 0));
+        assert!(matches!(op(&step), Op::Create { .. }));
+        let created = OpResult::Created {
+            path: format!("{DIR}/{OWN}"),
+            stat: Stat::default(),
+        };
+        assert!(matches!(
+            op(&machine.step(reply(created))),
+            Op::GetChildren { .. }
+        ));
+        machine
+    }
+
+    /// A participant inside round 0 (a barrier of one); its leave's listing is in flight.
+    fn leaving() -> DoubleBarrierMachine {
+        let mut machine = joined(1, None);
+        let step = machine.step(listing(&[OWN], 0));
+        assert!(matches!(op(&step), Op::Multi(_)));
+        let step = machine.step(reply(OpResult::Multi(vec![
+            Ok(OpResult::SetData(Stat::default())),
+            Ok(OpResult::Created {
+                path: format!("{DIR}/{READY}"),
+                stat: Stat::default(),
+            }),
+        ])));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Entered { round: 0 })
+        );
+        let step = machine.step(Input::App(DoubleBarrierRequest::Leave));
+        assert!(matches!(op(&step), Op::GetChildren { .. }));
+        machine
+    }
+
+    #[test]
+    fn ready_is_never_counted_among_the_participants() {
+        let mut machine = joined(2, None);
+        // One participant and a `ready` left by the round before: not two participants.
+        let step = machine.step(listing(&[OWN, READY], 0));
+        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
+        let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
+        assert_eq!(step.action, Action::Wait);
+    }
+
+    #[test]
+    fn a_counted_participant_is_inside_once_ready_is_created() {
+        let mut machine = joined(2, None);
+        let step = machine.step(listing(&[OWN], 0));
+        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
+        assert_eq!(machine.step(reply(OpResult::Exists(None))).action, Action::Wait);
+        let created = Input::Event(ZkEvent::Watch(WatchedEvent {
+            event_type: EventType::NodeCreated,
+            path: format!("{DIR}/{READY}"),
+        }));
+        let step = machine.step(created);
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Entered { round: 0 }));
+    }
+
+    #[test]
+    fn the_one_that_sees_enough_participants_begins_the_round_in_one_multi() {
+        let mut machine = joined(2, None);
+        let step = machine.step(listing(&[OWN, "h-p-0000000002"], 0));
+        let Op::Multi(ops) = op(&step) else {
+            panic!("{step:?}");
+        };
+        assert!(matches!(ops[0], Op::SetData { version: 0, .. }), "{ops:?}");
+        assert!(matches!(&ops[1], Op::Create { path, .. } if path == "/db/ready"));
+    }
+
+    #[test]
+    fn an_entrant_that_finds_the_round_before_still_inside_waits_for_it_to_end() {
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
+        machine.step(Input::Start);
+        // Round 0 began (version 1) and two of it are still inside.
+        let inside = ["a-p-0000000001", "b-p-0000000002", READY];
+        let step = machine.step(listing(&inside, 1));
+        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
+        let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
+        assert_eq!(step.action, Action::Wait);
+        let step = machine.step(deleted(READY));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // Now round 1 gathers: it makes its node.
+        let step = machine.step(listing(&[], 1));
+        assert!(matches!(op(&step), Op::Create { .. }), "{step:?}");
+    }
+
+    #[test]
+    fn a_stale_ready_nobody_is_inside_of_is_cleared_only_at_its_rounds_version() {
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
+        machine.step(Input::Start);
+        let step = machine.step(listing(&[READY], 1));
+        let Op::Multi(ops) = op(&step) else {
+            panic!("{step:?}");
+        };
+        assert!(matches!(ops[0], Op::Check { version: 1, .. }), "{ops:?}");
+        assert!(matches!(&ops[1], Op::Delete { path, .. } if path == "/db/ready"));
+    }
+
+    #[test]
+    fn a_participant_whose_round_began_without_it_is_told_so() {
+        // Its node of round 3 went with its ended session; round 3 began meanwhile.
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
+        machine.step(Input::Start);
+        let step = machine.step(listing(&["a-p-0000000007", READY], 4));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Missed { round: 3 })
+        );
+        assert_eq!(step.action, Action::Done);
+    }
+
+    #[test]
+    fn a_node_made_after_the_round_began_is_withdrawn_and_the_round_missed() {
+        let mut machine = joined(2, None);
+        // The round began (version 1) while its create was on its way.
+        let step = machine.step(listing(&["a-p-0000000001", OWN, READY], 1));
+        assert!(
+            matches!(op(&step), Op::Exists { watch: false, .. }),
+            "{step:?}"
+        );
+        let ready = Stat {
+            czxid: 3,
+            ..Stat::default()
+        };
+        // Its node's czxid (0 here) is lower: it was there, and is inside.
+        let mut member = machine.clone();
+        let step = member.step(reply(OpResult::Exists(Some(ready))));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Entered { round: 0 })
+        );
+        let late = Stat {
+            czxid: -1,
+            ..Stat::default()
+        };
+        let step = machine.step(reply(OpResult::Exists(Some(late))));
+        assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
+        let step = machine.step(reply(OpResult::Deleted));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Missed { round: 0 })
+        );
+    }
+
+    #[test]
+    fn after_a_lost_create_reply_it_adopts_its_node_instead_of_making_a_second() {
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
+        machine.step(Input::Start);
+        machine.step(listing(&[], 0));
+        let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        let step = machine.step(listing(&["a-p-0000000003", OWN], 0));
+        assert_eq!(op(&step).path(), format!("{DIR}/{OWN}"));
+        let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        let step = machine.step(listing(&["a-p-0000000003", OWN], 0));
+        assert!(
+            matches!(op(&step), Op::Multi(_)),
+            "two participants: {step:?}"
+        );
+    }
+
+    #[test]
+    fn the_lowest_waits_on_the_highest_still_inside_and_lists_again_after_each() {
+        let mut machine = leaving();
+        let inside = [OWN, "b-p-0000000005", "c-p-0000000009", READY];
+        let step = machine.step(listing(&inside, 1));
+        assert_eq!(op(&step).path(), "/db/c-p-0000000009");
+        assert_eq!(
+            machine
+                .step(reply(OpResult::Exists(Some(Stat::default()))))
+                .action,
+            Action::Wait
+        );
+        let step = machine.step(deleted("c-p-0000000009"));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // The highest in the new listing, not the highest there ever was.
+        let step = machine.step(listing(&[OWN, "b-p-0000000005", READY], 1));
+        assert_eq!(op(&step).path(), "/db/b-p-0000000005");
+    }
+
+    #[test]
+    fn the_last_one_inside_deletes_its_node_and_ready_together() {
+        let mut machine = leaving();
+        let step = machine.step(listing(&[OWN, READY], 1));
+        let Op::Multi(ops) = op(&step) else {
+            panic!("{step:?}");
+        };
+        assert_eq!(ops.len(), 2);
+        assert_eq!(ops[0].path(), format!("{DIR}/{OWN}"));
+        assert_eq!(ops[1].path(), "/db/ready");
+        let step = machine.step(reply(OpResult::Multi(vec![
+            Ok(OpResult::Deleted),
+            Ok(OpResult::Deleted),
+        ])));
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Left));
+    }
+
+    #[test]
+    fn one_not_lowest_deletes_its_node_then_waits_on_the_lowest() {
+        let mut machine = leaving();
+        let step = machine.step(listing(&["a-p-0000000001", OWN, READY], 1));
+        assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
+        let step = machine.step(reply(OpResult::Deleted));
+        assert_eq!(op(&step).path(), "/db/a-p-0000000001");
+        let step = machine.step(reply(OpResult::Exists(None)));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // Nobody inside, and `ready` gone with the last one: it has left.
+        let mut tidy = machine.clone();
+        let step = machine.step(listing(&[], 1));
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Left));
+        // `ready` still there (the last one's session ended first): it deletes it, checking
+        // that it is this round's.
+        let step = tidy.step(listing(&[READY], 1));
+        let Op::Multi(ops) = op(&step) else {
+            panic!("{step:?}");
+        };
+        assert!(matches!(ops[0], Op::Check { version: 1, .. }), "{ops:?}");
+        let failed = OpResult::Multi(vec![Ok(OpResult::RolledBack), Err(ZkError::NoNode)]);
+        assert_eq!(
+            tidy.step(reply(failed)).outcome,
+            Some(DoubleBarrierOutcome::Left)
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! The double barrier's kit. Every client goes through the rounds of one reusable barrier of
+//! [`THRESHOLD`]: it enters round after round, works inside, and leaves. A round begins once
+//! [`THRESHOLD`] are there; whoever comes later misses it and waits for the next one, so the
+//! rounds are the barrier's own (counted by the barrier), and every client asks for each in
+//! turn. A client whose session ends asks for the same round again in a new session, and learns
+//! whether it began without it. The model runs round 0: every client enters it or misses it.
+//!
+//! Its known bugs: a participant that creates its node again after a lost create reply, without
+//! looking for the first one, and so counts itself twice ([`BlindRetry`]); a lowest participant
+//! that takes the deletion of the node it waits on as everyone gone ([`TrustDeletion`]); and
+//! waiters that watch the whole directory ([`WatchParent`]: every deletion wakes them all).
+
+use std::fmt::Debug;
+use std::marker::PhantomData;
+
+use zklab_models::workload::Workload;
+use zklab_recipes::client::{SessionId, ZkClient};
+use zklab_recipes::double_barrier::{
+    DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest,
+};
+use zklab_sim::monitor::double_barrier::{DoubleBarrierSafety, LeaveHerd};
+use zklab_sim::monitor::failure::NoFailures;
+
+use crate::host::Host;
+use crate::kit::Kit;
+use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
+use crate::scenario::Scenario;
+
+/// Where the barrier's nodes live.
+pub const DOUBLE_BARRIER_DIR: &str = "/double-barrier";
+
+/// How many participants begin a round: fewer than the clients, so that some come late to a
+/// round and must wait for the next.
+pub const THRESHOLD: u32 = 2;
+
+/// How many pieces of work a participant does inside a round: long enough that faults which
+/// strike per second of sim time find participants inside.
+const INSIDE_WORKS: u32 = 5;
+
+/// The double barrier's kit, its machine under mutation `X`.
+#[derive(Clone, Debug)]
+pub struct DoubleBarrierKit<X>(PhantomData<X>);
+
+impl<X> DoubleBarrierKit<X> {
+    /// The kit.
+    pub const KIT: Self = DoubleBarrierKit(PhantomData);
+}
+
+fn barrier() -> DoubleBarrier {
+    DoubleBarrier::new(DOUBLE_BARRIER_DIR, THRESHOLD)
+}
+
+impl<X: Mutation> DoubleBarrierKit<X> {
+    fn mutated(session: SessionId, round: i64) -> Mutated<DoubleBarrierMachine, X> {
+        Mutated::new(barrier().machine(session, Some(round)))
+    }
+}
+
+impl<X: Mutation> Workload for DoubleBarrierKit<X> {
+    type Machine = Mutated<DoubleBarrierMachine, X>;
+    type Monitors = (DoubleBarrierSafety, LeaveHerd, NoFailures);
+
+    /// A round begins once [`THRESHOLD`] are there.
+    fn min_clients(&self) -> usize {
+        THRESHOLD as usize
+    }
+
+    fn machine(&self, _: u8, session: SessionId) -> Self::Machine {
+        Self::mutated(session, 0)
+    }
+
+    fn request_when_holding(&self) -> DoubleBarrierRequest {
+        DoubleBarrierRequest::Leave
+    }
+
+    /// Nobody enters early or leaves early, one woken per deletion in the leave but for the
+    /// lowest's and `ready`'s, no recipe giving up.
+    fn monitors(&self) -> Self::Monitors {
+        (
+            DoubleBarrierSafety::new(DOUBLE_BARRIER_DIR, THRESHOLD),
+            LeaveHerd::new(DOUBLE_BARRIER_DIR),
+            NoFailures,
+        )
+    }
+
+    fn root(&self) -> &str {
+        DOUBLE_BARRIER_DIR
+    }
+
+    fn symmetric(&self) -> bool {
+        X::SYMMETRIC
+    }
+}
+
+impl<X: Mutation> Kit for DoubleBarrierKit<X> {
+    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
+        let barrier = barrier().recording(host.recorder());
+        let mut session = host.connect().await;
+        let mut round = 0;
+        while round < rounds {
+            let machine = Self::mutated(session.session_id(), i64::from(round));
+            let result = match barrier.enter_with(&session, machine).await {
+                Ok(Some(inside)) => {
+                    for _ in 0..INSIDE_WORKS {
+                        host.work().await;
+                    }
+                    round += 1;
+                    inside.leave().await
+                }
+                // The round began without this client: on to the next.
+                Ok(None) => {
+                    round += 1;
+                    Ok(())
+                }
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(()) => {}
+                Err(DoubleBarrierError::SessionLost) => session = host.connect().await,
+                // The recipe reported the failure in the trace, where a monitor judges it.
+                Err(DoubleBarrierError::Zk(_)) => return None,
+            }
+        }
+        Some(session)
+    }
+}
+
+/// The double barrier's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "double-barrier",
+        about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
+        known_bug: false,
+        kit: &DoubleBarrierKit::<Documented>::KIT,
+        states: None,
+    },
+    Scenario {
+        name: "double-barrier-bug-blind-retry",
+        about:
+            "a participant makes a second node after a lost create reply, and counts itself twice",
+        known_bug: true,
+        kit: &DoubleBarrierKit::<BlindRetry>::KIT,
+        states: None,
+    },
+    Scenario {
+        name: "double-barrier-bug-trust-deletion",
+        about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
+        known_bug: true,
+        kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
+        states: None,
+    },
+    Scenario {
+        name: "double-barrier-bug-herd",
+        about: "leavers watch the whole directory: every deletion wakes them all",
+        known_bug: true,
+        kit: &DoubleBarrierKit::<WatchParent>::KIT,
+        states: None,
+    },
+];

@@ -336,7 +336,7 @@ impl DoubleBarrierMachine {
     fn leave(&mut self, children: Vec<String>) -> Step<DoubleBarrierOutcome> {
         let participants = self.participants(&children);
         let own = self.own.name().unwrap_or_default().to_owned();
-        let inside = participants.iter().any(|p| *p == own);
+        let inside = participants.contains(&own);
         let (Some(lowest), Some(highest)) = (participants.first(), participants.last()) else {
             // Everyone has left. If `ready` is still there, the last one's session ended before
             // it took `ready` away.
@@ -745,7 +745,10 @@ mod tests {
         let mut machine = joined(2, None);
         // One participant and a `ready` left by the round before: not two participants.
         let step = machine.step(listing(&[OWN, READY], 0));
-        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
+        assert!(
+            matches!(op(&step), Op::Exists { watch: true, .. }),
+            "{step:?}"
+        );
         let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
         assert_eq!(step.action, Action::Wait);
     }
@@ -754,14 +757,23 @@ mod tests {
     fn a_counted_participant_is_inside_once_ready_is_created() {
         let mut machine = joined(2, None);
         let step = machine.step(listing(&[OWN], 0));
-        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
-        assert_eq!(machine.step(reply(OpResult::Exists(None))).action, Action::Wait);
+        assert!(
+            matches!(op(&step), Op::Exists { watch: true, .. }),
+            "{step:?}"
+        );
+        assert_eq!(
+            machine.step(reply(OpResult::Exists(None))).action,
+            Action::Wait
+        );
         let created = Input::Event(ZkEvent::Watch(WatchedEvent {
             event_type: EventType::NodeCreated,
             path: format!("{DIR}/{READY}"),
         }));
         let step = machine.step(created);
-        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Entered { round: 0 }));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Entered { round: 0 })
+        );
     }
 
     #[test]
@@ -782,7 +794,10 @@ mod tests {
         // Round 0 began (version 1) and two of it are still inside.
         let inside = ["a-p-0000000001", "b-p-0000000002", READY];
         let step = machine.step(listing(&inside, 1));
-        assert!(matches!(op(&step), Op::Exists { watch: true, .. }), "{step:?}");
+        assert!(
+            matches!(op(&step), Op::Exists { watch: true, .. }),
+            "{step:?}"
+        );
         let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
         assert_eq!(step.action, Action::Wait);
         let step = machine.step(deleted(READY));

@@ -87,7 +87,8 @@ impl RealTrace {
                     TraceEvent::Outcome {
                         outcome: Outcome::Granted { .. }
                             | Outcome::Passed { .. }
-                            | Outcome::Left { .. },
+                            | Outcome::Left { .. }
+                            | Outcome::Missed { .. },
                         ..
                     }
                 )

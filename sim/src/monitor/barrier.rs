@@ -142,20 +142,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::testing::at;
-
-    fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEntry {
-        at(
-            0,
-            TraceEvent::Applied {
-                client: 0,
-                session,
-                zxid: 1,
-                op,
-                reply: Ok(reply),
-            },
-        )
-    }
+    use crate::monitor::testing::{applied, at};
 
     fn set(path: &str) -> TraceEntry {
         let op = Op::Create {

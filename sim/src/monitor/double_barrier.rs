@@ -279,7 +279,7 @@ mod tests {
     use zklab_recipes::client::{Op, OpResult};
 
     use super::*;
-    use crate::monitor::testing::{at, created, ended, outcome};
+    use crate::monitor::testing::{applied, at, created, ended, outcome};
 
     const DIR: &str = "/db";
 
@@ -292,16 +292,7 @@ mod tests {
             path: format!("{DIR}/{READY}"),
             watch: true,
         };
-        at(
-            0,
-            TraceEvent::Applied {
-                client: 0,
-                session,
-                zxid: 1,
-                op,
-                reply: Ok(OpResult::Exists(None)),
-            },
-        )
+        applied(session, op, OpResult::Exists(None))
     }
 
     fn joins(session: SessionId, seq: u32) -> TraceEntry {
@@ -317,16 +308,7 @@ mod tests {
             path: path.to_owned(),
             version: -1,
         };
-        at(
-            0,
-            TraceEvent::Applied {
-                client: 0,
-                session,
-                zxid: 1,
-                op,
-                reply: Ok(OpResult::Deleted),
-            },
-        )
+        applied(session, op, OpResult::Deleted)
     }
 
     fn told(session: SessionId, said: Outcome) -> TraceEntry {

@@ -15,6 +15,20 @@ pub(crate) fn at(ms: u64, event: TraceEvent) -> TraceEntry {
     }
 }
 
+/// The server applied `op` for `session` (client 0), answering `reply`, at the start of the run.
+pub(crate) fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEntry {
+    at(
+        0,
+        TraceEvent::Applied {
+            client: 0,
+            session,
+            zxid: 1,
+            op,
+            reply: Ok(reply),
+        },
+    )
+}
+
 pub(crate) fn trace(events: Vec<TraceEvent>) -> Trace {
     let mut trace = Trace::new();
     for (i, event) in events.into_iter().enumerate() {

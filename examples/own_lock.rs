@@ -266,6 +266,7 @@ fn main() -> ExitCode {
         budget: Budget::default(),
         threads: 2,
         symmetry: true,
+        partial_order: true,
         timeout: None,
     };
     let check = MY_LOCK.kit.check(&options, &|_, _| {});

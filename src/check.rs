@@ -42,6 +42,10 @@ pub struct CheckArgs {
     /// Explore every state rather than one per permutation of clients.
     #[arg(long)]
     no_symmetry: bool,
+    /// Explore every interleaving of a client's quiet steps (replies and events that only move
+    /// its own machine) with the rest, rather than one.
+    #[arg(long)]
+    no_partial_order: bool,
     /// Stop after this many seconds; an incomplete search proves nothing (exit status 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
@@ -96,6 +100,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         budget,
         threads,
         symmetry: !args.no_symmetry,
+        partial_order: !args.no_partial_order,
         timeout: args.timeout.map(Duration::from_secs),
     };
     let status = StatusLine::new(args.json);
@@ -136,8 +141,9 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
         (false, true) => "off (the machine is not symmetric under renaming sessions)",
         (false, false) => "off",
     };
+    let partial_order = if options.partial_order { "on" } else { "off" };
     println!(
-        "{name}: {} clients, faults {}, symmetry {symmetry}",
+        "{name}: {} clients, faults {}, symmetry {symmetry}, partial-order reduction {partial_order}",
         options.clients,
         describe_budget(&options.budget)
     );
@@ -193,6 +199,7 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Valu
         "model": name,
         "clients": options.clients,
         "symmetry": report.symmetry,
+        "partial_order": options.partial_order,
         "faults": {
             "connection_loss": options.budget.connection_loss,
             "lost_reply": options.budget.lost_reply,

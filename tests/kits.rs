@@ -135,15 +135,22 @@ const KNOWN_BUGS: &[Expected] = &[
 ];
 
 fn check(name: &str, clients: usize, budget: Budget) -> CheckReport {
-    check_with(name, clients, budget, true)
+    check_with(name, clients, budget, true, true)
 }
 
-fn check_with(name: &str, clients: usize, budget: Budget, symmetry: bool) -> CheckReport {
+fn check_with(
+    name: &str,
+    clients: usize,
+    budget: Budget,
+    symmetry: bool,
+    partial_order: bool,
+) -> CheckReport {
     let options = CheckOptions {
         clients,
         budget,
         threads: 2,
         symmetry,
+        partial_order,
         timeout: None,
     };
     support::scenario(name).kit.check(&options, &|_, _| {})
@@ -237,7 +244,7 @@ fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
             .expect("the property");
         assert!(!property.holds, "{}: {} holds", bug.name, bug.property);
         assert!(
-            (1..=30).contains(&property.counterexample.len()),
+            (1..=40).contains(&property.counterexample.len()),
             "{}: a counterexample of {} steps",
             bug.name,
             property.counterexample.len()
@@ -246,10 +253,10 @@ fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
 }
 
 #[test]
-fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction_and_its_pinned_count() {
+fn every_kit_gives_the_same_verdicts_with_and_without_each_reduction_and_its_pinned_count() {
     for scenario in catalogue::scenarios() {
-        let verdicts = |symmetry| {
-            let report = check_with(scenario.name, 2, ONE_OF_EACH, symmetry);
+        let verdicts = |symmetry, partial_order| {
+            let report = check_with(scenario.name, 2, ONE_OF_EACH, symmetry, partial_order);
             let verdicts: Vec<(&str, bool)> = report
                 .properties
                 .iter()
@@ -257,22 +264,30 @@ fn every_kit_gives_the_same_verdicts_with_and_without_symmetry_reduction_and_its
                 .collect();
             (verdicts, report.symmetry, report.unique_states)
         };
-        let (reduced, used, reduced_states) = verdicts(true);
-        let (full, _, full_states) = verdicts(false);
-        assert_eq!(reduced, full, "{}", scenario.name);
+        let (full, _, full_states) = verdicts(false, false);
+        let (symmetric, used, symmetric_states) = verdicts(true, false);
+        let (both, _, both_states) = verdicts(true, true);
+        assert_eq!(symmetric, full, "{}: symmetry reduction", scenario.name);
+        assert_eq!(
+            both, symmetric,
+            "{}: partial-order reduction",
+            scenario.name
+        );
         assert_eq!(
             Some(full_states),
             scenario.states,
             "{}: the pinned count",
             scenario.name
         );
-        if used && reduced_states == full_states {
+        assert!(both_states < symmetric_states, "{}", scenario.name);
+        if used && symmetric_states == full_states {
             // Two clients playing different parts (a barrier's controller and a waiter) have
             // nobody to swap with: a third client does.
-            let three = |symmetry| check_with(scenario.name, 3, NO_FAULTS, symmetry).unique_states;
+            let three =
+                |symmetry| check_with(scenario.name, 3, NO_FAULTS, symmetry, false).unique_states;
             assert!(three(true) < three(false), "{}", scenario.name);
         } else if used {
-            assert!(reduced_states < full_states, "{}", scenario.name);
+            assert!(symmetric_states < full_states, "{}", scenario.name);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The model checker on the real lock machine and the real pure server: the lock holds every
 //! property for 2 and 3 clients under one of each fault; the known bugs fail the property that
-//! names them, with a short counterexample that is a real path; symmetry reduction pays.
+//! names them, with a short counterexample that is a real path; the reductions pay.
 
 use stateright::Model;
 use zklab::models::check::{check, shortest_counterexample, CheckOptions};
@@ -15,12 +15,14 @@ const ONE_OF_EACH: Budget = Budget {
     session_expiry: 1,
 };
 
-fn options(clients: usize, budget: Budget, symmetry: bool) -> CheckOptions {
+/// Options with both reductions (symmetry and partial order) on or off.
+fn options(clients: usize, budget: Budget, reduced: bool) -> CheckOptions {
     CheckOptions {
         clients,
         budget,
         threads: 2,
-        symmetry,
+        symmetry: reduced,
+        partial_order: reduced,
         timeout: None,
     }
 }
@@ -60,7 +62,7 @@ fn assert_counterexample<W: Workload>(
     budget: Budget,
     property: &'static str,
 ) {
-    let model = RecipeModel::new(kit.clone(), clients, budget);
+    let model = RecipeModel::new(kit.clone(), clients, budget).with_partial_order(true);
     let path = shortest_counterexample(&model, &options(clients, budget, true), property);
     assert!(
         (1..=20).contains(&path.len()),
@@ -146,7 +148,7 @@ fn the_herd_lock_wakes_every_waiter_even_without_faults() {
 }
 
 #[test]
-fn symmetry_reduction_explores_fewer_states_and_agrees() {
+fn the_reductions_explore_fewer_states_and_agree() {
     let with = check(
         LockKit::<Documented>::KIT,
         &options(2, ONE_OF_EACH, true),

@@ -22,6 +22,9 @@ pub struct CheckOptions {
     pub threads: usize,
     /// Explore states up to a permutation of clients only once.
     pub symmetry: bool,
+    /// Explore one interleaving of a client's quiet deliveries with everything else (sound:
+    /// see [`RecipeModel::quiet_delivery`]).
+    pub partial_order: bool,
     /// Stop the exhaustive search after this long (the report then says it is incomplete).
     pub timeout: Option<Duration>,
 }
@@ -78,7 +81,8 @@ pub fn check<W: Workload>(
         symmetry: options.symmetry && workload.symmetric(),
         ..options.clone()
     };
-    let model = RecipeModel::new(workload, options.clients, options.budget);
+    let model = RecipeModel::new(workload, options.clients, options.budget)
+        .with_partial_order(options.partial_order);
     let started = Instant::now();
     let mut exhaustive = builder(model.clone(), options);
     if let Some(timeout) = options.timeout {

@@ -37,7 +37,9 @@ pub enum Inbound {
     /// flight (if any), then `then` (SyncConnected, or Expired when the session is gone). One
     /// step, since nothing another client does can come between them in what this client sees.
     Break {
-        /// An op was in flight and fails with ConnectionLoss.
+        /// An op was in flight and fails with ConnectionLoss. An op still in the outbox when the
+        /// break is taken fails too: the server closed an expired session's connection, so
+        /// nothing the client sent after the expiry reached it.
         lost_op: bool,
         /// How it ends.
         then: SessionEvent,
@@ -148,6 +150,9 @@ pub struct RecipeModel<W> {
     pub clients: usize,
     /// Fault budgets.
     pub budget: Budget,
+    /// Explore only one interleaving of a quiet delivery with everything else (see
+    /// [`RecipeModel::quiet_delivery`]).
+    pub partial_order: bool,
 }
 
 /// The model's state for a workload.
@@ -162,6 +167,53 @@ impl<W: Workload> RecipeModel<W> {
             workload,
             clients,
             budget,
+            partial_order: false,
+        }
+    }
+
+    /// The same model, with partial-order reduction on or off.
+    pub fn with_partial_order(self, partial_order: bool) -> Self {
+        RecipeModel {
+            partial_order,
+            ..self
+        }
+    }
+
+    /// Whether client `c` taking its next inbox item commutes with every other action that is
+    /// enabled now or can become enabled before it, and is invisible to every property; if so,
+    /// exploring it alone from this state loses no reachable violation (a persistent set of one).
+    ///
+    /// It is quiet when the item is a reply or a watch event that gives no outcome (the monitors,
+    /// the application and the server are untouched: only the client's machine, timer and
+    /// outbox change, and other clients' actions only append to its inbox), that does not end the
+    /// machine (a restart opens a session on the server), and that sends an op only when none is
+    /// in flight, while no other action of the same client that feeds its machine can come first
+    /// (its timer is not set, and the application has nothing to ask of it). A session expiry of the client commutes with it: the expiry appends a
+    /// break to the inbox and leaves the outbox alone, and an op sent either side of it is failed
+    /// by that break. Every property stays as it was: the monitors' verdicts are not touched, the
+    /// client is unfinished before and after, and a delivery is enabled, so the state is not
+    /// stuck. A chain of quiet deliveries only shortens inboxes, so it never closes a cycle in
+    /// which some other action is put off for ever.
+    pub fn quiet_delivery(&self, state: &StateOf<W>, c: usize) -> bool {
+        let client = &state.clients[c];
+        let input = match client.inbox.front() {
+            Some(Inbound::Reply(reply)) => Input::Reply(reply.clone()),
+            Some(Inbound::Event(event)) => Input::Event(event.clone()),
+            Some(Inbound::Break { .. }) | None => return false,
+        };
+        // A request waits only for the op in flight, which the server can apply meanwhile.
+        let requestable = client.holds && !client.round_over;
+        if client.finished || client.timer || requestable {
+            return false;
+        }
+        let step = client.machine.clone().step(input);
+        if step.outcome.is_some() {
+            return false;
+        }
+        match step.action {
+            Next::Wait => true,
+            Next::Send(_) => client.outbox.is_none(),
+            Next::Done => false,
         }
     }
 
@@ -288,6 +340,20 @@ impl<W: Workload> RecipeModel<W> {
         applied.reply
     }
 
+    /// Whether the server has expired the client's session and the client has not yet learnt
+    /// it: the server closed the connection, so an op sent now never reaches it.
+    fn expiry_pending(client: &Client<W::Machine>) -> bool {
+        client.inbox.iter().any(|inbound| {
+            matches!(
+                inbound,
+                Inbound::Break {
+                    then: SessionEvent::Expired,
+                    ..
+                }
+            )
+        })
+    }
+
     /// The connection breaks under an op in flight and comes back within the session.
     fn reconnect(client: &mut Client<W::Machine>) {
         client.inbox.push_back(Inbound::Break {
@@ -348,8 +414,14 @@ impl<W: Workload> Model for RecipeModel<W> {
     }
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        if self.partial_order {
+            if let Some(c) = (0..self.clients).find(|&c| self.quiet_delivery(state, c)) {
+                actions.push(Action::Deliver(c));
+                return;
+            }
+        }
         for (c, client) in state.clients.iter().enumerate() {
-            if client.outbox.is_some() {
+            if client.outbox.is_some() && !Self::expiry_pending(client) {
                 actions.push(Action::Apply(c));
                 if state.budget.connection_loss > 0 {
                     actions.push(Action::ConnectionLoss(c));
@@ -390,6 +462,7 @@ impl<W: Workload> Model for RecipeModel<W> {
                     Inbound::Event(event) => self.feed(&mut state, c, Input::Event(event)),
                     Inbound::Break { lost_op, then } => {
                         let session = state.clients[c].session;
+                        let lost_op = lost_op || state.clients[c].outbox.take().is_some();
                         self.feed(
                             &mut state,
                             c,
@@ -432,10 +505,9 @@ impl<W: Workload> Model for RecipeModel<W> {
                     },
                 );
                 Self::notify(&mut state, session, ended.zxid, ended.notifications);
-                let client = &mut state.clients[c];
-                let lost_op = client.outbox.take().is_some();
-                client.inbox.push_back(Inbound::Break {
-                    lost_op,
+                // The op in flight, if any, fails when the client takes the break.
+                state.clients[c].inbox.push_back(Inbound::Break {
+                    lost_op: false,
                     then: SessionEvent::Expired,
                 });
             }

@@ -26,20 +26,20 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "leader election: lead with a fenced resource, resign, run again",
         known_bug: false,
         kit: &ElectionKit::<Documented>::KIT,
-        states: Some(44_671),
+        states: Some(39_715),
     },
     Scenario {
         name: "election-bug-trust-deletion",
         about: "a candidate leads on its predecessor's deletion without listing again",
         known_bug: true,
         kit: &ElectionKit::<TrustDeletion>::KIT,
-        states: Some(98_657),
+        states: Some(88_241),
     },
     Scenario {
         name: "election-bug-herd",
         about: "every candidate watches the leader's node (herd effect)",
         known_bug: true,
         kit: &ElectionKit::<WatchLowest>::KIT,
-        states: Some(92_715),
+        states: Some(82_719),
     },
 ];

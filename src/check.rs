@@ -168,9 +168,14 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
             continue;
         }
         println!(
-            "  FAILS  {}: counterexample ({} steps, by iterative deepening):",
+            "  FAILS  {}: counterexample ({} steps, {}):",
             property.name,
-            property.counterexample.len()
+            property.counterexample.len(),
+            if property.deepened {
+                "by iterative deepening"
+            } else {
+                "the exhaustive search's path: deepening would cost too much"
+            }
         );
         for (i, step) in property.counterexample.iter().enumerate() {
             println!("    {:>3}. {step}", i + 1);
@@ -190,6 +195,7 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Valu
             let mut value = json!({ "name": property.name, "holds": property.holds });
             if !property.holds {
                 value["counterexample"] = json!(property.counterexample);
+                value["deepened"] = json!(property.deepened);
                 value["mermaid"] = json!(property.mermaid);
             }
             value

@@ -1,6 +1,7 @@
 //! Running the checker: an exhaustive search (depth-first, with symmetry reduction unless asked
 //! not to), then, for each property that fails, a short counterexample by iterative
-//! deepening, replayed from the initial state to prove it is a real path.
+//! deepening (or, when that would cost more than a bound, the exhaustive search's own path),
+//! replayed from the initial state to prove it is a real path.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -38,6 +39,9 @@ pub struct PropertyReport {
     pub holds: bool,
     /// When it fails: a short path to a failing state, one trace line per step.
     pub counterexample: Vec<String>,
+    /// Whether the path was found by iterative deepening (short); if not, it is the path the
+    /// exhaustive search found.
+    pub deepened: bool,
     /// The same path as a Mermaid sequence diagram.
     pub mermaid: String,
 }
@@ -102,15 +106,21 @@ pub fn check<W: Workload>(
         .iter()
         .map(|property| {
             let holds = !failing.contains(property.name);
-            let steps = if holds {
+            let short = if holds {
                 Vec::new()
             } else {
                 shortest_counterexample(&model, options, property.name)
+            };
+            let deepened = !short.is_empty();
+            let steps = match checker.discovery(property.name) {
+                Some(path) if !holds && !deepened => replay(&model, path.into_actions()),
+                _ => short,
             };
             PropertyReport {
                 name: property.name,
                 holds,
                 counterexample: render::lines::<W>(&steps),
+                deepened,
                 mermaid: if holds {
                     String::new()
                 } else {
@@ -142,7 +152,14 @@ fn builder<W: Workload>(
     }
 }
 
-/// A short path that breaks `property` (empty if none does): depth-bounded searches of growing
+/// How many states one round of iterative deepening may generate. A big model's deep
+/// counterexample would cost more rounds than the check itself; past this, the check shows the
+/// path its exhaustive search found instead (longer, and with several threads not always the
+/// same one).
+const DEEPENING_STATES: usize = 5_000_000;
+
+/// A short path that breaks `property` (empty if none does, or if a round of the search
+/// generates [`DEEPENING_STATES`] without finding one): depth-bounded searches of growing
 /// depth, each stopping at the first discovery, on one thread so the answer is the same every
 /// time. Not guaranteed minimal: stateright's depth bound shares one visited set, so a state first
 /// met by a longer path hides its shorter one. The path is replayed from the initial state, so
@@ -159,13 +176,16 @@ pub fn shortest_counterexample<W: Workload>(
         };
         let checker = builder(model.clone(), &one_thread)
             .target_max_depth(depth)
+            .target_state_count(DEEPENING_STATES)
             .finish_when(HasDiscoveries::AnyOf([property].into()))
             .spawn_dfs()
             .join();
         if let Some(path) = checker.discovery(property) {
             return replay(model, path.into_actions());
         }
-        if checker.max_depth() < depth.saturating_sub(1) {
+        if checker.max_depth() < depth.saturating_sub(1)
+            || checker.state_count() >= DEEPENING_STATES
+        {
             break;
         }
     }

@@ -188,9 +188,9 @@ impl<W: Workload> RecipeModel<W> {
     /// outbox change, and other clients' actions only append to its inbox), that does not end the
     /// machine (a restart opens a session on the server), and that sends an op only when none is
     /// in flight, while no other action of the same client that feeds its machine can come first
-    /// (its timer is not set, and the application has nothing to ask of it). A session expiry of the client commutes with it: the expiry appends a
-    /// break to the inbox and leaves the outbox alone, and an op sent either side of it is failed
-    /// by that break. Every property stays as it was: the monitors' verdicts are not touched, the
+    /// (its timer is not set, and the application has nothing to ask of it). A session expiry of
+    /// the client commutes with it: the expiry appends a break to the inbox and leaves the outbox
+    /// alone, and an op sent either side of it is failed by that break. Every property stays as it was: the monitors' verdicts are not touched, the
     /// client is unfinished before and after, and a delivery is enabled, so the state is not
     /// stuck. A chain of quiet deliveries only shortens inboxes, so it never closes a cycle in
     /// which some other action is put off for ever.

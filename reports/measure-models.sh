@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measures `zklab check lock` for 2, 3 and 4 clients with and without symmetry reduction, one of
-# each fault, and writes each run's JSON and a summary table (reports/models.md) made from them.
+# Measures `zklab check lock` for 2, 3 and 4 clients with no reduction, symmetry reduction, and
+# symmetry and partial-order reduction, one of each fault, and writes each run's JSON and a
+# summary table (reports/models.md) made from them.
 # Usage: bash reports/measure-models.sh [timeout seconds per run, default 600]
 #        bash reports/measure-models.sh --table    (rewrite the table from the JSON only)
 set -uo pipefail
@@ -10,11 +11,15 @@ limit=${1:-600}
 [ "${1:-}" = --table ] || cargo build --release --quiet
 for clients in 2 3 4; do
   [ "${1:-}" = --table ] && break
-  for symmetry in on off; do
-    flag=""; [ "$symmetry" = off ] && flag="--no-symmetry"
-    out="reports/models/lock-${clients}-symmetry-${symmetry}.json"
-    ./target/release/zklab check lock --clients "$clients" --faults all $flag --timeout "$limit" --json > "$out"
-    echo "lock, $clients clients, symmetry $symmetry: exit $?"
+  for reductions in none symmetry both; do
+    case $reductions in
+      none) flags="--no-symmetry --no-partial-order" ;;
+      symmetry) flags="--no-partial-order" ;;
+      both) flags="" ;;
+    esac
+    out="reports/models/lock-${clients}-reductions-${reductions}.json"
+    ./target/release/zklab check lock --clients "$clients" --faults all $flags --timeout "$limit" --json > "$out"
+    echo "lock, $clients clients, reductions $reductions: exit $?"
   done
 done
 {
@@ -24,16 +29,17 @@ done
   echo "One of each fault (connection loss, lost reply, session expiry); checker threads: one per core."
   echo "An incomplete run stopped at the ${limit} s timeout: its properties are unrefuted, not proven."
   echo
-  echo "| clients | symmetry | states | unique states | max depth | seconds | complete | all properties hold |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-  for f in reports/models/lock-*.json; do
+  echo "| clients | symmetry | partial order | states | unique states | max depth | seconds | complete | all properties hold |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for f in reports/models/lock-{2,3,4}-reductions-{none,symmetry,both}.json; do
     python3 - "$f" <<'PY'
 import json, sys, re
 d = json.load(open(sys.argv[1]))
 sym = "on" if d["symmetry"] else "off"
+por = "on" if d["partial_order"] else "off"
 holds = all(p["holds"] for p in d["properties"])
 verdict = "NO" if not holds else ("yes" if d["complete"] else "unrefuted")
-print(f'| {d["clients"]} | {sym} | {d["states"]} | {d["unique_states"]} | {d["max_depth"]} | {d["seconds"]:.1f} | {"yes" if d["complete"] else "no"} | {verdict} |')
+print(f'| {d["clients"]} | {sym} | {por} | {d["states"]} | {d["unique_states"]} | {d["max_depth"]} | {d["seconds"]:.1f} | {"yes" if d["complete"] else "no"} | {verdict} |')
 PY
   done
 } > reports/models.md

@@ -106,15 +106,14 @@ pub fn check<W: Workload>(
         .iter()
         .map(|property| {
             let holds = !failing.contains(property.name);
-            let short = if holds {
-                Vec::new()
+            let (steps, deepened) = if holds {
+                (Vec::new(), false)
             } else {
-                shortest_counterexample(&model, options, property.name)
-            };
-            let deepened = !short.is_empty();
-            let steps = match checker.discovery(property.name) {
-                Some(path) if !holds && !deepened => replay(&model, path.into_actions()),
-                _ => short,
+                let short = shortest_counterexample(&model, options, property.name);
+                match checker.discovery(property.name) {
+                    Some(path) if short.is_empty() => (replay(&model, path.into_actions()), false),
+                    _ => (short, true),
+                }
             };
             PropertyReport {
                 name: property.name,

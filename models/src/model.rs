@@ -190,22 +190,23 @@ impl<W: Workload> RecipeModel<W> {
     /// in flight, while no other action of the same client that feeds its machine can come first
     /// (its timer is not set, and the application has nothing to ask of it). A session expiry of
     /// the client commutes with it: the expiry appends a break to the inbox and leaves the outbox
-    /// alone, and an op sent either side of it is failed by that break. Every property stays as it was: the monitors' verdicts are not touched, the
-    /// client is unfinished before and after, and a delivery is enabled, so the state is not
-    /// stuck. A chain of quiet deliveries only shortens inboxes, so it never closes a cycle in
-    /// which some other action is put off for ever.
+    /// alone, and an op sent either side of it is failed by that break. Every property stays as
+    /// it was: the monitors' verdicts are not touched, the client is unfinished before and after,
+    /// and a delivery is enabled, so the state is not stuck. A chain of quiet deliveries only
+    /// shortens inboxes, so it never closes a cycle in which some other action is put off for
+    /// ever.
     pub fn quiet_delivery(&self, state: &StateOf<W>, c: usize) -> bool {
         let client = &state.clients[c];
-        let input = match client.inbox.front() {
-            Some(Inbound::Reply(reply)) => Input::Reply(reply.clone()),
-            Some(Inbound::Event(event)) => Input::Event(event.clone()),
-            Some(Inbound::Break { .. }) | None => return false,
-        };
         // A request waits only for the op in flight, which the server can apply meanwhile.
         let requestable = client.holds && !client.round_over;
         if client.finished || client.timer || requestable {
             return false;
         }
+        let input = match client.inbox.front() {
+            Some(Inbound::Reply(reply)) => Input::Reply(reply.clone()),
+            Some(Inbound::Event(event)) => Input::Event(event.clone()),
+            Some(Inbound::Break { .. }) | None => return false,
+        };
         let step = client.machine.clone().step(input);
         if step.outcome.is_some() {
             return false;

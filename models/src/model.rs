@@ -254,7 +254,8 @@ impl<W: Workload> RecipeModel<W> {
                 Outcome::Released { .. }
                 | Outcome::Passed { .. }
                 | Outcome::Left { .. }
-                | Outcome::Missed { .. },
+                | Outcome::Missed { .. }
+                | Outcome::Decided { .. },
             ) => {
                 (client.holds, client.round_over) = (false, true);
             }
@@ -386,7 +387,7 @@ impl<W: Workload> Model for RecipeModel<W> {
         let clients = (0..self.clients)
             .map(|c| {
                 let session = server.open_session();
-                let part = self.workload.part(c);
+                let part = self.workload.part(c, self.clients);
                 Client {
                     part,
                     machine: self.workload.machine(part, session),
@@ -559,6 +560,8 @@ impl<W: Workload> RecipeModel<W> {
             BarrierPassed,
             EnteredEarly,
             LeftEarly,
+            Disagreement,
+            InvalidCommit,
             StaleToken,
             Herd,
             Orphan,

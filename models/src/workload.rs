@@ -14,12 +14,12 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// The recipe machine each client runs.
     type Machine: Recipe + RenameSessions + Send + Sync;
 
-    /// Which part client number `client` plays (a barrier's controller or a waiter, say). The
-    /// part travels with the client's state (a restart in a new session keeps it), so symmetry
-    /// reduction, which may move clients between slots, never mistakes one part for another. By
-    /// default every client plays the same part.
-    fn part(&self, client: usize) -> u8 {
-        let _ = client;
+    /// Which part client number `client` of `clients` plays (a barrier's controller or a
+    /// waiter, say). The part travels with the client's state (a restart in a new session keeps
+    /// it), so symmetry reduction, which may move clients between slots, never mistakes one part
+    /// for another. By default every client plays the same part.
+    fn part(&self, client: usize, clients: usize) -> u8 {
+        let _ = (client, clients);
         0
     }
 

@@ -7,7 +7,7 @@
 //! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
 //! [`parts`]: [`lock`] and [`election`] are the exclusive-role part under their own names, and
 //! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
-//! leaves together. The same machine runs in the simulator, in the
+//! leaves together, [`two_phase_commit`] a coordinator and its sites. The same machine runs in the simulator, in the
 //! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 extern crate self as zklab_recipes;
@@ -24,3 +24,4 @@ pub mod parts;
 pub mod real;
 pub mod symmetry;
 pub mod tree;
+pub mod two_phase_commit;

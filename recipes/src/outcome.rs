@@ -57,6 +57,13 @@ pub enum Outcome {
         /// Which round.
         round: i64,
     },
+    /// Transaction `tx` (of a two-phase commit) is decided: committed, or aborted.
+    Decided {
+        /// Which transaction: they count up from 0.
+        tx: i64,
+        /// Committed.
+        commit: bool,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -73,6 +80,8 @@ impl fmt::Display for Outcome {
             Outcome::Entered { gate, round } => write!(f, "entered {gate} round={round}"),
             Outcome::Left { gate } => write!(f, "left {gate}"),
             Outcome::Missed { gate, round } => write!(f, "missed {gate} round={round}"),
+            Outcome::Decided { tx, commit: true } => write!(f, "decided commit tx={tx}"),
+            Outcome::Decided { tx, commit: false } => write!(f, "decided abort tx={tx}"),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

@@ -117,7 +117,7 @@ impl<X: Mutation> Workload for BarrierKit<X> {
     type Machine = Mutated<BarrierMachine, X>;
     type Monitors = (BarrierSafety, NoFailures);
 
-    fn part(&self, client: usize) -> u8 {
+    fn part(&self, client: usize, _: usize) -> u8 {
         u8::from(part_of(client) == Part::Waiter)
     }
 

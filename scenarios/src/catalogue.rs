@@ -2,7 +2,7 @@
 //! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
 
 use crate::scenario::Scenario;
-use crate::{barrier, double_barrier, election, lock};
+use crate::{barrier, double_barrier, election, lock, two_phase_commit};
 
 /// Every recipe's scenarios, in listing order.
 const RECIPES: &[&[Scenario]] = &[
@@ -10,6 +10,7 @@ const RECIPES: &[&[Scenario]] = &[
     election::SCENARIOS,
     barrier::SCENARIOS,
     double_barrier::SCENARIOS,
+    two_phase_commit::SCENARIOS,
 ];
 
 /// Every scenario, in listing order.

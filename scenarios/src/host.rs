@@ -24,6 +24,9 @@ pub trait Host: Sync {
     /// Which client this is (0, 1, ...): a kit whose clients play different parts picks by it.
     fn index(&self) -> usize;
 
+    /// How many clients the run has (a two-phase commit's coordinator counts its sites by it).
+    fn clients(&self) -> usize;
+
     /// Opens a new session for this client.
     fn connect(&self) -> impl Future<Output = Self::Session> + Send;
 
@@ -46,6 +49,8 @@ pub struct ClientContext {
     pub zk: SimZk,
     /// Which client this is.
     pub client: ClientId,
+    /// How many clients the run has.
+    pub clients: ClientId,
     /// The resource the recipe protects.
     pub resource: FencedResource,
 }
@@ -55,6 +60,10 @@ impl Host for ClientContext {
 
     fn index(&self) -> usize {
         self.client as usize
+    }
+
+    fn clients(&self) -> usize {
+        self.clients as usize
     }
 
     fn connect(&self) -> impl Future<Output = SimClient> + Send {

@@ -20,3 +20,4 @@ pub mod real;
 pub mod resource;
 pub mod runner;
 pub mod scenario;
+pub mod two_phase_commit;

@@ -76,7 +76,8 @@ impl RealTrace {
 
     /// How many rounds of their workloads the clients have finished so far: a role (a lock,
     /// leadership, a barrier set) granted, a gate (a barrier) passed, or a double barrier's
-    /// round left or missed (it began without the client). Lets a test strike mid-run.
+    /// round left or missed (it began without the client), or a transaction decided. Lets a
+    /// test strike mid-run.
     pub fn completions(&self) -> usize {
         self.lock()
             .entries()
@@ -88,7 +89,8 @@ impl RealTrace {
                         outcome: Outcome::Granted { .. }
                             | Outcome::Passed { .. }
                             | Outcome::Left { .. }
-                            | Outcome::Missed { .. },
+                            | Outcome::Missed { .. }
+                            | Outcome::Decided { .. },
                         ..
                     }
                 )
@@ -198,6 +200,10 @@ impl Host for RealHost {
 
     fn index(&self) -> usize {
         self.client as usize
+    }
+
+    fn clients(&self) -> usize {
+        self.options.clients as usize
     }
 
     async fn connect(&self) -> TracedSession {

@@ -177,6 +177,7 @@ async fn simulate(
         let context = ClientContext {
             zk: zk.clone(),
             client,
+            clients: options.clients,
             resource: resource.clone(),
         };
         let run = scenario.kit.simulate(context, options.rounds);

@@ -11,6 +11,7 @@ pub mod herd;
 pub mod stuck_waiter;
 #[cfg(test)]
 mod testing;
+pub mod two_phase_commit;
 pub mod unowned_node;
 pub mod wait_for;
 
@@ -26,10 +27,24 @@ use crate::trace::{Trace, TraceEntry};
 /// A node an applied write made or took away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change<'a> {
-    /// The node at this path was made, in this mode.
-    Created(&'a str, CreateMode),
+    /// A node was made.
+    Created {
+        /// Its path.
+        path: &'a str,
+        /// Persistent or ephemeral, sequential or not.
+        mode: CreateMode,
+        /// Its data.
+        data: &'a [u8],
+    },
     /// The node at this path was deleted.
     Deleted(&'a str),
+    /// A node's data was replaced.
+    Set {
+        /// Its path.
+        path: &'a str,
+        /// The new data.
+        data: &'a [u8],
+    },
 }
 
 /// The nodes `op` made or took away, given the server's `reply`, inside a multi too.
@@ -41,10 +56,17 @@ pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> Vec<Change<'a>> {
 
 fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec<Change<'a>>) {
     match (op, result) {
-        (Op::Create { mode, .. }, Some(OpResult::Created { path, .. })) => {
-            found.push(Change::Created(path, *mode));
+        (Op::Create { mode, data, .. }, Some(OpResult::Created { path, .. })) => {
+            found.push(Change::Created {
+                path,
+                mode: *mode,
+                data,
+            });
         }
         (Op::Delete { path, .. }, Some(OpResult::Deleted)) => found.push(Change::Deleted(path)),
+        (Op::SetData { path, data, .. }, Some(OpResult::SetData(_))) => {
+            found.push(Change::Set { path, data });
+        }
         (Op::Multi(ops), Some(OpResult::Multi(results))) => {
             for (op, result) in ops.iter().zip(results) {
                 collect_changes(op, result.as_ref().ok(), found);
@@ -134,6 +156,10 @@ pub enum ViolationKind {
     EnteredEarly,
     /// A client left a double barrier while one it was inside with was still inside.
     LeftEarly,
+    /// Two parties to a transaction learned different decisions.
+    Disagreement,
+    /// A transaction was committed without every site's commit vote.
+    InvalidCommit,
     /// The protected resource accepted a token lower than one already granted.
     StaleToken,
     /// One deletion woke more than one waiter.
@@ -162,6 +188,8 @@ impl ViolationKind {
             ViolationKind::BarrierPassed => "barrier-passed",
             ViolationKind::EnteredEarly => "entered-early",
             ViolationKind::LeftEarly => "left-early",
+            ViolationKind::Disagreement => "disagreement",
+            ViolationKind::InvalidCommit => "invalid-commit",
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
             ViolationKind::Orphan => "orphan",
@@ -181,6 +209,8 @@ impl ViolationKind {
             ViolationKind::BarrierPassed => "barrier safety",
             ViolationKind::EnteredEarly => "double barrier enter",
             ViolationKind::LeftEarly => "double barrier leave",
+            ViolationKind::Disagreement => "agreement",
+            ViolationKind::InvalidCommit => "validity",
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::Orphan => "no orphans",

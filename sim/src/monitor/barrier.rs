@@ -59,7 +59,7 @@ impl BarrierSafety {
     fn write(&mut self, op: &Op, reply: &OpReply) {
         for change in changes(op, reply) {
             match change {
-                Change::Created(path, _) if self.is_barrier(path) => {
+                Change::Created { path, .. } if self.is_barrier(path) => {
                     self.standing.insert(path.to_owned());
                 }
                 Change::Deleted(path) if self.is_barrier(path) => self.down(path),

@@ -63,8 +63,9 @@ impl Standing {
             } => {
                 for change in changes(op, reply) {
                     match change {
-                        Change::Created(path, _) => self.created(path, *session),
+                        Change::Created { path, .. } => self.created(path, *session),
                         Change::Deleted(path) => self.deleted(path),
+                        Change::Set { .. } => {}
                     }
                 }
             }

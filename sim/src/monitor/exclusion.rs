@@ -46,7 +46,8 @@ impl Monitor for MutualExclusion {
                 | Outcome::Passed { .. }
                 | Outcome::Entered { .. }
                 | Outcome::Left { .. }
-                | Outcome::Missed { .. } => {}
+                | Outcome::Missed { .. }
+                | Outcome::Decided { .. } => {}
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     self.hold(*session, None);
                 }

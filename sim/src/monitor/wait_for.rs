@@ -79,11 +79,11 @@ impl Monitor for WaitFor {
                 (op, reply) => {
                     for change in changes(op, reply) {
                         match change {
-                            Change::Created(path, mode) if mode.is_ephemeral() => {
+                            Change::Created { path, mode, .. } if mode.is_ephemeral() => {
                                 self.owners.insert(path.to_owned(), *session);
                             }
-                            Change::Created(..) => {}
                             Change::Deleted(path) => self.forget(path),
+                            Change::Created { .. } | Change::Set { .. } => {}
                         }
                     }
                 }

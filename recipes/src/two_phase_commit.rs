@@ -18,32 +18,39 @@
 //!
 //! **Transaction.** The coordinator creates `<dir>/tx` with the transaction's number and group of
 //! sites in its data (a site that finds another number there has the wrong transaction's node).
-//! Each site creates its own ephemeral vote node `<dir>/tx/vote-<site>` and votes by writing
-//! `commit` or `abort` into it (after the number again). The coordinator reads every vote with a watch, and writes the
-//! decision (after the number) into `<dir>/tx` (at version 0: a transaction is decided once): commit if every site
-//! voted commit, abort as soon as one voted abort, one's vote node went (its session ended), or
-//! its timer (the framework's timer input) went off first. Every site reads `<dir>/tx` with a
-//! watch, and learns the decision from it.
+//! Each site creates its own ephemeral vote node `<dir>/tx/<guid>-vote-<site>` (named by its
+//! session, so a node is never mistaken for one of a session that ended) and votes by writing
+//! `commit` or `abort` into it (after the number again). The coordinator reads every vote with
+//! a watch and writes the decision (after the number) into `<dir>/tx`: commit once every site
+//! has voted commit, abort as soon as one voted abort, a vote node went (its session ended), or
+//! the coordinator's timer (the framework's timer input) went off first. The decision is
+//! written at version 0, so a transaction is decided once, in a `multi` that checks that the
+//! directory still counts the transaction and, to commit, that every vote node read is still
+//! as it was read. Every site reads `<dir>/tx` with a watch, and learns the decision from it.
 //!
-//! **Record.** Then the coordinator closes the transaction: one `multi` deletes `<dir>/tx` with
-//! the vote nodes under it and appends the decision (`c` or `a`) to `<dir>`'s data, whose
-//! version so counts the transactions. A site that lost its session (or was away) reads `<dir>`
-//! first: transaction `n` is over once the version is past `n`, and its decision is byte `n` of
-//! the data. So a site that never comes back holds nobody up, nothing is left behind, and the
-//! record grows by one byte a transaction. Transactions run one after another: whoever comes to
+//! **Record.** Then the coordinator closes the transaction, and so does every site that reads
+//! the decision in `<dir>/tx` (a coordinator may fail for good right after deciding): one
+//! `multi` deletes `<dir>/tx` with the vote nodes under it and appends the decision (`c` or `a`)
+//! to `<dir>`'s data, at the version that counts the transactions, so only the first close
+//! succeeds. A site that lost its session (or was away) reads `<dir>` first: transaction `n` is
+//! over once the version is past `n`, and its decision is byte `n` of the data. So a site that
+//! never comes back holds nobody up, nothing is left behind, and the record grows by one byte a
+//! transaction. Transactions run one after another: whoever comes to
 //! transaction `n` while `<dir>` counts fewer waits for it to (a watch on `<dir>`).
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, ZkClient};
+use crate::client::{
+    CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient,
+};
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step, Timer};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
-use crate::symmetry::RenameSessions;
+use crate::symmetry::{session_guid, RenameSessions};
 
 /// A decision to commit, as written.
 pub const COMMIT: &[u8] = b"commit";
@@ -62,6 +69,17 @@ pub const COMMITTED: u8 = b'c';
 
 /// An aborted transaction, in the directory's record.
 pub const ABORTED: u8 = b'a';
+
+/// Site `site`'s vote node's name in the session of `guid`: `<guid>-vote-<site>`. A session
+/// has a node of its own, so a decision made on votes read is checked against those very nodes.
+pub fn vote_node(guid: &str, site: &str) -> String {
+    format!("{guid}-{VOTE}{site}")
+}
+
+/// The site whose vote node is named `node`, if it is one.
+pub fn vote_site(node: &str) -> Option<&str> {
+    node.split_once('-')?.1.strip_prefix(VOTE)
+}
 
 /// The transaction node's data: the transaction's number, a space, and `state` (its group of
 /// sites, then its decision).
@@ -116,6 +134,10 @@ pub enum Part {
         name: String,
         /// It votes commit (or abort).
         commit: bool,
+        /// Names its vote node in this session, so a vote node of a session that ended is
+        /// never taken for one of a later session.
+        #[rename(guid)]
+        guid: String,
     },
 }
 
@@ -126,6 +148,19 @@ enum Vote {
     Pending,
     Commit,
     Abort,
+}
+
+/// A vote node the coordinating party has listed, and what it has read in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct Ballot {
+    /// The node's name: `vote-<site>-<guid>`.
+    #[rename(guid)]
+    node: String,
+    /// Its site's place in the group.
+    site: usize,
+    vote: Vote,
+    /// The node's data version when it was read.
+    version: i32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -157,7 +192,7 @@ enum Phase {
     Listing,
     /// Reading a site's vote.
     ReadingVote {
-        site: usize,
+        ballot: usize,
     },
     /// The decision is being written.
     Deciding {
@@ -195,8 +230,8 @@ pub struct TwoPhaseCommitMachine {
     /// A site took the coordinator's part.
     acting: bool,
     phase: Phase,
-    /// Each site's vote as read (`None`: no vote node seen).
-    votes: Vec<Option<Vote>>,
+    /// The vote nodes listed, in the order listed.
+    ballots: Vec<Ballot>,
     /// A vote node seen before went away.
     failed: bool,
     /// The timer went off before the decision.
@@ -226,7 +261,7 @@ impl TwoPhaseCommitMachine {
             part,
             acting: false,
             phase: Phase::Idle,
-            votes: vec![None; sites.len()],
+            ballots: Vec::new(),
             failed: false,
             timed_out: false,
             decision: None,
@@ -241,8 +276,8 @@ impl TwoPhaseCommitMachine {
         format!("{}/{TX}", self.dir)
     }
 
-    fn vote_path(&self, site: &str) -> String {
-        format!("{}/{TX}/{VOTE}{site}", self.dir)
+    fn vote_path(&self, node: &str) -> String {
+        format!("{}/{TX}/{node}", self.dir)
     }
 
     /// Whether it plays the coordinator's part (a site does once its timer went off).
@@ -298,7 +333,7 @@ impl TwoPhaseCommitMachine {
         if version != self.working {
             // Work on the transaction the directory is at: its own, or one nobody closed.
             self.working = version;
-            self.votes = vec![None; self.sites.len()];
+            self.ballots.clear();
             (self.failed, self.decision) = (false, None);
         }
         // Only while the directory still counts it: a late party never opens a closed one anew.
@@ -338,13 +373,19 @@ impl TwoPhaseCommitMachine {
 
     /// A site read the transaction node.
     fn site_read(&mut self, data: &[u8]) -> Step<TwoPhaseCommitOutcome> {
-        let Part::Site { name, .. } = &self.part else {
+        let Part::Site { name, guid, .. } = &self.part else {
             return self.wait();
         };
+        let own = self.vote_path(&vote_node(guid, name));
         match self.decision_in(data) {
             // Another transaction's: the directory says whether this one is over.
             None => return self.place(),
-            Some(Some(decision)) => return self.decided(decision),
+            // Decided, and not closed yet: close it too, lest a coordinator that failed for
+            // good after deciding leave it standing.
+            Some(Some(decision)) => {
+                self.decision = Some(decision);
+                return self.gather();
+            }
             Some(None) => {}
         }
         if self.joined {
@@ -355,7 +396,7 @@ impl TwoPhaseCommitMachine {
             };
         }
         let join = Op::Create {
-            path: self.vote_path(name),
+            path: own,
             data: tx_data(self.tx, b""),
             mode: CreateMode::Ephemeral,
         };
@@ -364,11 +405,11 @@ impl TwoPhaseCommitMachine {
 
     fn vote(&mut self) -> Step<TwoPhaseCommitOutcome> {
         self.joined = true;
-        let Part::Site { name, commit } = &self.part else {
+        let Part::Site { name, commit, guid } = &self.part else {
             return self.wait();
         };
         let vote = Op::SetData {
-            path: self.vote_path(name),
+            path: self.vote_path(&vote_node(guid, name)),
             data: tx_data(self.tx, if *commit { COMMIT } else { ABORT }),
             version: -1,
         };
@@ -397,39 +438,47 @@ impl TwoPhaseCommitMachine {
         self.send(Phase::Listing, list)
     }
 
-    /// Takes a listing of the vote nodes.
+    /// Takes a listing of the vote nodes: a node read before and gone now is a site that
+    /// failed.
     fn listed(&mut self, children: &[String]) -> Step<TwoPhaseCommitOutcome> {
-        for site in 0..self.sites.len() {
-            let present = children
-                .iter()
-                .any(|c| c.strip_prefix(VOTE) == Some(self.sites[site].as_str()));
-            match (present, self.votes[site]) {
-                // Seen before, gone now: that site failed.
-                (false, Some(_)) => self.failed = true,
-                (true, None | Some(Vote::Pending)) => self.votes[site] = Some(Vote::Pending),
-                _ => {}
+        let before = self.ballots.len();
+        self.ballots
+            .retain(|ballot| children.contains(&ballot.node));
+        self.failed |= self.ballots.len() < before;
+        for node in children {
+            let site = vote_site(node).and_then(|name| self.sites.iter().position(|s| s == name));
+            let known = self.ballots.iter().any(|ballot| &ballot.node == node);
+            if let (Some(site), false) = (site, known) {
+                self.ballots.push(Ballot {
+                    node: node.clone(),
+                    site,
+                    vote: Vote::Pending,
+                    version: 0,
+                });
             }
         }
         self.read_next_vote(0)
     }
 
-    /// Reads the first vote from `from` on that is still pending, or decides once none is.
+    /// Reads the first vote from ballot `from` on that is still pending, or decides once none
+    /// is: abort as soon as there is a reason to, commit once every site has a ballot and every
+    /// ballot says commit.
     fn read_next_vote(&mut self, from: usize) -> Step<TwoPhaseCommitOutcome> {
-        let abort = self.failed || self.timed_out || self.votes.contains(&Some(Vote::Abort));
-        if !abort {
-            let pending = (from..self.votes.len()).find(|s| self.votes[*s] == Some(Vote::Pending));
-            if let Some(site) = pending {
-                let read = Op::GetData {
-                    path: self.vote_path(&self.sites[site]),
-                    watch: true,
-                };
-                return self.send(Phase::ReadingVote { site }, read);
-            }
-        }
-        if abort {
+        let voted_abort = self.ballots.iter().any(|b| b.vote == Vote::Abort);
+        if self.failed || self.timed_out || voted_abort {
             return self.decide(false);
         }
-        if self.votes.iter().all(|vote| *vote == Some(Vote::Commit)) {
+        let pending = (from..self.ballots.len()).find(|b| self.ballots[*b].vote == Vote::Pending);
+        if let Some(ballot) = pending {
+            let read = Op::GetData {
+                path: self.vote_path(&self.ballots[ballot].node),
+                watch: true,
+            };
+            return self.send(Phase::ReadingVote { ballot }, read);
+        }
+        let all_sites = (0..self.sites.len()).all(|s| self.ballots.iter().any(|b| b.site == s));
+        let all_commit = self.ballots.iter().all(|b| b.vote == Vote::Commit);
+        if all_sites && all_commit {
             return self.decide(true);
         }
         if self.again {
@@ -438,13 +487,27 @@ impl TwoPhaseCommitMachine {
         self.wait()
     }
 
+    /// Writes the decision, only while the directory still counts the transaction worked on (a
+    /// write delayed past its transaction's close must not decide the next one, whose node is
+    /// at version 0 too) and, to commit, while every ballot's node is as it was read (a site
+    /// whose session ended since is a site that failed).
     fn decide(&mut self, commit: bool) -> Step<TwoPhaseCommitOutcome> {
-        let write = Op::SetData {
+        let mut write = vec![Op::Check {
+            path: self.dir.clone(),
+            version: self.working as i32,
+        }];
+        if commit {
+            write.extend(self.ballots.iter().map(|ballot| Op::Check {
+                path: self.vote_path(&ballot.node),
+                version: ballot.version,
+            }));
+        }
+        write.push(Op::SetData {
             path: self.tx_path(),
             data: tx_data(self.working, if commit { COMMIT } else { ABORT }),
             version: 0,
-        };
-        self.send(Phase::Deciding { commit }, write)
+        });
+        self.send(Phase::Deciding { commit }, Op::Multi(write))
     }
 
     /// Lists the decided transaction's children, to close it.
@@ -515,10 +578,10 @@ impl TwoPhaseCommitMachine {
             }
             (Phase::Reading, Ok(OpResult::Data { data, .. })) => self.site_read(&data),
             // Closed meanwhile: the directory says how.
-            (
-                Phase::Reading | Phase::Listing | Phase::Gathering | Phase::Deciding { .. },
-                Err(ZkError::NoNode),
-            ) if self.coordinating() => self.place(),
+            (Phase::Reading | Phase::Listing, Err(ZkError::NoNode)) if self.coordinating() => {
+                self.place()
+            }
+            (Phase::Gathering, Err(ZkError::NoNode)) => self.place(),
             // Not opened yet: wait for it to be.
             (Phase::Reading, Err(ZkError::NoNode)) => {
                 let exists = Op::Exists {
@@ -549,27 +612,37 @@ impl TwoPhaseCommitMachine {
                 self.wait()
             }
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.listed(&children),
-            (Phase::ReadingVote { site }, Ok(OpResult::Data { data, .. })) => {
+            (Phase::ReadingVote { ballot }, Ok(OpResult::Data { data, stat })) => {
                 // A vote for another transaction (left by a site that came late to that one)
                 // is no vote yet: its site will vote again.
-                self.votes[site] = Some(match parse_tx_data(&data) {
+                self.ballots[ballot].vote = match parse_tx_data(&data) {
                     Some((tx, COMMIT)) if tx == self.working => Vote::Commit,
                     Some((tx, ABORT)) if tx == self.working => Vote::Abort,
                     _ => Vote::Pending,
-                });
-                self.read_next_vote(site + 1)
+                };
+                self.ballots[ballot].version = stat.version;
+                self.read_next_vote(ballot + 1)
             }
             // Listed, then gone: that site failed.
             (Phase::ReadingVote { .. }, Err(ZkError::NoNode)) => {
                 self.failed = true;
                 self.read_next_vote(0)
             }
-            (Phase::Deciding { commit }, Ok(OpResult::SetData(_))) => {
-                self.decision = Some(commit);
-                self.gather()
+            (Phase::Deciding { commit }, Ok(OpResult::Multi(results))) => {
+                let last = results.len() - 1;
+                match results.iter().position(Result::is_err) {
+                    None => {
+                        self.decision = Some(commit);
+                        self.gather()
+                    }
+                    // Closed meanwhile: the directory says how.
+                    Some(0) => self.place(),
+                    // Decided already, by another coordinating party: read it.
+                    Some(failed) if failed == last => self.read_tx(),
+                    // A ballot's node changed or went: list the votes again.
+                    Some(_) => self.list(),
+                }
             }
-            // Decided already, by another coordinating party: read it.
-            (Phase::Deciding { .. }, Err(ZkError::BadVersion)) => self.read_tx(),
             (Phase::Gathering, Ok(OpResult::Children { children, .. })) => self.close(&children),
             (Phase::Closing, Ok(OpResult::Multi(results)))
                 if results.iter().all(Result::is_ok) && self.working == self.tx =>
@@ -737,11 +810,18 @@ impl TwoPhaseCommit {
         TwoPhaseCommitMachine::new(&self.dir, tx, &self.sites, self.timeout, Part::Coordinator)
     }
 
-    /// The machine of site `name` for transaction `tx`, voting commit or not.
-    pub fn site(&self, tx: i64, name: &str, commit: bool) -> TwoPhaseCommitMachine {
+    /// The machine of site `name` for transaction `tx` in `session`, voting commit or not.
+    pub fn site(
+        &self,
+        session: SessionId,
+        tx: i64,
+        name: &str,
+        commit: bool,
+    ) -> TwoPhaseCommitMachine {
         let part = Part::Site {
             name: name.to_owned(),
             commit,
+            guid: session_guid(session),
         };
         TwoPhaseCommitMachine::new(&self.dir, tx, &self.sites, self.timeout, part)
     }
@@ -765,7 +845,8 @@ impl TwoPhaseCommit {
         name: &str,
         commit: bool,
     ) -> Result<bool, TwoPhaseCommitError> {
-        self.run_with(client, self.site(tx, name, commit)).await
+        let machine = self.site(client.session_id(), tx, name, commit);
+        self.run_with(client, machine).await
     }
 
     /// Runs `machine` (this recipe's own, or one built around it) until it learns the decision.

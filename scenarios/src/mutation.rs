@@ -14,7 +14,7 @@ use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkError
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, ABORT, COMMIT, VOTE};
+use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, vote_site, ABORT, COMMIT};
 
 /// A bug: what it remembers, and how it changes the steps of the correct machine it is put
 /// into ([`Mutated`]).
@@ -367,7 +367,7 @@ impl Mutation for PresumeCommit {
                 if parse_tx_data(data).is_some_and(|(_, vote)| vote == COMMIT) =>
             {
                 path.rsplit_once('/')
-                    .and_then(|(tx, name)| name.starts_with(VOTE).then(|| tx.to_owned()))
+                    .and_then(|(tx, name)| vote_site(name).map(|_| tx.to_owned()))
             }
             _ => None,
         };

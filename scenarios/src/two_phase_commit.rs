@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use zklab_models::workload::Workload;
-use zklab_recipes::client::SessionId;
+use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::two_phase_commit::TwoPhaseCommitSafety;
@@ -65,12 +65,18 @@ fn votes_commit(tx: i64, site: usize) -> bool {
 }
 
 impl<X: Mutation> TwoPhaseCommitKit<X> {
-    /// The machine of client `client` of a group of `sites` sites in transaction `tx`.
-    fn mutated(client: usize, sites: usize, tx: i64) -> Mutated<TwoPhaseCommitMachine, X> {
+    /// The machine of client `client` of a group of `sites` sites in transaction `tx`, in
+    /// `session`.
+    fn mutated(
+        client: usize,
+        sites: usize,
+        session: SessionId,
+        tx: i64,
+    ) -> Mutated<TwoPhaseCommitMachine, X> {
         let transactions = transactions(sites);
         let machine = match client {
             0 => transactions.coordinator(tx),
-            site => transactions.site(tx, &site_name(site), votes_commit(tx, site)),
+            site => transactions.site(session, tx, &site_name(site), votes_commit(tx, site)),
         };
         Mutated::new(machine)
     }
@@ -89,8 +95,8 @@ impl<X: Mutation> Workload for TwoPhaseCommitKit<X> {
         part_of(client, clients - 1)
     }
 
-    fn machine(&self, part: u8, _: SessionId) -> Self::Machine {
-        Self::mutated(usize::from(part & 0xf), usize::from(part >> 4), 0)
+    fn machine(&self, part: u8, session: SessionId) -> Self::Machine {
+        Self::mutated(usize::from(part & 0xf), usize::from(part >> 4), session, 0)
     }
 
     fn request_when_holding(&self) {}
@@ -117,7 +123,7 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
         let mut session = host.connect().await;
         for tx in 0..i64::from(rounds) {
             loop {
-                let machine = Self::mutated(host.index(), sites, tx);
+                let machine = Self::mutated(host.index(), sites, session.session_id(), tx);
                 match transactions.run_with(&session, machine).await {
                     Ok(_) => break,
                     Err(TwoPhaseCommitError::SessionLost) => session = host.connect().await,

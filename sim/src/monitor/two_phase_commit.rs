@@ -2,7 +2,8 @@
 //!
 //! - validity: the decision commit is written only while every site of the group (written in the
 //!   transaction node by its coordinator) has a vote node that says commit, and no site voted
-//!   abort in that transaction;
+//!   abort in that transaction (a site's session that ends takes its vote node, and its vote,
+//!   with it);
 //! - agreement: everyone who learns a transaction's decision learns the one written in its
 //!   transaction node (on a real server's trace, which has no applied ops, the first one
 //!   learned).
@@ -15,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_recipes::two_phase_commit::{parse_tx_data, ABORT, COMMIT, TX, VOTE};
+use zklab_recipes::two_phase_commit::{parse_tx_data, vote_site, ABORT, COMMIT, TX};
 
 use super::{changes, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
@@ -31,9 +32,8 @@ pub struct TwoPhaseCommitSafety {
     /// Its group of sites, as its coordinator wrote it.
     #[rename(keep)]
     group: BTreeSet<String>,
-    /// Each site's vote node that stands, and what it says.
-    #[rename(keep)]
-    votes: BTreeMap<String, Vec<u8>>,
+    /// Each vote node that stands (by name), its site, and what it says.
+    votes: BTreeMap<String, (String, Vec<u8>)>,
     /// A site voted abort in this transaction.
     aborted: bool,
     /// Each transaction's decision: as written, or (with no applied ops seen) as first learned.
@@ -61,14 +61,14 @@ impl TwoPhaseCommitSafety {
         format!("{}/{TX}", self.dir)
     }
 
-    /// The site whose vote node `path` is, if it is one.
-    fn voter<'p>(&self, path: &'p str) -> Option<&'p str> {
-        let name = path
+    /// The name of the vote node at `path`, and its site, if it is one.
+    fn ballot<'p>(&self, path: &'p str) -> Option<(&'p str, &'p str)> {
+        let node = path
             .strip_prefix(self.dir.as_str())?
             .strip_prefix('/')?
             .strip_prefix(TX)?
             .strip_prefix('/')?;
-        name.strip_prefix(VOTE)
+        Some((node, vote_site(node)?))
     }
 
     /// Takes one applied change; returns a validity violation's message, if it is one.
@@ -83,16 +83,16 @@ impl TwoPhaseCommitSafety {
                 self.aborted = false;
             }
             Change::Created { path, data, .. } | Change::Set { path, data }
-                if self.voter(path).is_some() =>
+                if self.ballot(path).is_some() =>
             {
-                let site = self.voter(path).unwrap_or_default().to_owned();
+                let (node, site) = self.ballot(path).unwrap_or_default();
                 // A vote counts for the transaction it names.
                 let vote = match parse_tx_data(data) {
                     Some((tx, vote)) if tx == self.tx => vote.to_vec(),
                     _ => Vec::new(),
                 };
                 self.aborted |= vote == ABORT;
-                self.votes.insert(site, vote);
+                self.votes.insert(node.to_owned(), (site.to_owned(), vote));
             }
             Change::Set { path, data } if path == tx_path => {
                 let (_, decision) = parse_tx_data(data)?;
@@ -104,8 +104,8 @@ impl TwoPhaseCommitSafety {
             Change::Set { path, .. } if path == self.dir => self.tx += 1,
             Change::Created { .. } | Change::Set { .. } => {}
             Change::Deleted(path) => {
-                if let Some(site) = self.voter(path) {
-                    self.votes.remove(site);
+                if let Some((node, _)) = self.ballot(path) {
+                    self.votes.remove(node);
                 }
             }
         }
@@ -120,7 +120,12 @@ impl TwoPhaseCommitSafety {
         let missing: Vec<&String> = self
             .group
             .iter()
-            .filter(|site| self.votes.get(*site).map(Vec::as_slice) != Some(COMMIT))
+            .filter(|site| {
+                !self
+                    .votes
+                    .values()
+                    .any(|(voter, vote)| voter == *site && vote == COMMIT)
+            })
             .collect();
         if self.aborted {
             return Some(format!(
@@ -191,5 +196,137 @@ impl Monitor for TwoPhaseCommitSafety {
 
     fn kinds(&self) -> Vec<ViolationKind> {
         vec![ViolationKind::Disagreement, ViolationKind::InvalidCommit]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
+    use zklab_recipes::symmetry::session_guid;
+    use zklab_recipes::two_phase_commit::{tx_data, vote_node};
+
+    use super::*;
+    use crate::monitor::testing::{applied, at, outcome};
+
+    const DIR: &str = "/tpc";
+
+    fn vote_path(session: SessionId, site: &str) -> String {
+        let guid = session_guid(session);
+        format!("{DIR}/{TX}/{}", vote_node(&guid, site))
+    }
+
+    fn create(session: SessionId, path: String, data: Vec<u8>) -> TraceEntry {
+        let op = Op::Create {
+            path: path.clone(),
+            data,
+            mode: CreateMode::Persistent,
+        };
+        let reply = OpResult::Created {
+            path,
+            stat: Stat::default(),
+        };
+        applied(session, op, reply)
+    }
+
+    fn set(session: SessionId, path: String, data: Vec<u8>) -> TraceEntry {
+        let op = Op::SetData {
+            path,
+            data,
+            version: -1,
+        };
+        applied(session, op, OpResult::SetData(Stat::default()))
+    }
+
+    /// The coordinator opens transaction 0 of sites `a` and `b`.
+    fn opens() -> TraceEntry {
+        create(9, format!("{DIR}/{TX}"), tx_data(0, b"a,b"))
+    }
+
+    /// The site `site` of session `session` joins and votes `vote` in transaction 0.
+    fn votes(session: SessionId, site: &str, vote: &[u8]) -> [TraceEntry; 2] {
+        [
+            create(session, vote_path(session, site), tx_data(0, b"")),
+            set(session, vote_path(session, site), tx_data(0, vote)),
+        ]
+    }
+
+    fn decides(vote: &[u8]) -> TraceEntry {
+        set(9, format!("{DIR}/{TX}"), tx_data(0, vote))
+    }
+
+    fn learns(session: SessionId, commit: bool) -> TraceEntry {
+        at(0, outcome(0, session, Outcome::Decided { tx: 0, commit }))
+    }
+
+    fn first(entries: &[TraceEntry]) -> Option<ViolationKind> {
+        let mut monitor = TwoPhaseCommitSafety::new(DIR);
+        let found = entries.iter().find_map(|entry| monitor.observe(entry));
+        found.map(|violation| violation.kind)
+    }
+
+    fn run(parts: Vec<Vec<TraceEntry>>) -> Vec<TraceEntry> {
+        parts.into_iter().flatten().collect()
+    }
+
+    #[test]
+    fn a_commit_every_site_voted_for_and_everyone_learned_is_safe() {
+        let entries = run(vec![
+            vec![opens()],
+            votes(1, "a", COMMIT).to_vec(),
+            votes(2, "b", COMMIT).to_vec(),
+            vec![decides(COMMIT), learns(1, true), learns(2, true)],
+        ]);
+        assert_eq!(first(&entries), None);
+    }
+
+    #[test]
+    fn a_commit_without_a_sites_vote_is_invalid() {
+        let entries = run(vec![
+            vec![opens()],
+            votes(1, "a", COMMIT).to_vec(),
+            vec![decides(COMMIT)],
+        ]);
+        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+    }
+
+    #[test]
+    fn a_commit_over_an_abort_vote_is_invalid() {
+        let entries = run(vec![
+            vec![opens()],
+            votes(1, "a", COMMIT).to_vec(),
+            votes(2, "b", ABORT).to_vec(),
+            votes(3, "b", COMMIT).to_vec(),
+            vec![decides(COMMIT)],
+        ]);
+        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+    }
+
+    #[test]
+    fn a_vote_gone_with_its_session_no_longer_counts() {
+        let gone = Op::Delete {
+            path: vote_path(2, "b"),
+            version: -1,
+        };
+        let entries = run(vec![
+            vec![opens()],
+            votes(1, "a", COMMIT).to_vec(),
+            votes(2, "b", COMMIT).to_vec(),
+            vec![applied(2, gone, OpResult::Deleted)],
+            vec![create(3, vote_path(3, "b"), tx_data(0, b""))],
+            vec![decides(COMMIT)],
+        ]);
+        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+    }
+
+    #[test]
+    fn an_abort_needs_no_votes_but_everyone_must_learn_it() {
+        let entries = [opens(), decides(ABORT), learns(1, false), learns(2, true)];
+        assert_eq!(first(&entries), Some(ViolationKind::Disagreement));
+    }
+
+    #[test]
+    fn a_decision_nobody_wrote_is_a_disagreement() {
+        let entries = [opens(), learns(1, true)];
+        assert_eq!(first(&entries), Some(ViolationKind::Disagreement));
     }
 }

@@ -20,7 +20,9 @@
 //! sites in its data (a site that finds another number there has the wrong transaction's node).
 //! Each site creates its own ephemeral vote node `<dir>/tx/<guid>-vote-<site>` (named by its
 //! session, so a node is never mistaken for one of a session that ended) and votes by writing
-//! `commit` or `abort` into it (after the number again). The coordinator reads every vote with
+//! `commit` or `abort` into it (after the number again): its create writes the vote, and only a
+//! node that stood already (a lost create reply, or a node made for the transaction before) is
+//! written again. The coordinator reads every vote with
 //! a watch and writes the decision (after the number) into `<dir>/tx`: commit once every site
 //! has voted commit, abort as soon as one voted abort, a vote node went (its session ended), or
 //! the coordinator's timer (the framework's timer input) went off first. The decision is
@@ -184,7 +186,7 @@ enum Phase {
     },
     /// A site's vote node's create is in flight.
     Joining,
-    /// A site's vote is being written.
+    /// A site's vote is being written into a vote node of its that stood already.
     Voting,
     /// Waiting for news: of the votes (coordinating), of the decision (a site).
     Waiting,
@@ -397,23 +399,40 @@ impl TwoPhaseCommitMachine {
         }
         let join = Op::Create {
             path: own,
-            data: tx_data(self.tx, b""),
+            data: self.ballot_data(),
             mode: CreateMode::Ephemeral,
         };
         self.send(Phase::Joining, join)
     }
 
+    /// A site's vote in its transaction, as its vote node holds it.
+    fn ballot_data(&self) -> Vec<u8> {
+        let commit = matches!(self.part, Part::Site { commit: true, .. });
+        tx_data(self.tx, if commit { COMMIT } else { ABORT })
+    }
+
+    /// The site's vote node was there already: made by this session for this transaction (a
+    /// create whose reply was lost) or for the one before (it came late to that one). Writing
+    /// the vote again makes it this transaction's.
     fn vote(&mut self) -> Step<TwoPhaseCommitOutcome> {
-        self.joined = true;
-        let Part::Site { name, commit, guid } = &self.part else {
+        let Part::Site { name, guid, .. } = &self.part else {
             return self.wait();
         };
         let vote = Op::SetData {
             path: self.vote_path(&vote_node(guid, name)),
-            data: tx_data(self.tx, if *commit { COMMIT } else { ABORT }),
+            data: self.ballot_data(),
             version: -1,
         };
         self.send(Phase::Voting, vote)
+    }
+
+    /// The site's vote stands in its node.
+    fn voted(&mut self) -> Step<TwoPhaseCommitOutcome> {
+        self.joined = true;
+        if self.again {
+            return self.read_tx();
+        }
+        self.wait()
     }
 
     /// The coordinating party read the transaction node.
@@ -599,18 +618,12 @@ impl TwoPhaseCommitMachine {
                 self.phase = Phase::AwaitingTx { asked: false };
                 Step::wait()
             }
-            // A create whose reply was lost finds its own node there (its name is its own).
-            (Phase::Joining, Ok(OpResult::Created { .. }) | Err(ZkError::NodeExists)) => {
-                self.vote()
-            }
+            (Phase::Joining, Ok(OpResult::Created { .. })) => self.voted(),
+            // Its own node (its name is its own), maybe from the transaction before.
+            (Phase::Joining, Err(ZkError::NodeExists)) => self.vote(),
             // Its transaction was closed meanwhile (its vote node with it): the record says how.
             (Phase::Joining | Phase::Voting, Err(ZkError::NoNode)) => self.place(),
-            (Phase::Voting, Ok(OpResult::SetData(_))) => {
-                if self.again {
-                    return self.read_tx();
-                }
-                self.wait()
-            }
+            (Phase::Voting, Ok(OpResult::SetData(_))) => self.voted(),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.listed(&children),
             (Phase::ReadingVote { ballot }, Ok(OpResult::Data { data, stat })) => {
                 // A vote for another transaction (left by a site that came late to that one)
@@ -639,8 +652,13 @@ impl TwoPhaseCommitMachine {
                     Some(0) => self.place(),
                     // Decided already, by another coordinating party: read it.
                     Some(failed) if failed == last => self.read_tx(),
-                    // A ballot's node changed or went: list the votes again.
-                    Some(_) => self.list(),
+                    // A ballot's node changed (its site wrote its vote again) or went: read it
+                    // again, and list the votes again. Deciding on the stale version once more
+                    // would fail for ever.
+                    Some(failed) => {
+                        self.ballots[failed - 1].vote = Vote::Pending;
+                        self.list()
+                    }
                 }
             }
             (Phase::Gathering, Ok(OpResult::Children { children, .. })) => self.close(&children),
@@ -864,5 +882,99 @@ impl TwoPhaseCommit {
             outcome,
             TwoPhaseCommitOutcome::Decided { commit: true, .. }
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Stat;
+    use crate::machine::Action;
+
+    const DIR: &str = "/2pc";
+    const NODE: &str = "0000000000000003-vote-site-1";
+
+    fn op(step: &Step<TwoPhaseCommitOutcome>) -> Op {
+        match &step.action {
+            Action::Send(op) => op.clone(),
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn data(data: &[u8], version: i32) -> Input<()> {
+        Input::Reply(Ok(OpResult::Data {
+            data: data.to_vec(),
+            stat: Stat {
+                version,
+                ..Stat::default()
+            },
+        }))
+    }
+
+    fn children(names: &[&str]) -> Input<()> {
+        Input::Reply(Ok(OpResult::Children {
+            children: names.iter().map(|n| n.to_string()).collect(),
+            stat: Stat::default(),
+        }))
+    }
+
+    /// A coordinator of transaction 0 that opened it and read one commit vote at `version`; its
+    /// commit is in flight.
+    fn committing(version: i32) -> (TwoPhaseCommitMachine, Op) {
+        let sites = ["site-1".to_owned()];
+        let mut machine =
+            TwoPhaseCommitMachine::new(DIR, 0, &sites, Duration::from_secs(1), Part::Coordinator);
+        machine.step(Input::Start);
+        machine.step(data(b"", 0));
+        let opened = Ok(OpResult::Multi(vec![
+            Ok(OpResult::Checked),
+            Ok(OpResult::Created {
+                path: format!("{DIR}/{TX}"),
+                stat: Stat::default(),
+            }),
+        ]));
+        machine.step(Input::Reply(opened));
+        let read = op(&machine.step(children(&[NODE])));
+        assert!(matches!(read, Op::GetData { ref path, .. } if path.ends_with(NODE)));
+        let decide = op(&machine.step(data(&tx_data(0, COMMIT), version)));
+        (machine, decide)
+    }
+
+    #[test]
+    fn a_commit_checks_the_vote_node_at_the_version_read() {
+        let (_, decide) = committing(0);
+        let Op::Multi(ops) = decide else {
+            panic!("{decide:?}")
+        };
+        assert_eq!(
+            ops[1],
+            Op::Check {
+                path: format!("{DIR}/{TX}/{NODE}"),
+                version: 0
+            }
+        );
+    }
+
+    /// A site whose create reply was lost writes its vote again (version 1): a commit checked
+    /// at the version read before must read the vote again, not fail on it for ever.
+    #[test]
+    fn a_commit_refused_on_a_vote_written_since_reads_that_vote_again() {
+        let (mut machine, _) = committing(0);
+        let refused = Ok(OpResult::Multi(vec![
+            Ok(OpResult::RolledBack),
+            Err(ZkError::BadVersion),
+            Err(ZkError::RuntimeInconsistency),
+        ]));
+        let list = op(&machine.step(Input::Reply(refused)));
+        assert!(matches!(list, Op::GetChildren { .. }), "{list:?}");
+        let again = op(&machine.step(children(&[NODE])));
+        assert!(
+            matches!(again, Op::GetData { ref path, .. } if path.ends_with(NODE)),
+            "{again:?}"
+        );
+        let Op::Multi(ops) = op(&machine.step(data(&tx_data(0, COMMIT), 1))) else {
+            panic!("a decision")
+        };
+        assert!(matches!(ops[1], Op::Check { version: 1, .. }));
     }
 }

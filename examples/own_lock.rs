@@ -267,6 +267,7 @@ fn main() -> ExitCode {
         threads: 2,
         symmetry: true,
         partial_order: true,
+        forget_zxids: true,
         timeout: None,
     };
     let check = MY_LOCK.kit.check(&options, &|_, _| {});

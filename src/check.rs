@@ -15,10 +15,11 @@ use crate::progress::StatusLine;
 use crate::usage_error;
 
 /// The faults the model checker can inject.
-const MODEL_FAULTS: [FaultKind; 3] = [
+const MODEL_FAULTS: [FaultKind; 4] = [
     FaultKind::ConnectionLoss,
     FaultKind::LostReply,
     FaultKind::SessionExpiry,
+    FaultKind::Pause,
 ];
 
 /// Options of `zklab check`.
@@ -30,7 +31,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
     clients: u8,
     /// Faults: `none`, `all`, or a comma-separated list of connection-loss, lost-reply,
-    /// session-expiry.
+    /// session-expiry, pause (a timer goes off before the world is quiet).
     #[arg(long, default_value = "all")]
     faults: String,
     /// How many of each chosen fault may strike in one execution.
@@ -46,6 +47,10 @@ pub struct CheckArgs {
     /// its own machine) with the rest, rather than one.
     #[arg(long)]
     no_partial_order: bool,
+    /// Stamp real zxids even for a recipe that reads none, rather than forgetting them (then
+    /// states that differ only by zxids count as many).
+    #[arg(long)]
+    keep_zxids: bool,
     /// Stop after this many seconds; an incomplete search proves nothing (exit status 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
@@ -70,9 +75,10 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
             FaultKind::ConnectionLoss => budget.connection_loss = each,
             FaultKind::LostReply => budget.lost_reply = each,
             FaultKind::SessionExpiry => budget.session_expiry = each,
+            FaultKind::Pause => budget.pause = each,
             other => {
                 return Err(format!(
-                    "the model checker does not inject {other}; it injects connection-loss, lost-reply, session-expiry"
+                    "the model checker does not inject {other}; it injects connection-loss, lost-reply, session-expiry, pause"
                 ))
             }
         }
@@ -101,6 +107,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         threads,
         symmetry: !args.no_symmetry,
         partial_order: !args.no_partial_order,
+        forget_zxids: !args.keep_zxids,
         timeout: args.timeout.map(Duration::from_secs),
     };
     let status = StatusLine::new(args.json);
@@ -130,8 +137,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
 
 fn describe_budget(budget: &Budget) -> String {
     format!(
-        "connection-loss={} lost-reply={} session-expiry={}",
-        budget.connection_loss, budget.lost_reply, budget.session_expiry
+        "connection-loss={} lost-reply={} session-expiry={} pause={}",
+        budget.connection_loss, budget.lost_reply, budget.session_expiry, budget.pause
     )
 }
 
@@ -142,8 +149,13 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
         (false, false) => "off",
     };
     let partial_order = if options.partial_order { "on" } else { "off" };
+    let zxids = match (report.zxids_forgotten, options.forget_zxids) {
+        (true, _) => "forgotten",
+        (false, true) => "kept (the recipe reads them)",
+        (false, false) => "kept",
+    };
     println!(
-        "{name}: {} clients, faults {}, symmetry {symmetry}, partial-order reduction {partial_order}",
+        "{name}: {} clients, faults {}, symmetry {symmetry}, partial-order reduction {partial_order}, zxids {zxids}",
         options.clients,
         describe_budget(&options.budget)
     );
@@ -206,10 +218,12 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Valu
         "clients": options.clients,
         "symmetry": report.symmetry,
         "partial_order": options.partial_order,
+        "zxids_forgotten": report.zxids_forgotten,
         "faults": {
             "connection_loss": options.budget.connection_loss,
             "lost_reply": options.budget.lost_reply,
             "session_expiry": options.budget.session_expiry,
+            "pause": options.budget.pause,
         },
         "states": report.states,
         "unique_states": report.unique_states,

@@ -13,6 +13,7 @@ const ONE_OF_EACH: Budget = Budget {
     connection_loss: 1,
     lost_reply: 1,
     session_expiry: 1,
+    pause: 1,
 };
 
 /// Options with both reductions (symmetry and partial order) on or off.
@@ -23,6 +24,7 @@ fn options(clients: usize, budget: Budget, reduced: bool) -> CheckOptions {
         threads: 2,
         symmetry: reduced,
         partial_order: reduced,
+        forget_zxids: reduced,
         timeout: None,
     }
 }

@@ -26,6 +26,9 @@ pub struct CheckOptions {
     /// Explore one interleaving of a client's quiet deliveries with everything else (sound:
     /// see [`RecipeModel::quiet_delivery`]).
     pub partial_order: bool,
+    /// Forget every zxid when the workload reads none (sound: see
+    /// [`RecipeModel::with_zxids_forgotten`]).
+    pub forget_zxids: bool,
     /// Stop the exhaustive search after this long (the report then says it is incomplete).
     pub timeout: Option<Duration>,
 }
@@ -63,6 +66,8 @@ pub struct CheckReport {
     /// Whether symmetry reduction was used: asked for, and the workload's machine is symmetric
     /// (reducing a machine that is not would be unsound).
     pub symmetry: bool,
+    /// Whether every zxid was forgotten: asked for, and the workload reads none.
+    pub zxids_forgotten: bool,
     /// Every property, in the model's order.
     pub properties: Vec<PropertyReport>,
 }
@@ -83,10 +88,12 @@ pub fn check<W: Workload>(
 ) -> CheckReport {
     let options = &CheckOptions {
         symmetry: options.symmetry && workload.symmetric(),
+        forget_zxids: options.forget_zxids && !workload.reads_zxids(),
         ..options.clone()
     };
     let model = RecipeModel::new(workload, options.clients, options.budget)
-        .with_partial_order(options.partial_order);
+        .with_partial_order(options.partial_order)
+        .with_zxids_forgotten(options.forget_zxids);
     let started = Instant::now();
     let mut exhaustive = builder(model.clone(), options);
     if let Some(timeout) = options.timeout {
@@ -135,6 +142,7 @@ pub fn check<W: Workload>(
         elapsed,
         complete,
         symmetry: options.symmetry,
+        zxids_forgotten: options.forget_zxids,
         properties,
     }
 }
@@ -192,10 +200,13 @@ pub fn shortest_counterexample<W: Workload>(
 }
 
 /// Re-runs `actions` from the initial state; every action must be enabled where it is taken.
+/// The server stamps real zxids on the way (actions name none, so a path found with zxids
+/// forgotten is a path with them too), and the steps show them.
 pub fn replay<W: Workload>(
     model: &RecipeModel<W>,
     actions: Vec<ActionOf<W>>,
 ) -> Vec<(StateOf<W>, ActionOf<W>, StateOf<W>)> {
+    let model = model.clone().with_zxids_forgotten(false);
     let mut state = model.init_states().remove(0);
     let mut steps = Vec::new();
     for action in actions {

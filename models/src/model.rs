@@ -3,8 +3,11 @@
 //! Each client has at most one op in flight (its outbox) and an inbox of replies and watch
 //! events in server order. An action is one step of the world: the server applies a client's
 //! op, a client takes its next inbox item, the application makes a request, a client's timer
-//! goes off (time is not modelled: a set timer may go off at any moment), or a fault strikes
-//! (each kind from its own budget). Nothing here models the recipe: the machines do.
+//! goes off, or a fault strikes (each kind from its own budget). Time is not modelled: a set
+//! timer goes off once the world is quiet (every op applied, every reply and event taken, no
+//! request to make), as it would when nothing is slow, or, within the budget of pauses, at any
+//! moment (something was slow: a paused process, a partition). Nothing here models the recipe:
+//! the machines do.
 //!
 //! Nothing here judges it either: each step is told, as trace events, to the workload's monitors
 //! (the same ones that read a simulated or a real run's trace), which travel in the state; a
@@ -82,6 +85,9 @@ pub struct Budget {
     pub lost_reply: u8,
     /// Session expired by the server.
     pub session_expiry: u8,
+    /// Something is slow (a paused process, a partition), so a timer goes off while the world is
+    /// not quiet yet.
+    pub pause: u8,
 }
 
 /// The whole world at one moment.
@@ -153,6 +159,8 @@ pub struct RecipeModel<W> {
     /// Explore only one interleaving of a quiet delivery with everything else (see
     /// [`RecipeModel::quiet_delivery`]).
     pub partial_order: bool,
+    /// Every transaction takes zxid 0 (see [`RecipeModel::with_zxids_forgotten`]).
+    pub zxids_forgotten: bool,
 }
 
 /// The model's state for a workload.
@@ -168,6 +176,7 @@ impl<W: Workload> RecipeModel<W> {
             clients,
             budget,
             partial_order: false,
+            zxids_forgotten: false,
         }
     }
 
@@ -175,6 +184,19 @@ impl<W: Workload> RecipeModel<W> {
     pub fn with_partial_order(self, partial_order: bool) -> Self {
         RecipeModel {
             partial_order,
+            ..self
+        }
+    }
+
+    /// The same model, with every zxid forgotten or not: the server stamps every transaction
+    /// with zxid 0 ([`Server::without_zxids`]), so states that differ only by zxids are one.
+    /// Sound only for a workload whose machines and monitors never read a zxid (see
+    /// [`Workload::reads_zxids`]): the server never compares zxids, so setting every zxid to 0
+    /// takes each step of the model to a step of the reduced one, with the same outcomes and
+    /// violations, and back.
+    pub fn with_zxids_forgotten(self, zxids_forgotten: bool) -> Self {
+        RecipeModel {
+            zxids_forgotten,
             ..self
         }
     }
@@ -190,7 +212,10 @@ impl<W: Workload> RecipeModel<W> {
     /// in flight, while no other action of the same client that feeds its machine can come first
     /// (its timer is not set, and the application has nothing to ask of it). A session expiry of
     /// the client commutes with it: the expiry appends a break to the inbox and leaves the outbox
-    /// alone, and an op sent either side of it is failed by that break. Every property stays as
+    /// alone, and an op sent either side of it is failed by that break. Another client's timer
+    /// that goes off before it goes off early (the inbox keeps the world from being quiet), so
+    /// taking the delivery first leaves it enabled afterwards at no more cost: with as many
+    /// pauses left or more, which allows more, never less. Every property stays as
     /// it was: the monitors' verdicts are not touched, the client is unfinished before and after,
     /// and a delivery is enabled, so the state is not stuck. A chain of quiet deliveries only
     /// shortens inboxes, so it never closes a cycle in which some other action is put off for
@@ -223,6 +248,16 @@ impl<W: Workload> RecipeModel<W> {
         let mut actions = Vec::new();
         self.actions(state, &mut actions);
         actions.iter().any(|action| !action.is_fault())
+    }
+
+    /// Whether the world is quiet: no op to apply, no reply or event to take, no request to
+    /// make. A timer goes off then, with no pause needed.
+    fn quiet(state: &StateOf<W>) -> bool {
+        state.clients.iter().all(|client| {
+            client.outbox.is_none()
+                && client.inbox.is_empty()
+                && (client.round_over || !client.holds)
+        })
     }
 
     /// Feeds a client's machine one input and applies what it says.
@@ -372,7 +407,11 @@ impl<W: Workload> Model for RecipeModel<W> {
     fn init_states(&self) -> Vec<Self::State> {
         // The recipe's directory exists from the start (made by a session that has gone), so the
         // search spends its depth on the protocol rather than on creating parents.
-        let mut server = Server::new();
+        let mut server = if self.zxids_forgotten {
+            Server::without_zxids()
+        } else {
+            Server::new()
+        };
         let setup = server.open_session();
         let root = self.workload.root();
         for (end, _) in root.match_indices('/').skip(1).chain([(root.len(), "")]) {
@@ -435,7 +474,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             if !client.inbox.is_empty() {
                 actions.push(Action::Deliver(c));
             }
-            if client.timer && !client.finished {
+            if client.timer && !client.finished && (state.budget.pause > 0 || Self::quiet(state)) {
                 actions.push(Action::Timeout(c));
             }
             if client.holds && !client.round_over && client.outbox.is_none() {
@@ -481,7 +520,12 @@ impl<W: Workload> Model for RecipeModel<W> {
                 }
             }
             Action::Request(c, request) => self.feed(&mut state, c, Input::App(request)),
-            Action::Timeout(c) => self.feed(&mut state, c, Input::Timeout),
+            Action::Timeout(c) => {
+                if !Self::quiet(last) {
+                    state.budget.pause -= 1;
+                }
+                self.feed(&mut state, c, Input::Timeout);
+            }
             Action::ConnectionLoss(c) => {
                 state.budget.connection_loss -= 1;
                 state.clients[c].outbox.take()?;

@@ -48,4 +48,12 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// Whether the machine behaves the same under any renaming of sessions, as symmetry
     /// reduction assumes: false for a machine whose decisions depend on the guids in node names.
     fn symmetric(&self) -> bool;
+
+    /// Whether the machines or the monitors ever read a zxid (a stat's czxid, mzxid or pzxid, a
+    /// fencing token made of one, a trace event's zxid). By default they may; a workload that
+    /// says no is checked with every zxid forgotten (see
+    /// [`crate::model::RecipeModel::with_zxids_forgotten`]), which is unsound if it does.
+    fn reads_zxids(&self) -> bool {
+        true
+    }
 }

@@ -13,10 +13,10 @@ pub struct Scenario {
     pub known_bug: bool,
     /// The recipe, its workload and its model.
     pub kit: &'static dyn AnyKit,
-    /// The model's distinct states for 2 clients with one of each fault and no symmetry
-    /// reduction, pinned (as stateright's examples pin theirs): a change to the protocol shows
-    /// up as a changed count in review. Every scenario of the catalogue pins it (a test checks);
-    /// a scenario of your own may leave it `None` until its protocol settles.
+    /// The model's distinct states for 2 clients with one of each fault and no reduction,
+    /// pinned (as stateright's examples pin theirs): a change to the protocol shows up as a
+    /// changed count in review. Every scenario of the catalogue pins it (a test checks); a
+    /// scenario of your own may leave it `None` until its protocol settles.
     pub states: Option<usize>,
 }
 

@@ -54,6 +54,9 @@ pub struct Server {
     /// The zxid of the last transaction (0 before the first).
     #[rename(keep)]
     zxid: Zxid,
+    /// Every transaction takes zxid 0 (see [`Server::without_zxids`]).
+    #[rename(keep)]
+    zxids_forgotten: bool,
 }
 
 impl Server {
@@ -64,13 +67,33 @@ impl Server {
             watches: Watches::new(),
             sessions: Sessions::new(),
             zxid: 0,
+            zxids_forgotten: false,
         }
+    }
+
+    /// A server that stamps every transaction with zxid 0, for a model of a recipe that never
+    /// reads a zxid: two states that differ only by zxids are then one. The server itself never
+    /// compares zxids (it stamps them on nodes, stats and replies), so everything else it does
+    /// is the same as [`Server::new`]'s.
+    pub fn without_zxids() -> Self {
+        Server {
+            zxids_forgotten: true,
+            ..Server::new()
+        }
+    }
+
+    /// The next transaction's zxid.
+    fn next_zxid(&mut self) -> Zxid {
+        if !self.zxids_forgotten {
+            self.zxid = self.zxid.wrapping_add(1);
+        }
+        self.zxid
     }
 
     /// Opens a session; ids are 1, 2, 3, ... in opening order. Creating a session is a
     /// transaction, and takes a zxid, as on a real server.
     pub fn open_session(&mut self) -> SessionId {
-        self.zxid = self.zxid.wrapping_add(1);
+        self.next_zxid();
         self.sessions.open()
     }
 
@@ -90,8 +113,7 @@ impl Server {
             Err(ZkError::SessionExpired)
         } else if op.is_write() {
             // Every transaction takes a zxid, an error transaction too.
-            self.zxid = self.zxid.wrapping_add(1);
-            let zxid = self.zxid;
+            let zxid = self.next_zxid();
             match op {
                 Op::Multi(ops) => self.multi(session, ops, zxid, now_ms, &mut notifications),
                 _ => self.write(session, op, zxid, now_ms).map(|(result, undo)| {
@@ -133,8 +155,7 @@ impl Server {
         if !notify_self {
             self.watches.remove_session(session);
         }
-        self.zxid = self.zxid.wrapping_add(1);
-        let zxid = self.zxid;
+        let zxid = self.next_zxid();
         let mut notifications = Vec::new();
         let mut deleted = Vec::with_capacity(ephemerals.len());
         // Ephemerals have no children, so these deletes cannot fail; skip one that would.
@@ -613,6 +634,48 @@ mod tests {
         assert_eq!(s.node("/").unwrap().1.pzxid, 4);
         assert_eq!(s.apply(a, &Op::Multi(vec![]), 0).zxid, 5);
         assert_eq!(s.last_zxid(), 5);
+    }
+
+    #[test]
+    fn a_server_without_zxids_answers_the_same_but_for_the_zxids() {
+        let ops = [
+            Op::Create {
+                path: "/x".into(),
+                data: b"d".to_vec(),
+                mode: CreateMode::EphemeralSequential,
+            },
+            set("/x0000000000", b"e", 0),
+            set("/x0000000000", b"f", 0),
+            delete("/x0000000000", 1),
+        ];
+        let (mut stamped, mut blind) = (Server::new(), Server::without_zxids());
+        let (a, b) = (stamped.open_session(), blind.open_session());
+        assert_eq!(a, b);
+        for op in &ops {
+            let (x, y) = (stamped.apply(a, op, 5), blind.apply(b, op, 5));
+            assert_eq!(y.zxid, 0);
+            let forget = |reply: OpReply| match reply {
+                Ok(OpResult::Created { path, stat }) => Ok(OpResult::Created {
+                    path,
+                    stat: Stat {
+                        czxid: 0,
+                        mzxid: 0,
+                        pzxid: 0,
+                        ..stat
+                    },
+                }),
+                Ok(OpResult::SetData(stat)) => Ok(OpResult::SetData(Stat {
+                    czxid: 0,
+                    mzxid: 0,
+                    pzxid: 0,
+                    ..stat
+                })),
+                other => other,
+            };
+            assert_eq!(forget(x.reply), y.reply, "{op:?}");
+        }
+        assert_eq!(blind.last_zxid(), 0);
+        assert_eq!(blind.node("/").unwrap().1.pzxid, 0);
     }
 
     #[test]

@@ -4,10 +4,9 @@
 //! events in server order. An action is one step of the world: the server applies a client's
 //! op, a client takes its next inbox item, the application makes a request, a client's timer
 //! goes off, or a fault strikes (each kind from its own budget). Time is not modelled: a set
-//! timer goes off once the world is quiet (every op applied, every reply and event taken, no
-//! request to make), as it would when nothing is slow, or, within the budget of pauses, at any
-//! moment (something was slow: a paused process, a partition). Nothing here models the recipe:
-//! the machines do.
+//! timer goes off once the world is quiet (every op applied, every reply and event taken), as it
+//! would when nothing is slow, or, within the budget of pauses, at any moment (something was
+//! slow: a paused process, a partition). Nothing here models the recipe: the machines do.
 //!
 //! Nothing here judges it either: each step is told, as trace events, to the workload's monitors
 //! (the same ones that read a simulated or a real run's trace), which travel in the state; a
@@ -250,14 +249,14 @@ impl<W: Workload> RecipeModel<W> {
         actions.iter().any(|action| !action.is_fault())
     }
 
-    /// Whether the world is quiet: no op to apply, no reply or event to take, no request to
-    /// make. A timer goes off then, with no pause needed.
+    /// Whether the world is quiet: no op to apply, no reply or event to take. A timer goes off
+    /// then, with no pause needed (an application that holds may ask something of its client
+    /// at any time, before the timer or after it).
     fn quiet(state: &StateOf<W>) -> bool {
-        state.clients.iter().all(|client| {
-            client.outbox.is_none()
-                && client.inbox.is_empty()
-                && (client.round_over || !client.holds)
-        })
+        state
+            .clients
+            .iter()
+            .all(|client| client.outbox.is_none() && client.inbox.is_empty())
     }
 
     /// Feeds a client's machine one input and applies what it says.

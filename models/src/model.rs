@@ -284,17 +284,11 @@ impl<W: Workload> RecipeModel<W> {
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
-            Some(
-                Outcome::Released { .. }
-                | Outcome::Passed { .. }
-                | Outcome::Left { .. }
-                | Outcome::Missed { .. }
-                | Outcome::Decided { .. },
-            ) => {
-                (client.holds, client.round_over) = (false, true);
-            }
             Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(*error)),
-            None => {}
+            Some(outcome) if outcome.ends_round() => {
+                (client.holds, client.round_over) = (false, true)
+            }
+            Some(_) | None => {}
         }
         if let Some(outcome) = outcome {
             let session = client.session;

@@ -68,6 +68,22 @@ pub enum Outcome {
     Failed(ZkError),
 }
 
+impl Outcome {
+    /// Whether it ends the client's round of work: a role let go, a gate passed, left or
+    /// missed, a transaction decided. The model checker and a real run count rounds by it, so
+    /// a recipe's new outcome that ends a round is told here, once.
+    pub fn ends_round(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Released { .. }
+                | Outcome::Passed { .. }
+                | Outcome::Left { .. }
+                | Outcome::Missed { .. }
+                | Outcome::Decided { .. }
+        )
+    }
+}
+
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -74,26 +74,20 @@ impl RealTrace {
         self.lock().push(at, event);
     }
 
-    /// How many rounds of their workloads the clients have finished so far: a role (a lock,
-    /// leadership, a barrier set) granted, a gate (a barrier) passed, or a double barrier's
-    /// round left or missed (it began without the client), or a transaction decided. Lets a
-    /// test strike mid-run.
+    /// How many rounds of their workloads the clients have finished so far: every outcome that
+    /// ends a round ([`Outcome::ends_round`]), but a role (a lock, leadership, a barrier set)
+    /// counts when granted rather than when let go. Lets a test strike mid-run.
     pub fn completions(&self) -> usize {
         self.lock()
             .entries()
             .iter()
-            .filter(|entry| {
-                matches!(
-                    entry.event,
-                    TraceEvent::Outcome {
-                        outcome: Outcome::Granted { .. }
-                            | Outcome::Passed { .. }
-                            | Outcome::Left { .. }
-                            | Outcome::Missed { .. }
-                            | Outcome::Decided { .. },
-                        ..
-                    }
-                )
+            .filter(|entry| match &entry.event {
+                TraceEvent::Outcome { outcome, .. } => match outcome {
+                    Outcome::Granted { .. } => true,
+                    Outcome::Released { .. } => false,
+                    other => other.ends_round(),
+                },
+                _ => false,
             })
             .count()
     }

@@ -42,15 +42,11 @@ impl Monitor for MutualExclusion {
                     let role = self.holders.get(&Holder(*session)).copied();
                     self.hold(*session, Some(role.unwrap_or("role")));
                 }
-                Outcome::Suspended
-                | Outcome::Passed { .. }
-                | Outcome::Entered { .. }
-                | Outcome::Left { .. }
-                | Outcome::Missed { .. }
-                | Outcome::Decided { .. } => {}
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     self.hold(*session, None);
                 }
+                // A suspended holder still holds; gates and transactions are no roles.
+                _ => {}
             },
             TraceEvent::SessionEnded { session, .. } => {
                 self.dead.insert(*session);

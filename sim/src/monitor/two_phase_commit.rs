@@ -117,7 +117,13 @@ impl TwoPhaseCommitSafety {
         if !commit {
             return None;
         }
-        let missing: Vec<&String> = self
+        if self.aborted {
+            return Some(format!(
+                "transaction {} was committed though a site voted abort",
+                self.tx
+            ));
+        }
+        let missing: Vec<&str> = self
             .group
             .iter()
             .filter(|site| {
@@ -126,17 +132,11 @@ impl TwoPhaseCommitSafety {
                     .values()
                     .any(|(voter, vote)| voter == *site && vote == COMMIT)
             })
+            .map(String::as_str)
             .collect();
-        if self.aborted {
-            return Some(format!(
-                "transaction {} was committed though a site voted abort",
-                self.tx
-            ));
-        }
         if missing.is_empty() {
             return None;
         }
-        let missing: Vec<&str> = missing.iter().map(|site| site.as_str()).collect();
         Some(format!(
             "transaction {} was committed without a commit vote from {}",
             self.tx,

@@ -184,3 +184,21 @@ fn the_reductions_explore_fewer_states_and_agree() {
     };
     assert_eq!(verdicts(&herd_with), verdicts(&herd_without));
 }
+
+#[test]
+fn a_timeout_ends_even_a_one_thread_search_early_and_says_it_is_incomplete() {
+    let one_thread = CheckOptions {
+        threads: 1,
+        timeout: Some(std::time::Duration::ZERO),
+        ..options(3, ONE_OF_EACH, true)
+    };
+    let report = check(LockKit::<Documented>::KIT, &one_thread, &quiet);
+    assert!(!report.complete);
+    assert!(!report.all_hold());
+    // The whole search finds hundreds of thousands; stopped at once, it finds a few blocks.
+    assert!(
+        report.unique_states < 20_000,
+        "the search went on to {} states",
+        report.unique_states
+    );
+}

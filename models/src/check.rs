@@ -4,6 +4,8 @@
 //! replayed from the initial state to prove it is a real path.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, HasDiscoveries, Model};
@@ -95,18 +97,21 @@ pub fn check<W: Workload>(
         .with_partial_order(options.partial_order)
         .with_zxids_forgotten(options.forget_zxids);
     let started = Instant::now();
-    let mut exhaustive = builder(model.clone(), options);
-    if let Some(timeout) = options.timeout {
-        exhaustive = exhaustive.timeout(timeout);
-    }
-    let checker = exhaustive.spawn_dfs();
+    let halt = Arc::new(AtomicBool::new(false));
+    let checker = builder(model.clone().with_halt(Arc::clone(&halt)), options).spawn_dfs();
     while !checker.is_done() {
+        if options
+            .timeout
+            .is_some_and(|timeout| started.elapsed() >= timeout)
+        {
+            halt.store(true, Ordering::Relaxed);
+        }
         progress(checker.state_count(), checker.unique_state_count());
         std::thread::sleep(Duration::from_millis(200));
     }
     let checker = checker.join();
     let elapsed = started.elapsed();
-    let complete = options.timeout.is_none_or(|timeout| elapsed < timeout);
+    let complete = !halt.load(Ordering::Relaxed);
     let failing: BTreeSet<&'static str> = checker.discoveries().into_keys().collect();
     let properties = model
         .properties()

@@ -15,6 +15,8 @@
 //! no state from which only a fault leads on, and no znode left once every client is done.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use stateright::{Model, Property};
@@ -160,6 +162,8 @@ pub struct RecipeModel<W> {
     pub partial_order: bool,
     /// Every transaction takes zxid 0 (see [`RecipeModel::with_zxids_forgotten`]).
     pub zxids_forgotten: bool,
+    /// Raised to end a search early (see [`RecipeModel::with_halt`]).
+    pub halt: Arc<AtomicBool>,
 }
 
 /// The model's state for a workload.
@@ -176,7 +180,15 @@ impl<W: Workload> RecipeModel<W> {
             budget,
             partial_order: false,
             zxids_forgotten: false,
+            halt: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The same model, whose search explores nothing beyond the states already found once
+    /// `halt` is raised, so it ends soon after, however many threads search (a checker's own
+    /// timeout stops only the threads that ask it for work, and one thread never does).
+    pub fn with_halt(self, halt: Arc<AtomicBool>) -> Self {
+        RecipeModel { halt, ..self }
     }
 
     /// The same model, with partial-order reduction on or off.
@@ -552,6 +564,10 @@ impl<W: Workload> Model for RecipeModel<W> {
             }
         }
         Some(state)
+    }
+
+    fn within_boundary(&self, _: &Self::State) -> bool {
+        !self.halt.load(Ordering::Relaxed)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

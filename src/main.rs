@@ -22,8 +22,8 @@ use zklab::sim::fault::{FaultKind, FaultRates};
 use crate::check::CheckArgs;
 use crate::progress::{seed_bar, StatusLine};
 
-/// The model checker clones and drops states by the million, and spends a third of its time in
-/// the system allocator; mimalloc halves that.
+/// The model checker clones and drops states by the million: with the system allocator it
+/// spends a third of its time allocating, and mimalloc makes a check about 15% faster.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -9,5 +9,6 @@
 pub mod check;
 pub mod model;
 pub mod render;
+pub mod shared;
 pub mod symmetry;
 pub mod workload;

@@ -28,6 +28,7 @@ use zklab_sim::monitor::{Monitor, ViolationKind};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
+use crate::shared::Shared;
 use crate::workload::Workload;
 
 /// What a client receives, in the order the server sent it.
@@ -95,13 +96,13 @@ pub struct Budget {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State<M, N> {
     /// The pure ZooKeeper server.
-    pub server: Server,
+    pub server: Shared<Server>,
     /// The clients, by id.
-    pub clients: Vec<Client<M>>,
+    pub clients: Vec<Shared<Client<M>>>,
     /// The faults still allowed.
     pub budget: Budget,
     /// The workload's monitors, told every step.
-    pub monitors: N,
+    pub monitors: Shared<N>,
     /// The kinds of violation they have reported.
     pub broken: BTreeSet<ViolationKind>,
 }
@@ -432,7 +433,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             .map(|c| {
                 let session = server.open_session();
                 let part = self.workload.part(c, self.clients);
-                Client {
+                Shared::new(Client {
                     part,
                     machine: self.workload.machine(part, session),
                     session,
@@ -443,14 +444,14 @@ impl<W: Workload> Model for RecipeModel<W> {
                     round_over: false,
                     finished: false,
                     failed: None,
-                }
+                })
             })
             .collect();
         let mut state = State {
-            server,
+            server: Shared::new(server),
             clients,
             budget: self.budget,
-            monitors: self.workload.monitors(),
+            monitors: Shared::new(self.workload.monitors()),
             broken: BTreeSet::new(),
         };
         for c in 0..self.clients {

@@ -7,6 +7,7 @@ use zklab_recipes::client::ZkEvent;
 use zklab_sim::trace::{OpText, ReplyText};
 
 use crate::model::{Action, ActionOf, Client, Inbound, StateOf};
+use crate::shared::Shared;
 use crate::workload::Workload;
 
 /// One step of a path: the state before, the action, the state after.
@@ -162,7 +163,7 @@ fn inbound(item: Option<&Inbound>) -> String {
 }
 
 /// What every client believes, compactly.
-fn beliefs<M>(clients: &[Client<M>]) -> String {
+fn beliefs<M>(clients: &[Shared<Client<M>>]) -> String {
     let belief = |client: &Client<M>| match () {
         _ if client.failed.is_some() => "failed",
         _ if client.finished => "done",

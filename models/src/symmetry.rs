@@ -13,6 +13,7 @@ use stateright::Representative;
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 use crate::model::{Client, State};
+use crate::shared::Shared;
 
 impl<M: RenameSessions + Clone + Hash, N: RenameSessions + Clone + Hash> Representative
     for State<M, N>
@@ -65,16 +66,70 @@ fn hash(value: &impl Hash) -> u64 {
 struct FxHasher(u64);
 
 impl Hasher for FxHasher {
+    /// Eight bytes at a time, the last word padded with zeros.
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.write_u64(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
             let mut word = [0; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
+            word[..rest.len()].copy_from_slice(rest);
             self.write_u64(u64::from_le_bytes(word));
         }
     }
 
+    #[inline]
     fn write_u64(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    // A whole number is one word: its bytes, padded with zeros, as `write` takes them (so the
+    // hash is the same), without the loop.
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i.into());
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(i.into());
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i.into());
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.write_u8(i as u8);
+    }
+
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.write_u16(i as u16);
+    }
+
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.write_u32(i as u32);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as u64);
     }
 
     fn finish(&self) -> u64 {
@@ -113,7 +168,7 @@ impl<M: RenameSessions + Clone, N: RenameSessions> State<M, N> {
                 .enumerate()
                 .map(|(from, &to)| (self.clients[from].session, self.clients[to].session)),
         );
-        let mut clients: Vec<Option<Client<M>>> = vec![None; self.clients.len()];
+        let mut clients: Vec<Option<Shared<Client<M>>>> = vec![None; self.clients.len()];
         for (from, &to) in permutation.iter().enumerate() {
             clients[to] = Some(self.clients[from].rename_sessions(&renaming));
         }
@@ -157,6 +212,35 @@ mod tests {
         let distinct: std::collections::BTreeSet<_> = all.iter().collect();
         assert_eq!(distinct.len(), 24);
         assert_eq!(permutations(1), vec![vec![0]]);
+    }
+
+    #[test]
+    fn a_whole_number_hashes_as_its_bytes() {
+        let by_bytes = |bytes: &[u8]| {
+            let mut hasher = FxHasher(7);
+            hasher.write(bytes);
+            hasher.finish()
+        };
+        let by_number = |write: &dyn Fn(&mut FxHasher)| {
+            let mut hasher = FxHasher(7);
+            write(&mut hasher);
+            hasher.finish()
+        };
+        assert_eq!(by_number(&|h| h.write_u8(0xab)), by_bytes(&[0xab]));
+        assert_eq!(by_number(&|h| h.write_i8(-2)), by_bytes(&(-2i8).to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_u16(0xabcd)), by_bytes(&0xabcd_u16.to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_i16(-3)), by_bytes(&(-3i16).to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_u32(7 << 20)), by_bytes(&(7u32 << 20).to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_i32(-5)), by_bytes(&(-5i32).to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_i64(-9)), by_bytes(&(-9i64).to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_usize(99)), by_bytes(&99usize.to_le_bytes()));
+        assert_eq!(by_number(&|h| h.write_isize(-1)), by_bytes(&(-1isize).to_le_bytes()));
+        assert_eq!(by_bytes(b"0123456789"), {
+            let mut hasher = FxHasher(7);
+            hasher.write_u64(u64::from_le_bytes(*b"01234567"));
+            hasher.write_u64(u64::from_le_bytes(*b"89\0\0\0\0\0\0"));
+            hasher.finish()
+        });
     }
 
     #[test]

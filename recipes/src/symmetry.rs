@@ -23,10 +23,11 @@ pub fn session_guid(session: SessionId) -> String {
     // Written by hand rather than with `format!`: the model checker renames guids per state.
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = session as u64;
-    (0..16)
-        .rev()
-        .map(|digit| char::from(HEX[((bits >> (digit * 4)) & 0xf) as usize]))
-        .collect()
+    let mut guid = String::with_capacity(16);
+    for digit in (0..16).rev() {
+        guid.push(char::from(HEX[((bits >> (digit * 4)) & 0xf) as usize]));
+    }
+    guid
 }
 
 /// A renaming of session ids (those not named stay as they are).

@@ -62,7 +62,11 @@ mod tests {
         assert_eq!((&*first, &*second), (&vec![1], &vec![1, 2]));
         let before = Arc::as_ptr(&second.0);
         second.push(3);
-        assert_eq!(Arc::as_ptr(&second.0), before, "a sole holder writes in place");
+        assert_eq!(
+            Arc::as_ptr(&second.0),
+            before,
+            "a sole holder writes in place"
+        );
     }
 
     #[test]

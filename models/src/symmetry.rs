@@ -227,14 +227,38 @@ mod tests {
             hasher.finish()
         };
         assert_eq!(by_number(&|h| h.write_u8(0xab)), by_bytes(&[0xab]));
-        assert_eq!(by_number(&|h| h.write_i8(-2)), by_bytes(&(-2i8).to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_u16(0xabcd)), by_bytes(&0xabcd_u16.to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_i16(-3)), by_bytes(&(-3i16).to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_u32(7 << 20)), by_bytes(&(7u32 << 20).to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_i32(-5)), by_bytes(&(-5i32).to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_i64(-9)), by_bytes(&(-9i64).to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_usize(99)), by_bytes(&99usize.to_le_bytes()));
-        assert_eq!(by_number(&|h| h.write_isize(-1)), by_bytes(&(-1isize).to_le_bytes()));
+        assert_eq!(
+            by_number(&|h| h.write_i8(-2)),
+            by_bytes(&(-2i8).to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_u16(0xabcd)),
+            by_bytes(&0xabcd_u16.to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_i16(-3)),
+            by_bytes(&(-3i16).to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_u32(7 << 20)),
+            by_bytes(&(7u32 << 20).to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_i32(-5)),
+            by_bytes(&(-5i32).to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_i64(-9)),
+            by_bytes(&(-9i64).to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_usize(99)),
+            by_bytes(&99usize.to_le_bytes())
+        );
+        assert_eq!(
+            by_number(&|h| h.write_isize(-1)),
+            by_bytes(&(-1isize).to_le_bytes())
+        );
         assert_eq!(by_bytes(b"0123456789"), {
             let mut hasher = FxHasher(7);
             hasher.write_u64(u64::from_le_bytes(*b"01234567"));

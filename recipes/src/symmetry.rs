@@ -69,28 +69,37 @@ impl SessionRenaming {
     }
 
     /// A path or a znode name with every component's session guid renamed: a component that
-    /// starts with a renamed session's guid followed by `-`.
+    /// starts with a renamed session's guid followed by `-`. One pass over the bytes, and a
+    /// text with nothing to rename is copied as it is: this runs for every string of a state.
     pub fn text(&self, text: &str) -> String {
-        let mut out = String::new();
+        let bytes = text.as_bytes();
+        let component_starts = bytes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &byte)| byte == b'/')
+            .map(|(slash, _)| slash + 1);
+        let mut renamed: Option<String> = None;
         let mut copied = 0;
-        let mut start = 0;
-        for end in text.match_indices('/').map(|(i, _)| i).chain([text.len()]) {
-            let component = &text[start..end];
-            let renamed = (component.as_bytes().get(16) == Some(&b'-'))
-                .then(|| self.renamed_guid(&component[..16]))
-                .flatten();
-            if let Some(to) = renamed {
+        for start in std::iter::once(0).chain(component_starts) {
+            // A guid is ASCII, so `start + 16` is a character boundary when the byte there is
+            // `-`; a candidate that runs into the next component holds a `/` and matches none.
+            if bytes.get(start + 16) != Some(&b'-') {
+                continue;
+            }
+            if let Some(to) = self.renamed_guid(&text[start..start + 16]) {
+                let out = renamed.get_or_insert_with(|| String::with_capacity(text.len()));
                 out.push_str(&text[copied..start]);
                 out.push_str(to);
                 copied = start + 16;
             }
-            start = end + 1;
         }
-        if copied == 0 {
-            return text.to_owned();
+        match renamed {
+            Some(mut out) => {
+                out.push_str(&text[copied..]);
+                out
+            }
+            None => text.to_owned(),
         }
-        out.push_str(&text[copied..]);
-        out
     }
 }
 
@@ -292,6 +301,15 @@ mod tests {
             swap.text(&format!("/x/{}-lock-1", session_guid(3))),
             format!("/x/{}-lock-1", session_guid(3))
         );
+        assert_eq!(
+            swap.text(&format!("/{one}-a/{two}-b/x{one}-c")),
+            format!("/{two}-a/{one}-b/x{one}-c")
+        );
+        // A short component followed by a guid's digits is no guid, and text that is not ASCII
+        // is left whole.
+        assert_eq!(swap.text("/ab/0000000000001-x"), "/ab/0000000000001-x");
+        assert_eq!(swap.text("/é0000000000000001-x"), "/é0000000000000001-x");
+        assert_eq!(swap.text(""), "");
         assert_eq!(swap.id(1), 2);
         assert_eq!(swap.id(7), 7);
     }

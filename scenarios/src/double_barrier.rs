@@ -132,7 +132,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
         known_bug: false,
         kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(346_842),
+        states: Some(295_442),
     },
     Scenario {
         name: "double-barrier-bug-blind-retry",
@@ -140,20 +140,20 @@ pub const SCENARIOS: &[Scenario] = &[
             "a participant makes a second node after a lost create reply, and counts itself twice",
         known_bug: true,
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
-        states: Some(1_045_886),
+        states: Some(855_250),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
         known_bug: true,
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(615_926),
+        states: Some(500_134),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
         known_bug: true,
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(409_936),
+        states: Some(353_426),
     },
 ];

@@ -143,6 +143,12 @@ impl DoubleBarrierSafety {
 impl Monitor for DoubleBarrierSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         self.standing.observe(&entry.event);
+        // A participant node's name is sequential, so never stands again once gone: forgetting
+        // it changes no verdict, and states that differ only in such history become one.
+        let standing = &self.standing.nodes;
+        for with in self.inside.values_mut() {
+            with.retain(|node| standing.contains_key(node));
+        }
         if self.gathered() {
             self.entering.values_mut().for_each(|seen| *seen = true);
         }

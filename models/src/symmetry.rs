@@ -62,6 +62,18 @@ fn hash(value: &impl Hash) -> u64 {
     hasher.finish()
 }
 
+/// `Hasher` methods that write a whole number as one word, each `name(type as unsigned)`.
+macro_rules! whole_numbers {
+    ($($name:ident($type:ty as $unsigned:ty)),*) => {
+        $(
+            #[inline]
+            fn $name(&mut self, i: $type) {
+                self.write_u64(i as $unsigned as u64);
+            }
+        )*
+    };
+}
+
 /// A fast, fixed (so deterministic) hash: the representative is chosen by it for every state.
 struct FxHasher(u64);
 
@@ -86,51 +98,19 @@ impl Hasher for FxHasher {
     }
 
     // A whole number is one word: its bytes, padded with zeros, as `write` takes them (so the
-    // hash is the same), without the loop.
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i.into());
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(i.into());
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i.into());
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-
-    #[inline]
-    fn write_i8(&mut self, i: i8) {
-        self.write_u8(i as u8);
-    }
-
-    #[inline]
-    fn write_i16(&mut self, i: i16) {
-        self.write_u16(i as u16);
-    }
-
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.write_u32(i as u32);
-    }
-
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64);
-    }
-
-    #[inline]
-    fn write_isize(&mut self, i: isize) {
-        self.write_u64(i as u64);
-    }
+    // hash is the same), without the loop. A signed number is first taken as the unsigned one of
+    // its width, whose bytes are the same.
+    whole_numbers!(
+        write_u8(u8 as u8),
+        write_u16(u16 as u16),
+        write_u32(u32 as u32),
+        write_usize(usize as u64),
+        write_i8(i8 as u8),
+        write_i16(i16 as u16),
+        write_i32(i32 as u32),
+        write_i64(i64 as u64),
+        write_isize(isize as u64)
+    );
 
     fn finish(&self) -> u64 {
         self.0

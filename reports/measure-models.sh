@@ -26,7 +26,7 @@ done
   echo "# zklab check lock: state space and time"
   echo
   echo "Written by \`reports/measure-models.sh\` from the JSON beside it ($(nproc) cores, $(date -u +%Y-%m-%d))."
-  echo "One of each fault (connection loss, lost reply, session expiry); checker threads: one per core."
+  echo "One of each fault (connection loss, lost reply, session expiry, pause); checker threads: one per core."
   echo "An incomplete run stopped at the ${limit} s timeout: its properties are unrefuted, not proven."
   echo
   echo "| clients | symmetry | partial order | states | unique states | max depth | seconds | complete | all properties hold |"

@@ -196,55 +196,34 @@ mod tests {
 
     #[test]
     fn a_whole_number_hashes_as_its_bytes() {
-        let by_bytes = |bytes: &[u8]| {
-            let mut hasher = FxHasher(7);
-            hasher.write(bytes);
-            hasher.finish()
-        };
-        let by_number = |write: &dyn Fn(&mut FxHasher)| {
+        let hashed = |write: &dyn Fn(&mut FxHasher)| {
             let mut hasher = FxHasher(7);
             write(&mut hasher);
             hasher.finish()
         };
-        assert_eq!(by_number(&|h| h.write_u8(0xab)), by_bytes(&[0xab]));
-        assert_eq!(
-            by_number(&|h| h.write_i8(-2)),
-            by_bytes(&(-2i8).to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_u16(0xabcd)),
-            by_bytes(&0xabcd_u16.to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_i16(-3)),
-            by_bytes(&(-3i16).to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_u32(7 << 20)),
-            by_bytes(&(7u32 << 20).to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_i32(-5)),
-            by_bytes(&(-5i32).to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_i64(-9)),
-            by_bytes(&(-9i64).to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_usize(99)),
-            by_bytes(&99usize.to_le_bytes())
-        );
-        assert_eq!(
-            by_number(&|h| h.write_isize(-1)),
-            by_bytes(&(-1isize).to_le_bytes())
-        );
-        assert_eq!(by_bytes(b"0123456789"), {
-            let mut hasher = FxHasher(7);
-            hasher.write_u64(u64::from_le_bytes(*b"01234567"));
-            hasher.write_u64(u64::from_le_bytes(*b"89\0\0\0\0\0\0"));
-            hasher.finish()
-        });
+        type Write<'a> = &'a dyn Fn(&mut FxHasher);
+        let cases: [(Write, Vec<u8>); 9] = [
+            (&|h| h.write_u8(0xab), vec![0xab]),
+            (&|h| h.write_i8(-2), (-2i8).to_le_bytes().to_vec()),
+            (&|h| h.write_u16(0xabcd), 0xabcd_u16.to_le_bytes().to_vec()),
+            (&|h| h.write_i16(-3), (-3i16).to_le_bytes().to_vec()),
+            (
+                &|h| h.write_u32(7 << 20),
+                (7u32 << 20).to_le_bytes().to_vec(),
+            ),
+            (&|h| h.write_i32(-5), (-5i32).to_le_bytes().to_vec()),
+            (&|h| h.write_i64(-9), (-9i64).to_le_bytes().to_vec()),
+            (&|h| h.write_usize(99), 99usize.to_le_bytes().to_vec()),
+            (&|h| h.write_isize(-1), (-1isize).to_le_bytes().to_vec()),
+        ];
+        for (number, bytes) in cases {
+            assert_eq!(hashed(number), hashed(&|h| h.write(&bytes)), "{bytes:?}");
+        }
+        let words = |h: &mut FxHasher| {
+            h.write_u64(u64::from_le_bytes(*b"01234567"));
+            h.write_u64(u64::from_le_bytes(*b"89\0\0\0\0\0\0"));
+        };
+        assert_eq!(hashed(&|h| h.write(b"0123456789")), hashed(&words));
     }
 
     #[test]

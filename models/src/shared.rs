@@ -13,7 +13,7 @@ use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
 /// A value shared by every state that has not changed it; writing through it copies it first
 /// when another state still holds it.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Shared<T>(Arc<T>);
 
 impl<T> Shared<T> {

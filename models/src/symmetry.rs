@@ -25,7 +25,8 @@ impl<M: RenameSessions + Clone + Hash, N: RenameSessions + Clone + Hash> Represe
         let keys: Vec<u64> = self
             .clients
             .iter()
-            .map(|client| hash(&client.rename_sessions(&anonymous)))
+            // The client itself, not its `Shared`: a key needs no shareable copy.
+            .map(|client| hash(&Client::rename_sessions(client, &anonymous)))
             .collect();
         let orders = orders_by_key(&keys);
         if let [order] = orders.as_slice() {

@@ -97,6 +97,27 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "herd-freedom",
     },
     Expected {
+        name: "rw-lock-bug-serial-readers",
+        violations: &[ViolationKind::ReaderHeldBack],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "readers proceed together",
+    },
+    Expected {
+        name: "rw-lock-bug-writer-ignores-readers",
+        violations: &[ViolationKind::MutualExclusion],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "mutual exclusion",
+    },
+    Expected {
+        name: "rw-lock-bug-herd",
+        violations: &[ViolationKind::Herd],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "herd-freedom",
+    },
+    Expected {
         name: "barrier-bug-trust-any-event",
         violations: &[ViolationKind::BarrierPassed],
         clients: 2,

@@ -291,7 +291,12 @@ impl<W: Workload> RecipeModel<W> {
         }
         let outcome: Option<Outcome> = step.outcome.map(Into::into);
         match &outcome {
-            Some(Outcome::Granted { .. } | Outcome::Resumed | Outcome::Entered { .. }) => {
+            Some(
+                Outcome::Granted { .. }
+                | Outcome::Shared { .. }
+                | Outcome::Resumed
+                | Outcome::Entered { .. },
+            ) => {
                 client.holds = true;
             }
             // A suspended holder still holds (its node stands) until it learns otherwise.
@@ -618,6 +623,7 @@ impl<W: Workload> RecipeModel<W> {
             InvalidCommit,
             StaleToken,
             Herd,
+            ReaderHeldBack,
             Orphan,
             Liveness,
             Deadlock,

@@ -21,6 +21,7 @@
 
 use crate::client::{ZkClient, ZkError};
 use crate::outcome::Outcome;
+use crate::parts::contender::{Gate, Line};
 use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
 use crate::parts::link::RecipeError;
 
@@ -74,6 +75,9 @@ impl From<Hold> for ElectionOutcome {
     }
 }
 
+/// The marker between a contender's guid and its sequence number.
+const MARKER: &str = "-n_";
+
 /// The request a leader makes of the election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElectionRequest {
@@ -82,13 +86,24 @@ pub enum ElectionRequest {
 }
 
 /// The election's names for its exclusive role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ElectionRole;
 
 impl Role for ElectionRole {
-    const MARKER: &'static str = "-n_";
     type Request = ElectionRequest;
     type Outcome = ElectionOutcome;
+
+    fn line(&self) -> Line {
+        Line {
+            marker: MARKER,
+            kin: &[MARKER],
+            gate: Gate::First,
+        }
+    }
+
+    fn tell(&self, hold: Hold) -> ElectionOutcome {
+        hold.into()
+    }
 
     fn let_go() -> ElectionRequest {
         ElectionRequest::Resign
@@ -133,7 +148,7 @@ mod tests {
 
     #[test]
     fn a_candidate_leads_only_after_listing_again_when_its_predecessor_goes() {
-        let mut m = ElectionMachine::new("/e", "g".to_owned());
+        let mut m = ElectionMachine::new("/e", "g".to_owned(), ElectionRole);
         let create = m.step(Input::Start);
         assert_eq!(
             create.action,

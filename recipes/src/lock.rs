@@ -21,6 +21,7 @@
 
 use crate::client::ZkError;
 use crate::outcome::Outcome;
+use crate::parts::contender::{Gate, Line};
 use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
 use crate::parts::link::RecipeError;
 
@@ -75,6 +76,9 @@ impl From<Hold> for LockOutcome {
     }
 }
 
+/// The marker between a contender's guid and its sequence number.
+const MARKER: &str = "-lock-";
+
 /// The request an application makes of a held lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LockRequest {
@@ -83,13 +87,24 @@ pub enum LockRequest {
 }
 
 /// The lock's names for its exclusive role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LockRole;
 
 impl Role for LockRole {
-    const MARKER: &'static str = "-lock-";
     type Request = LockRequest;
     type Outcome = LockOutcome;
+
+    fn line(&self) -> Line {
+        Line {
+            marker: MARKER,
+            kin: &[MARKER],
+            gate: Gate::First,
+        }
+    }
+
+    fn tell(&self, hold: Hold) -> LockOutcome {
+        hold.into()
+    }
 
     fn let_go() -> LockRequest {
         LockRequest::Release
@@ -121,7 +136,7 @@ mod tests {
     const DIR: &str = "/locks/x";
 
     fn machine() -> LockMachine {
-        LockMachine::new(DIR, "g1".to_owned())
+        LockMachine::new(DIR, "g1".to_owned(), LockRole)
     }
 
     fn created(name: &str, czxid: i64) -> Input<LockRequest> {

@@ -20,6 +20,15 @@ pub enum Outcome {
         /// The fencing token.
         token: i64,
     },
+    /// The session now holds `role` together with any others granted it shared (the read side
+    /// of a read/write lock, a semaphore's lease), but with no session holding it exclusively;
+    /// `token` is its fencing token, presented to a resource it only reads.
+    Shared {
+        /// What is held, in the recipe's words ("read lock").
+        role: &'static str,
+        /// The fencing token.
+        token: i64,
+    },
     /// The connection dropped while holding: the session may expire at any moment, so the holder
     /// must stop trusting what it holds until [`Outcome::Resumed`].
     Suspended,
@@ -88,6 +97,7 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Granted { role, token } => write!(f, "granted {role} token={token}"),
+            Outcome::Shared { role, token } => write!(f, "granted shared {role} token={token}"),
             Outcome::Suspended => write!(f, "suspended"),
             Outcome::Resumed => write!(f, "resumed"),
             Outcome::Lost => write!(f, "lost"),

@@ -5,7 +5,7 @@
 
 use zklab_recipes::election::ElectionRole;
 
-use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
 use crate::mutation::{Documented, TrustDeletion, WatchLowest};
 use crate::scenario::Scenario;
 
@@ -14,6 +14,15 @@ pub const ELECTION_DIR: &str = "/election/leader";
 
 impl RoleKit for ElectionRole {
     const DIR: &'static str = ELECTION_DIR;
+    type Monitors = ExclusiveMonitors;
+
+    fn monitors() -> ExclusiveMonitors {
+        exclusive_monitors()
+    }
+
+    fn playing(_: u8) -> Self {
+        ElectionRole
+    }
 }
 
 /// The election's kit, its machine under mutation `X`.

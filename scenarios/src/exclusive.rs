@@ -1,6 +1,8 @@
-//! The kit of every exclusive role (the lock, the leader election): each client takes the role,
-//! uses the fenced resource with its token, and lets go, for its number of rounds; the model runs
-//! one round per client. A recipe's kit file names its directory and its known bugs.
+//! The kit of every role (the lock, the leader election, the read/write lock): each client takes
+//! its role, uses the fenced resource with its token (reading it under a role held shared, writing
+//! it otherwise), and lets go, for its number of rounds; the model runs one round per client. A
+//! recipe's kit file names its directory, which role each client plays, its monitors and its
+//! known bugs.
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -9,18 +11,49 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
+use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::monitor::exclusion::MutualExclusion;
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::herd::Herd;
+use zklab_sim::monitor::Monitor;
 
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::mutation::{Mutated, Mutation};
 
-/// An exclusive role as the harness runs it: where its nodes live.
+/// A role as the harness runs it: where its nodes live, who plays what, what judges it.
 pub trait RoleKit: Role {
     /// The directory of the role's contender nodes.
     const DIR: &'static str;
+
+    /// The monitors that judge the recipe.
+    type Monitors: Monitor + RenameSessions + Send + Sync;
+
+    /// Fresh monitors.
+    fn monitors() -> Self::Monitors;
+
+    /// Which part client `client` of `clients` plays; by default all play the same.
+    fn part(client: usize, clients: usize) -> u8 {
+        let _ = (client, clients);
+        0
+    }
+
+    /// The role a client playing `part` contends for.
+    fn playing(part: u8) -> Self;
+
+    /// Whether its holder only reads the resource (a role held shared).
+    fn reads(&self) -> bool {
+        false
+    }
+}
+
+/// The monitors of an exclusive role: at most one holder, one waiter woken per deletion, no
+/// recipe giving up.
+pub type ExclusiveMonitors = (MutualExclusion, Herd, NoFailures);
+
+/// Fresh [`ExclusiveMonitors`].
+pub fn exclusive_monitors() -> ExclusiveMonitors {
+    (MutualExclusion::default(), Herd::new(1), NoFailures)
 }
 
 /// The kit of role `R`, its machine under mutation `X`.
@@ -34,19 +67,22 @@ impl<R, X> ExclusiveKit<R, X> {
 
 impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
     type Machine = Mutated<Exclusive<R>, X>;
-    type Monitors = (MutualExclusion, Herd, NoFailures);
+    type Monitors = R::Monitors;
 
-    fn machine(&self, _: u8, session: SessionId) -> Self::Machine {
-        Mutated::new(Claim::<R>::new(R::DIR).machine(session))
+    fn part(&self, client: usize, clients: usize) -> u8 {
+        R::part(client, clients)
+    }
+
+    fn machine(&self, part: u8, session: SessionId) -> Self::Machine {
+        Mutated::new(Claim::with_role(R::DIR, R::playing(part)).machine(session))
     }
 
     fn request_when_holding(&self) -> R::Request {
         R::let_go()
     }
 
-    /// At most one holder, one waiter woken per deletion, no recipe giving up.
     fn monitors(&self) -> Self::Monitors {
-        (MutualExclusion::default(), Herd::new(1), NoFailures)
+        R::monitors()
     }
 
     fn root(&self) -> &str {
@@ -60,21 +96,27 @@ impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
 
 impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
-        let claim = Claim::<R>::new(R::DIR).recording(host.recorder());
+        let part = R::part(host.index(), host.clients());
+        let role = R::playing(part);
+        let use_resource = |token| match role.reads() {
+            true => host.read(token),
+            false => host.write(token),
+        };
+        let claim = Claim::with_role(R::DIR, role.clone()).recording(host.recorder());
         let mut session = host.connect().await;
         let mut done = 0;
         while done < rounds {
-            let machine = self.machine(0, session.session_id());
+            let machine = self.machine(part, session.session_id());
             let lost = match claim.acquire_with(&session, machine).await {
                 Ok(mut held) => {
                     // Present the token at once: the resource learns of the new holder before
                     // any older holder can come back from a pause.
-                    host.write(held.token());
+                    use_resource(held.token());
                     if held.is_safe().await {
                         host.work().await;
                         // A pause may have struck during the work and the session expired
-                        // meanwhile: only the fencing token protects this write.
-                        host.write(held.token());
+                        // meanwhile: only the fencing token protects this use.
+                        use_resource(held.token());
                     }
                     done += 1;
                     held.release().await

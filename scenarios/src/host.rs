@@ -33,8 +33,12 @@ pub trait Host: Sync {
     /// Spends a short random while working with what the recipe granted.
     fn work(&self) -> impl Future<Output = ()> + Send;
 
-    /// Uses the protected resource, presenting `token`; returns whether it accepted it.
+    /// Writes to the protected resource, presenting `token`; returns whether it accepted it.
     fn write(&self, token: i64) -> bool;
+
+    /// Reads the protected resource, presenting `token` (of a lock held shared); returns whether
+    /// it accepted it.
+    fn read(&self, token: i64) -> bool;
 
     /// Where the recipes of this client write down what they tell it.
     fn recorder(&self) -> Option<Arc<dyn Recorder>>;
@@ -76,6 +80,10 @@ impl Host for ClientContext {
 
     fn write(&self, token: i64) -> bool {
         self.resource.write(self.client, token)
+    }
+
+    fn read(&self, token: i64) -> bool {
+        self.resource.read(self.client, token)
     }
 
     fn recorder(&self) -> Option<Arc<dyn Recorder>> {

@@ -19,5 +19,6 @@ pub mod oracle;
 pub mod real;
 pub mod resource;
 pub mod runner;
+pub mod rw_lock;
 pub mod scenario;
 pub mod two_phase_commit;

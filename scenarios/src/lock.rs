@@ -3,7 +3,7 @@
 
 use zklab_recipes::lock::LockRole;
 
-use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
 use crate::mutation::{BlindRetry, Documented, GiveUp, LostWakeup, SortByName, WatchParent};
 use crate::scenario::Scenario;
 
@@ -12,6 +12,15 @@ pub const LOCK_DIR: &str = "/locks/lock";
 
 impl RoleKit for LockRole {
     const DIR: &'static str = LOCK_DIR;
+    type Monitors = ExclusiveMonitors;
+
+    fn monitors() -> ExclusiveMonitors {
+        exclusive_monitors()
+    }
+
+    fn playing(_: u8) -> Self {
+        LockRole
+    }
 }
 
 /// The lock's kit, its machine under mutation `X`.

@@ -83,7 +83,7 @@ impl RealTrace {
             .iter()
             .filter(|entry| match &entry.event {
                 TraceEvent::Outcome { outcome, .. } => match outcome {
-                    Outcome::Granted { .. } => true,
+                    Outcome::Granted { .. } | Outcome::Shared { .. } => true,
                     Outcome::Released { .. } => false,
                     other => other.ends_round(),
                 },
@@ -228,6 +228,10 @@ impl Host for RealHost {
 
     fn write(&self, token: i64) -> bool {
         self.resource.write(self.client, token)
+    }
+
+    fn read(&self, token: i64) -> bool {
+        self.resource.read(self.client, token)
     }
 
     fn recorder(&self) -> Option<Arc<dyn Recorder>> {

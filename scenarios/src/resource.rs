@@ -1,5 +1,6 @@
 //! The resource a lock protects, guarded by fencing tokens as a careful storage service would:
-//! it refuses any token lower than the highest it has accepted.
+//! it refuses a write with a token lower than any it has accepted, and a read with a token lower
+//! than the last write's (readers holding a shared lock together present tokens in any order).
 
 use std::sync::{Arc, Mutex};
 
@@ -12,30 +13,57 @@ type Recorder = Arc<dyn Fn(TraceEvent) + Send + Sync>;
 #[derive(Clone)]
 pub struct FencedResource {
     record: Recorder,
-    highest: Arc<Mutex<i64>>,
+    highest: Arc<Mutex<Highest>>,
+}
+
+/// The highest tokens accepted so far.
+#[derive(Clone, Copy)]
+struct Highest {
+    /// By a write.
+    write: i64,
+    /// By any use.
+    any: i64,
 }
 
 impl FencedResource {
     /// A resource that has accepted no token yet, handing each use to `record`.
     pub fn new(record: impl Fn(TraceEvent) + Send + Sync + 'static) -> Self {
+        let none = Highest {
+            write: i64::MIN,
+            any: i64::MIN,
+        };
         FencedResource {
             record: Arc::new(record),
-            highest: Arc::new(Mutex::new(i64::MIN)),
+            highest: Arc::new(Mutex::new(none)),
         }
     }
 
     /// A client writes, presenting `token`; returns whether the resource accepted it.
     pub fn write(&self, client: ClientId, token: i64) -> bool {
+        self.use_with(client, token, false)
+    }
+
+    /// A client reads, presenting `token`; returns whether the resource accepted it.
+    pub fn read(&self, client: ClientId, token: i64) -> bool {
+        self.use_with(client, token, true)
+    }
+
+    fn use_with(&self, client: ClientId, token: i64, read: bool) -> bool {
         let mut highest = self
             .highest
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let accepted = token >= *highest;
+        let floor = if read { highest.write } else { highest.any };
+        let accepted = token >= floor;
         if accepted {
-            *highest = token;
+            highest.any = highest.any.max(token);
+            if !read {
+                highest.write = token;
+            }
         }
         (self.record)(TraceEvent::Resource {
             client,
+            read,
             token,
             accepted,
         });

@@ -8,6 +8,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod herd;
+pub mod read_write;
 pub mod stuck_waiter;
 #[cfg(test)]
 mod testing;
@@ -164,6 +165,8 @@ pub enum ViolationKind {
     StaleToken,
     /// One deletion woke more than one waiter.
     Herd,
+    /// A reader of a read/write lock waited on a node while no writer was ahead of it.
+    ReaderHeldBack,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -192,6 +195,7 @@ impl ViolationKind {
             ViolationKind::InvalidCommit => "invalid-commit",
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
+            ViolationKind::ReaderHeldBack => "reader-held-back",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -213,6 +217,7 @@ impl ViolationKind {
             ViolationKind::InvalidCommit => "validity",
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
+            ViolationKind::ReaderHeldBack => "readers proceed together",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

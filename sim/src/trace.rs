@@ -128,6 +128,8 @@ pub enum TraceEvent {
     Resource {
         /// The client.
         client: ClientId,
+        /// It only read (under a lock held shared), rather than wrote.
+        read: bool,
         /// The token presented.
         token: i64,
         /// Whether the resource accepted it.
@@ -355,11 +357,13 @@ impl fmt::Display for TraceEntry {
             }
             TraceEvent::Resource {
                 client,
+                read,
                 token,
                 accepted,
             } => {
                 let verdict = if *accepted { "accepted" } else { "refused" };
-                write!(f, "c{client} $$ resource token={token} {verdict}")
+                let how = if *read { " read" } else { "" };
+                write!(f, "c{client} $$ resource{how} token={token} {verdict}")
             }
             TraceEvent::Finished { client } => write!(f, "c{client} ## finished"),
         }

@@ -84,11 +84,22 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
         .map(|field| field.ty.clone())
         .filter(|ty| mentions(ty, &params))
         .collect();
+    // A field kept as it is is cloned.
+    let kept: Vec<Type> = fields_of(&input.data)
+        .filter(|field| !plain(field).unwrap_or(true))
+        .map(|field| field.ty.clone())
+        .filter(|ty| mentions(ty, &params))
+        .collect();
     let where_clause = input.generics.make_where_clause();
     for ty in bounded {
         where_clause
             .predicates
             .push(parse_quote!(#ty: #symmetry::RenameSessions));
+    }
+    for ty in kept {
+        where_clause
+            .predicates
+            .push(parse_quote!(#ty: ::core::clone::Clone));
     }
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {

@@ -4,8 +4,10 @@
 //! A contender makes its own ephemeral sequential node `<dir>/<guid><marker><seq>` (see
 //! [`super::own_node`]: a lost create reply must not leave a node nobody owns). It lists the
 //! children, orders contenders by sequence number (never by name: names start with
-//! guids), and is first in line, or watches its immediate predecessor with `exists` and lists
-//! again once that is gone (never assuming it is next).
+//! guids), and goes, or watches the node it waits for with `exists` and lists again once that
+//! is gone (never assuming it may go). Its [`Line`] says which nodes are in line and when it may
+//! go: an exclusive contender goes first in line and waits for its immediate predecessor; a
+//! reader of a read/write lock goes when no writer is ahead and waits for the closest one.
 //!
 //! Sequence numbers are compared as serial numbers from the contender's own (RFC 1982): a directory's 32-bit counter that wrapped
 //! past `i32::MAX` still sorts the newer nodes after the older ones, as long as the live
@@ -19,6 +21,29 @@ use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
 use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::RenameSessions;
 
+/// The line a contender gets into: which nodes of the directory are in it, and when it may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Line {
+    /// The marker of the contender's own node (such as `-lock-`).
+    pub marker: &'static str,
+    /// The markers of every node in line, its own among them: children with none of them are
+    /// not contenders.
+    pub kin: &'static [&'static str],
+    /// When it may go.
+    pub gate: Gate,
+}
+
+/// When a contender may go, and which node it waits for until then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// First in line; until then it waits for its immediate predecessor, so one deletion wakes
+    /// one waiter.
+    First,
+    /// When no node with this marker is ahead of it; until then it waits for the closest such
+    /// node ahead (the readers behind one writer all go when it goes: that is no herd).
+    NoneAhead(&'static str),
+}
+
 /// What the contender asks of its owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
@@ -26,8 +51,8 @@ pub enum Verdict {
     Send(Op),
     /// Nothing to do until a watch event.
     Wait,
-    /// First in line. `token` is the node's czxid: it grows from one first contender to the next.
-    First {
+    /// It may go. `token` is the node's czxid: it grows from one exclusive contender to the next.
+    Go {
         /// The fencing token.
         token: i64,
     },
@@ -51,25 +76,27 @@ enum Phase {
         /// The exists is still in flight.
         asked: bool,
     },
-    /// First in line: the part has done its work.
-    First,
+    /// It may go: the part has done its work.
+    Gone,
 }
 
 /// One contender in line under a directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Contender {
     own: OwnNode,
+    #[rename(keep)]
+    line: Line,
     phase: Phase,
     /// The predecessor went while the exists was still in flight: list again when it returns.
     relist: bool,
 }
 
 impl Contender {
-    /// A contender under `dir` whose node is named `<guid><marker><seq>`. The marker (such as
-    /// `-lock-`) tells contender nodes from anything else in the directory.
-    pub fn new(dir: &str, guid: String, marker: &'static str) -> Self {
+    /// A contender in `line` under `dir`, whose node is named `<guid><marker><seq>`.
+    pub fn new(dir: &str, guid: String, line: Line) -> Self {
         Contender {
-            own: OwnNode::new(dir, guid, marker),
+            own: OwnNode::new(dir, guid, line.marker),
+            line,
             phase: Phase::Idle,
             relist: false,
         }
@@ -143,33 +170,48 @@ impl Contender {
         }
     }
 
-    /// Decides from a listing: first in line, or watch the immediate predecessor.
+    /// The sequence number and marker of a child in line, or `None` for any other child.
+    fn in_line(&self, name: &str) -> Option<(i32, &'static str)> {
+        self.line.kin.iter().find_map(|marker| {
+            let (_, sequence) = name.rsplit_once(marker)?;
+            Some((sequence.parse::<i32>().ok()?, *marker))
+        })
+    }
+
+    /// Decides from a listing: go, or watch the node its gate waits for.
     fn decide(&mut self, children: Vec<String>) -> Verdict {
         let own = self.own.name().unwrap_or_default().to_owned();
-        let Some(own_seq) = self.own.sequence_of(&own) else {
+        let Some((own_seq, _)) = self.in_line(&own) else {
             return self.create();
         };
         // Serial-number order from our own sequence: predecessors are behind us.
-        let mut contenders: Vec<(i32, String)> = children
+        let mut contenders: Vec<(i32, &'static str, String)> = children
             .into_iter()
             .filter_map(|name| {
-                let seq = self.own.sequence_of(&name)?;
-                Some((seq.wrapping_sub(own_seq), name))
+                let (seq, marker) = self.in_line(&name)?;
+                Some((seq.wrapping_sub(own_seq), marker, name))
             })
             .collect();
         contenders.sort();
-        let Some(position) = contenders.iter().position(|(_, name)| *name == own) else {
+        let Some(position) = contenders.iter().position(|(_, _, name)| *name == own) else {
             // Our node is not among the children (the directory was deleted and made again under
             // us): get in line anew.
             return self.create();
         };
-        if position == 0 {
-            self.phase = Phase::First;
-            return Verdict::First {
+        contenders.truncate(position);
+        let waited = match self.line.gate {
+            Gate::First => contenders.pop(),
+            Gate::NoneAhead(blocker) => contenders
+                .into_iter()
+                .rev()
+                .find(|(_, marker, _)| *marker == blocker),
+        };
+        let Some((_, _, predecessor)) = waited else {
+            self.phase = Phase::Gone;
+            return Verdict::Go {
                 token: self.own.czxid(),
             };
-        }
-        let predecessor = contenders[position - 1].1.clone();
+        };
         let path = format!("{}/{}", self.own.dir(), predecessor);
         self.phase = Phase::Watching {
             predecessor,
@@ -178,7 +220,7 @@ impl Contender {
         Verdict::Send(Op::Exists { path, watch: true })
     }
 
-    /// Takes a watch event: the predecessor's deletion sends it to list again.
+    /// Takes a watch event: the deletion of the node it waits for sends it to list again.
     pub fn on_watch(&mut self, event: &WatchedEvent) -> Verdict {
         let Phase::Watching { predecessor, asked } = &self.phase else {
             return Verdict::Wait;
@@ -205,8 +247,14 @@ mod tests {
     use super::*;
     use crate::client::Stat;
 
-    fn in_line(own: &str) -> Contender {
-        let mut contender = Contender::new("/d", "g".to_owned(), "-n-");
+    const LINE: Line = Line {
+        marker: "-n-",
+        kin: &["-n-"],
+        gate: Gate::First,
+    };
+
+    fn joined(own: &str, line: Line) -> Contender {
+        let mut contender = Contender::new("/d", "g".to_owned(), line);
         contender.start();
         contender.on_reply(Ok(OpResult::Created {
             path: format!("/d/{own}"),
@@ -224,11 +272,11 @@ mod tests {
 
     #[test]
     fn a_counter_that_wrapped_past_i32_max_still_orders_newer_nodes_last() {
-        let mut contender = in_line("g-n-2147483646");
+        let mut contender = joined("g-n-2147483646", LINE);
         // Created after us: the counter went past i32::MAX and wrapped to negative numbers.
         let verdict = contender.on_reply(listing(&["b-n--2147483648", "g-n-2147483646"]));
-        assert_eq!(verdict, Verdict::First { token: 0 });
-        let mut later = in_line("b-n--2147483648");
+        assert_eq!(verdict, Verdict::Go { token: 0 });
+        let mut later = joined("b-n--2147483648", LINE);
         let verdict = later.on_reply(listing(&["b-n--2147483648", "g-n-2147483646"]));
         let watch = Op::Exists {
             path: "/d/g-n-2147483646".to_owned(),
@@ -239,8 +287,37 @@ mod tests {
 
     #[test]
     fn children_without_the_marker_are_not_contenders() {
-        let mut contender = in_line("g-n-0000000002");
+        let mut contender = joined("g-n-0000000002", LINE);
         let verdict = contender.on_reply(listing(&["readme", "g-n-0000000002"]));
-        assert_eq!(verdict, Verdict::First { token: 0 });
+        assert_eq!(verdict, Verdict::Go { token: 0 });
+    }
+
+    #[test]
+    fn a_reader_goes_with_no_writer_ahead_and_otherwise_waits_for_the_closest_writer() {
+        let reader = Line {
+            marker: "-r-",
+            kin: &["-r-", "-w-"],
+            gate: Gate::NoneAhead("-w-"),
+        };
+        let mut contender = joined("g-r-0000000004", reader);
+        let verdict = contender.on_reply(listing(&[
+            "a-w-0000000001",
+            "b-w-0000000002",
+            "c-r-0000000003",
+            "g-r-0000000004",
+            "d-w-0000000005",
+        ]));
+        let watch = Op::Exists {
+            path: "/d/b-w-0000000002".to_owned(),
+            watch: true,
+        };
+        assert_eq!(verdict, Verdict::Send(watch));
+        let mut contender = joined("g-r-0000000004", reader);
+        let verdict = contender.on_reply(listing(&[
+            "c-r-0000000003",
+            "g-r-0000000004",
+            "d-w-0000000005",
+        ]));
+        assert_eq!(verdict, Verdict::Go { token: 0 });
     }
 }

@@ -1,9 +1,9 @@
-//! The exclusive-role part: a role (a lock, leadership) that the first contender in line holds
-//! until it lets go or its session ends. The lock and the leader election are this part under
-//! their own names: a [`Role`] gives the name of the node marker, the application's request and
-//! the recipe's own outcome type.
+//! The role part: a role (a lock, leadership, one side of a read/write lock) that a contender
+//! holds once its line lets it go, until it lets go or its session ends. The lock, the leader
+//! election and the read/write lock are this part under their own names: a [`Role`] gives the
+//! line its contenders get into, the application's request and the recipe's own outcome type.
 //!
-//! A [`Contender`] gets in line; first in line holds the role, with its node's czxid as the
+//! A [`Contender`] gets in line; once it may go it holds the role, with its node's czxid as the
 //! fencing token. Its [`Link`] tracks the connection in every phase: a disconnected holder is
 //! suspended (it may already have lost the role), an expired one has lost it. Letting go tells
 //! the application at once (it stops using the role when it asks) and deletes the node, retried
@@ -11,32 +11,33 @@
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
-use crate::parts::contender::{Contender, Verdict};
+use crate::parts::contender::{Contender, Line, Verdict};
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::symmetry::{session_guid, RenameSessions};
 
-/// One recipe's names for an exclusive role.
+/// One recipe's names for a role, and the line its contenders get into.
 pub trait Role: Clone + Debug + Eq + Hash + Send + Sync + 'static {
-    /// The marker between a contender's guid and its sequence number (`-lock-`).
-    const MARKER: &'static str;
     /// The application's request: let go of the role.
     type Request: Clone + Eq + Hash + Debug + Send + Sync;
     /// What the application learns: the recipe's own words for a [`Hold`].
-    type Outcome: Clone + Eq + Hash + Debug + Into<Outcome> + From<Hold> + Send + Sync;
+    type Outcome: Clone + Eq + Hash + Debug + Into<Outcome> + Send + Sync;
+    /// The line a contender for this role gets into (its node's marker, and when it may go).
+    fn line(&self) -> Line;
+    /// What the application learns of `hold`, in the recipe's words.
+    fn tell(&self, hold: Hold) -> Self::Outcome;
     /// The request that lets go.
     fn let_go() -> Self::Request;
 }
 
-/// What a holder of an exclusive role learns, before the recipe names it.
+/// What a holder of a role learns, before the recipe names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hold {
-    /// First in line: the role is held; `token` is the node's czxid.
+    /// Its line let it go: the role is held; `token` is the node's czxid.
     Granted {
         /// The fencing token.
         token: i64,
@@ -68,25 +69,26 @@ enum Phase {
     Done,
 }
 
-/// An exclusive role as a pure state machine: a [`Contender`] first in line holds the role, and
-/// its [`Link`] tells it when to stop trusting it.
+/// A role as a pure state machine: a [`Contender`] its line lets go holds the role, and its
+/// [`Link`] tells it when to stop trusting it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Exclusive<R> {
     contender: Contender,
     link: Link,
     phase: Phase,
-    role: PhantomData<R>,
+    #[rename(keep)]
+    role: R,
 }
 
 impl<R: Role> Exclusive<R> {
-    /// A machine contending for the role at `dir`, naming its node with `guid` (unique per
+    /// A machine contending for `role` at `dir`, naming its node with `guid` (unique per
     /// contender and stable for its session: [`session_guid`] gives one).
-    pub fn new(dir: &str, guid: String) -> Self {
+    pub fn new(dir: &str, guid: String, role: R) -> Self {
         Exclusive {
-            contender: Contender::new(dir, guid, R::MARKER),
+            contender: Contender::new(dir, guid, role.line()),
             link: Link::default(),
             phase: Phase::Idle,
-            role: PhantomData,
+            role,
         }
     }
 
@@ -101,7 +103,7 @@ impl<R: Role> Exclusive<R> {
         self.phase == Phase::Held
     }
 
-    /// Whether the machine is waiting for its predecessor to go.
+    /// Whether the machine is waiting for the node its line waits on to go.
     pub fn is_waiting(&self) -> bool {
         self.phase == Phase::Contending && self.contender.is_waiting()
     }
@@ -113,17 +115,17 @@ impl<R: Role> Exclusive<R> {
 
     fn finish(&mut self, hold: Hold) -> Step<R::Outcome> {
         self.phase = Phase::Done;
-        Step::done(hold.into())
+        Step::done(self.role.tell(hold))
     }
 
-    /// Does what the contender asks; first in line holds the role.
+    /// Does what the contender asks; once it may go, it holds the role.
     fn follow(&mut self, verdict: Verdict) -> Step<R::Outcome> {
         match verdict {
             Verdict::Send(op) => Step::send(self.link.send(op)),
             Verdict::Wait => Step::wait(),
-            Verdict::First { token } => {
+            Verdict::Go { token } => {
                 self.phase = Phase::Held;
-                Step::wait().telling(Hold::Granted { token }.into())
+                Step::wait().telling(self.role.tell(Hold::Granted { token }))
             }
             Verdict::Failed(error) => self.finish(Hold::Failed(error)),
         }
@@ -158,8 +160,8 @@ impl<R: Role> Exclusive<R> {
                 Step::stop()
             }
             Some(Connection::Lost) => self.finish(Hold::Lost),
-            Some(Connection::Suspended) => Step::wait().telling(Hold::Suspended.into()),
-            Some(Connection::Resumed) => Step::wait().telling(Hold::Resumed.into()),
+            Some(Connection::Suspended) => Step::wait().telling(self.role.tell(Hold::Suspended)),
+            Some(Connection::Resumed) => Step::wait().telling(self.role.tell(Hold::Resumed)),
             None => Step::wait(),
         }
     }
@@ -191,7 +193,7 @@ impl<R: Role> Recipe for Exclusive<R> {
                 self.phase = Phase::Releasing;
                 let path = self.node().unwrap_or_default().to_owned();
                 Step::send(self.link.send(Op::Delete { path, version: -1 }))
-                    .telling(Hold::Released.into())
+                    .telling(self.role.tell(Hold::Released))
             }
             // The part sets no timer.
             Input::App(_) | Input::Timeout => Step::wait(),
@@ -199,39 +201,38 @@ impl<R: Role> Recipe for Exclusive<R> {
     }
 }
 
-/// An exclusive role at a directory path, such as `/locks/orders`: the handle an application
-/// keeps (the lock calls it `Lock`, the election `Election`).
+/// A role at a directory path, such as `/locks/orders`: the handle an application keeps (the
+/// lock calls it `Lock`, the election `Election`).
+#[derive(Clone)]
 pub struct Claim<R> {
     dir: String,
     recorder: Option<Arc<dyn Recorder>>,
-    role: PhantomData<R>,
+    role: R,
 }
 
-impl<R> Clone for Claim<R> {
-    fn clone(&self) -> Self {
-        Claim {
-            dir: self.dir.clone(),
-            recorder: self.recorder.clone(),
-            role: PhantomData,
-        }
-    }
-}
-
-impl<R> fmt::Debug for Claim<R> {
+impl<R: Debug> fmt::Debug for Claim<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Claim")
             .field("dir", &self.dir)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
 
-impl<R: Role> Claim<R> {
+impl<R: Role + Default> Claim<R> {
     /// The role whose contender nodes live under `dir` (created if missing).
     pub fn new(dir: &str) -> Self {
+        Claim::with_role(dir, R::default())
+    }
+}
+
+impl<R: Role> Claim<R> {
+    /// `role`, whose contender nodes live under `dir` (created if missing).
+    pub fn with_role(dir: &str, role: R) -> Self {
         Claim {
             dir: dir.to_owned(),
             recorder: None,
-            role: PhantomData,
+            role,
         }
     }
 
@@ -243,7 +244,7 @@ impl<R: Role> Claim<R> {
 
     /// The machine this role runs for a session.
     pub fn machine(&self, session: SessionId) -> Exclusive<R> {
-        Exclusive::new(&self.dir, session_guid(session))
+        Exclusive::new(&self.dir, session_guid(session), self.role.clone())
     }
 
     /// Waits until this session holds the role.
@@ -269,7 +270,7 @@ impl<R: Role> Claim<R> {
         let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
         let granted = driver
             .feed_until(Input::Start, |outcome| match outcome.into() {
-                Outcome::Granted { token, .. } => Some(Ok(token)),
+                Outcome::Granted { token, .. } | Outcome::Shared { token, .. } => Some(Ok(token)),
                 outcome => RecipeError::ending(outcome).map(Err),
             })
             .await;

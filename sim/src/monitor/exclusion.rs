@@ -1,5 +1,6 @@
-//! Mutual exclusion: at most one client holds a granted role (a lock, leadership) among those
-//! whose session is live on the server.
+//! Mutual exclusion: among clients whose session is live on the server, a client that holds a
+//! granted role (a lock, leadership, a write lock) holds it alone, while roles granted shared
+//! (read locks) may be held together.
 //!
 //! A holder stops counting when it loses the role, lets go of it, or its session ends; a
 //! suspended holder still counts (its node is still there: nobody else may be granted the role).
@@ -21,11 +22,14 @@ use crate::trace::{TraceEntry, TraceEvent};
 pub struct MutualExclusion {
     /// The live sessions in which a client holds the role, and the role's name. (Nothing is kept
     /// that the state of the world does not determine: a model checker carries this.)
-    holders: BTreeMap<Holder, &'static str>,
+    holders: BTreeMap<Holder, Held>,
     /// Sessions the server has ended.
     #[rename(session)]
     dead: BTreeSet<SessionId>,
 }
+
+/// What a holder holds: the role's name, and whether it is held shared.
+type Held = (&'static str, bool);
 
 /// A session that holds the role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -37,10 +41,11 @@ impl Monitor for MutualExclusion {
             TraceEvent::Outcome {
                 session, outcome, ..
             } => match outcome {
-                Outcome::Granted { role, .. } => self.hold(*session, Some(role)),
+                Outcome::Granted { role, .. } => self.hold(*session, Some((role, false))),
+                Outcome::Shared { role, .. } => self.hold(*session, Some((role, true))),
                 Outcome::Resumed => {
-                    let role = self.holders.get(&Holder(*session)).copied();
-                    self.hold(*session, Some(role.unwrap_or("role")));
+                    let held = self.holders.get(&Holder(*session)).copied();
+                    self.hold(*session, Some(held.unwrap_or(("role", false))));
                 }
                 Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
                     self.hold(*session, None);
@@ -54,13 +59,24 @@ impl Monitor for MutualExclusion {
             }
             _ => return None,
         }
-        if self.holders.len() < 2 {
+        if self.holders.len() < 2 || self.holders.values().all(|(_, shared)| *shared) {
             return None;
         }
-        let names: Vec<String> = self.holders.keys().map(|h| format!("s{}", h.0)).collect();
-        let role = self.holders.values().next().copied().unwrap_or("role");
+        let roles: BTreeSet<&str> = self.holders.values().map(|(role, _)| *role).collect();
+        let names: Vec<String> = self
+            .holders
+            .iter()
+            .map(|(holder, (role, _))| match roles.len() {
+                1 => format!("s{}", holder.0),
+                _ => format!("s{} ({role})", holder.0),
+            })
+            .collect();
+        let what = match roles.iter().next() {
+            Some(role) if roles.len() == 1 => format!("the {role}"),
+            _ => "the lock".to_owned(),
+        };
         let message = format!(
-            "{} hold the {role} at once, all with live sessions",
+            "{} hold {what} at once, all with live sessions",
             names.join(" and ")
         );
         Some(Violation {
@@ -78,10 +94,10 @@ impl Monitor for MutualExclusion {
 impl MutualExclusion {
     /// Notes the role the client in `session` holds now, if any; a session that has ended holds
     /// nothing, whatever its client was told.
-    fn hold(&mut self, session: SessionId, role: Option<&'static str>) {
-        match role {
-            Some(role) if !self.dead.contains(&session) => {
-                self.holders.insert(Holder(session), role);
+    fn hold(&mut self, session: SessionId, held: Option<Held>) {
+        match held {
+            Some(held) if !self.dead.contains(&session) => {
+                self.holders.insert(Holder(session), held);
             }
             _ => {
                 self.holders.remove(&Holder(session));
@@ -134,5 +150,20 @@ mod tests {
             .first_in(&suspended)
             .expect("a suspended holder with a live session");
         assert_eq!(violation.at, Duration::from_millis(2));
+    }
+
+    #[test]
+    fn readers_hold_together_but_never_with_a_writer() {
+        let shared = |token| Outcome::Shared {
+            role: "read lock",
+            token,
+        };
+        let readers = trace(vec![outcome(0, 1, shared(5)), outcome(1, 2, shared(7))]);
+        assert_eq!(MutualExclusion::default().first_in(&readers), None);
+        let writer = trace(vec![outcome(0, 1, shared(5)), outcome(1, 2, granted(7))]);
+        let violation = MutualExclusion::default()
+            .first_in(&writer)
+            .expect("a writer with a reader");
+        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
     }
 }

@@ -1,4 +1,6 @@
-//! Fencing: the protected resource never accepts a token lower than the newest one granted.
+//! Fencing: the protected resource never accepts a write with a token lower than the newest one
+//! granted, nor a read with a token lower than the newest one granted exclusively (readers that
+//! share a lock present their tokens in any order).
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
@@ -9,27 +11,38 @@ use crate::trace::{TraceEntry, TraceEvent};
 /// The fencing monitor.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Fencing {
-    /// The newest token granted so far.
+    /// The newest token granted so far, shared or not.
     #[rename(keep)]
     newest: Option<i64>,
+    /// The newest token granted exclusively so far.
+    #[rename(keep)]
+    newest_exclusive: Option<i64>,
 }
 
 impl Monitor for Fencing {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
-            TraceEvent::Outcome {
-                outcome: Outcome::Granted { token, .. },
-                ..
-            } => {
-                self.newest = self.newest.max(Some(*token));
+            TraceEvent::Outcome { outcome, .. } => {
+                if let Outcome::Granted { token, .. } = outcome {
+                    self.newest_exclusive = self.newest_exclusive.max(Some(*token));
+                }
+                if let Outcome::Granted { token, .. } | Outcome::Shared { token, .. } = outcome {
+                    self.newest = self.newest.max(Some(*token));
+                }
                 None
             }
             TraceEvent::Resource {
                 client,
+                read,
                 token,
                 accepted: true,
             } => {
-                let newest = self.newest.filter(|newest| token < newest)?;
+                let bar = if *read {
+                    self.newest_exclusive
+                } else {
+                    self.newest
+                };
+                let newest = bar.filter(|newest| token < newest)?;
                 let message =
                     format!("c{client}'s token {token} accepted after token {newest} was granted");
                 Some(Violation {
@@ -61,6 +74,7 @@ mod tests {
                 outcome(1, 2, granted(7)),
                 TraceEvent::Resource {
                     client: 0,
+                    read: false,
                     token: 5,
                     accepted,
                 },
@@ -70,6 +84,40 @@ mod tests {
         let t = late_write(true);
         assert_eq!(
             Fencing::default().first_in(&t).map(|v| v.kind),
+            Some(ViolationKind::StaleToken)
+        );
+    }
+
+    #[test]
+    fn a_read_is_stale_only_behind_an_exclusive_grant() {
+        let read = |grant: Outcome| {
+            trace(vec![
+                outcome(
+                    0,
+                    1,
+                    Outcome::Shared {
+                        role: "read lock",
+                        token: 5,
+                    },
+                ),
+                outcome(1, 2, grant),
+                TraceEvent::Resource {
+                    client: 0,
+                    read: true,
+                    token: 5,
+                    accepted: true,
+                },
+            ])
+        };
+        let other_reader = Outcome::Shared {
+            role: "read lock",
+            token: 7,
+        };
+        assert_eq!(Fencing::default().first_in(&read(other_reader)), None);
+        assert_eq!(
+            Fencing::default()
+                .first_in(&read(granted(7)))
+                .map(|v| v.kind),
             Some(ViolationKind::StaleToken)
         );
     }

@@ -98,10 +98,10 @@ const KNOWN_BUGS: &[Expected] = &[
     },
     Expected {
         name: "rw-lock-bug-serial-readers",
-        violations: &[ViolationKind::ReaderHeldBack],
+        violations: &[ViolationKind::HeldBack],
         clients: 3,
         budget: NO_FAULTS,
-        property: "readers proceed together",
+        property: "no waiter held back",
     },
     Expected {
         name: "rw-lock-bug-writer-ignores-readers",
@@ -116,6 +116,20 @@ const KNOWN_BUGS: &[Expected] = &[
         clients: 3,
         budget: NO_FAULTS,
         property: "herd-freedom",
+    },
+    Expected {
+        name: "semaphore-bug-list-first",
+        violations: &[ViolationKind::MutualExclusion],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "mutual exclusion",
+    },
+    Expected {
+        name: "semaphore-bug-lost-wakeup",
+        violations: &[ViolationKind::StuckWaiter, ViolationKind::HeldBack],
+        clients: 3,
+        budget: NO_FAULTS,
+        property: "no stuck state",
     },
     Expected {
         name: "barrier-bug-trust-any-event",

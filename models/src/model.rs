@@ -623,7 +623,7 @@ impl<W: Workload> RecipeModel<W> {
             InvalidCommit,
             StaleToken,
             Herd,
-            ReaderHeldBack,
+            HeldBack,
             Orphan,
             Liveness,
             Deadlock,

@@ -21,4 +21,5 @@ pub mod resource;
 pub mod runner;
 pub mod rw_lock;
 pub mod scenario;
+pub mod semaphore;
 pub mod two_phase_commit;

@@ -11,7 +11,7 @@ use zklab_recipes::parts::exclusive::{Hold, Role};
 use zklab_recipes::rw_lock::{Access, RwLockOutcome, READ, WRITE};
 use zklab_sim::monitor::exclusion::MutualExclusion;
 use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::read_write::ReadWrite;
+use zklab_sim::monitor::shared_line::{Rule, SharedLine};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
 use crate::mutation::{Documented, WatchParent};
@@ -22,14 +22,18 @@ pub const RW_LOCK_DIR: &str = "/locks/rw";
 
 /// The read/write lock's monitors: readers together but never with a writer, its own rules for
 /// waking and waiting, no recipe giving up.
-pub type RwMonitors = (MutualExclusion, ReadWrite, NoFailures);
+pub type RwMonitors = (MutualExclusion, SharedLine, NoFailures);
 
 impl RoleKit for Access {
     const DIR: &'static str = RW_LOCK_DIR;
     type Monitors = RwMonitors;
 
     fn monitors() -> RwMonitors {
-        let line = ReadWrite::new(RW_LOCK_DIR, READ, WRITE);
+        let rule = Rule::Readers {
+            read: READ,
+            write: WRITE,
+        };
+        let line = SharedLine::new(RW_LOCK_DIR, rule);
         (MutualExclusion::default(), line, NoFailures)
     }
 
@@ -145,27 +149,27 @@ pub const SCENARIOS: &[Scenario] = &[
             "read/write lock: readers share it, a writer holds it alone; fenced reads and writes",
         known_bug: false,
         kit: &ExclusiveKit::<Access, Documented>::KIT,
-        states: Some(39_715),
+        states: Some(40_199),
     },
     Scenario {
         name: "rw-lock-bug-serial-readers",
         about: "a reader waits on its immediate predecessor even when that one is a reader",
         known_bug: true,
         kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
-        states: Some(39_715),
+        states: Some(40_199),
     },
     Scenario {
         name: "rw-lock-bug-writer-ignores-readers",
         about: "a writer counts only writers' nodes as in line, so it writes while readers read",
         known_bug: true,
         kit: &ExclusiveKit::<Miswired<WriterIgnoresReaders>, Documented>::KIT,
-        states: Some(39_651),
+        states: Some(40_117),
     },
     Scenario {
         name: "rw-lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
         known_bug: true,
         kit: &ExclusiveKit::<Access, WatchParent>::KIT,
-        states: Some(40_375),
+        states: Some(40_907),
     },
 ];

@@ -8,7 +8,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod herd;
-pub mod read_write;
+pub mod shared_line;
 pub mod stuck_waiter;
 #[cfg(test)]
 mod testing;
@@ -165,8 +165,9 @@ pub enum ViolationKind {
     StaleToken,
     /// One deletion woke more than one waiter.
     Herd,
-    /// A reader of a read/write lock waited on a node while no writer was ahead of it.
-    ReaderHeldBack,
+    /// A client kept waiting where it could go: a reader with no writer ahead, a semaphore's
+    /// waiter whose lease is free.
+    HeldBack,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -195,7 +196,7 @@ impl ViolationKind {
             ViolationKind::InvalidCommit => "invalid-commit",
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
-            ViolationKind::ReaderHeldBack => "reader-held-back",
+            ViolationKind::HeldBack => "held-back",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -217,7 +218,7 @@ impl ViolationKind {
             ViolationKind::InvalidCommit => "validity",
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
-            ViolationKind::ReaderHeldBack => "readers proceed together",
+            ViolationKind::HeldBack => "no waiter held back",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

@@ -42,6 +42,11 @@ pub enum Gate {
     /// When no node with this marker is ahead of it; until then it waits for the closest such
     /// node ahead (the readers behind one writer all go when it goes: that is no herd).
     NoneAhead(&'static str),
+    /// When fewer than this many nodes are ahead of it (a semaphore's leases). The first waiter
+    /// waits for any of the nodes ahead to go; a waiter behind it waits for its immediate
+    /// predecessor to go or to go ahead, which a waiter that goes tells by writing its node's
+    /// data: so one release wakes one waiter, and each grant the next in line.
+    Among(u32),
 }
 
 /// What the contender asks of its owner.
@@ -69,13 +74,20 @@ enum Phase {
     Joining,
     /// Listing the children to see who is first.
     Listing,
-    /// Watching the predecessor: the exists is in flight (`asked`), or set and waiting.
+    /// Waiting for any of `nodes` (child names) to go: an exists with a watch is set on each in
+    /// turn, `armed` of them so far (the one on `nodes[armed]` is in flight until all are).
     Watching {
-        /// The predecessor's child name.
-        predecessor: String,
-        /// The exists is still in flight.
-        asked: bool,
+        /// The nodes it waits on.
+        nodes: Vec<String>,
+        /// How many of their watches are set.
+        armed: usize,
+        /// A node whose data was written has gone ahead (see [`Gate::Among`]): that frees its
+        /// place as its deletion would.
+        ahead_frees: bool,
     },
+    /// Writing its own node's data as it goes, to wake the waiter behind it (see
+    /// [`Gate::Among`]).
+    GoingAhead,
     /// It may go: the part has done its work.
     Gone,
 }
@@ -87,8 +99,10 @@ pub struct Contender {
     #[rename(keep)]
     line: Line,
     phase: Phase,
-    /// The predecessor went while the exists was still in flight: list again when it returns.
+    /// A node it waits on went while an exists was still in flight: list again when it returns.
     relist: bool,
+    /// It has waited behind others for a lease: when it goes, it tells the waiter behind it.
+    waited: bool,
 }
 
 impl Contender {
@@ -99,6 +113,7 @@ impl Contender {
             line,
             phase: Phase::Idle,
             relist: false,
+            waited: false,
         }
     }
 
@@ -109,7 +124,7 @@ impl Contender {
 
     /// Whether it waits, its watch set, for its predecessor to go.
     pub fn is_waiting(&self) -> bool {
-        matches!(self.phase, Phase::Watching { asked: false, .. })
+        matches!(&self.phase, Phase::Watching { nodes, armed, .. } if *armed == nodes.len())
     }
 
     /// Gets in line: creates the contender node.
@@ -154,17 +169,23 @@ impl Contender {
             // The directory is gone, and our node with it: start over.
             (Phase::Listing, Err(ZkError::NoNode)) => self.create(),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.decide(children),
-            (Phase::Watching { predecessor, .. }, Ok(OpResult::Exists(stat))) => {
-                if stat.is_none() || self.relist {
-                    self.list()
-                } else {
-                    self.phase = Phase::Watching {
-                        predecessor,
-                        asked: false,
-                    };
-                    Verdict::Wait
+            (
+                Phase::Watching {
+                    nodes,
+                    armed,
+                    ahead_frees,
+                },
+                Ok(OpResult::Exists(stat)),
+            ) => {
+                let freed = stat.is_none_or(|stat| ahead_frees && stat.version > 0);
+                if freed || self.relist {
+                    return self.list();
                 }
+                self.watch(nodes, armed + 1, ahead_frees)
             }
+            (Phase::GoingAhead, Ok(OpResult::SetData(_))) => self.go(),
+            // Our node is gone with the directory: get in line anew.
+            (Phase::GoingAhead, Err(ZkError::NoNode)) => self.create(),
             (_, Err(error)) => Verdict::Failed(error),
             (_, Ok(_)) => Verdict::Failed(ZkError::MarshallingError),
         }
@@ -198,42 +219,77 @@ impl Contender {
             // us): get in line anew.
             return self.create();
         };
-        contenders.truncate(position);
-        let waited = match self.line.gate {
-            Gate::First => contenders.pop(),
-            Gate::NoneAhead(blocker) => contenders
-                .into_iter()
-                .rev()
-                .find(|(_, marker, _)| *marker == blocker),
+        let ahead = &contenders[..position];
+        let name = |(_, _, name): &(i32, &str, String)| name.clone();
+        let (waited, ahead_frees): (Vec<String>, bool) = match self.line.gate {
+            Gate::First => (ahead.last().map(name).into_iter().collect(), false),
+            Gate::NoneAhead(blocker) => {
+                let closest = ahead.iter().rev().find(|(_, marker, _)| *marker == blocker);
+                (closest.map(name).into_iter().collect(), false)
+            }
+            Gate::Among(leases) => match position.checked_sub(leases as usize) {
+                None => (Vec::new(), false),
+                Some(0) => (ahead.iter().map(name).collect(), false),
+                Some(_) => (ahead.last().map(name).into_iter().collect(), true),
+            },
         };
-        let Some((_, _, predecessor)) = waited else {
-            self.phase = Phase::Gone;
-            return Verdict::Go {
-                token: self.own.czxid(),
-            };
-        };
-        let path = format!("{}/{}", self.own.dir(), predecessor);
-        self.phase = Phase::Watching {
-            predecessor,
-            asked: true,
-        };
-        Verdict::Send(Op::Exists { path, watch: true })
+        if waited.is_empty() && self.waited {
+            self.phase = Phase::GoingAhead;
+            let path = self.own.path().unwrap_or_default().to_owned();
+            return Verdict::Send(Op::SetData {
+                path,
+                data: Vec::new(),
+                version: -1,
+            });
+        }
+        if waited.is_empty() {
+            return self.go();
+        }
+        self.waited = matches!(self.line.gate, Gate::Among(_));
+        self.watch(waited, 0, ahead_frees)
     }
 
-    /// Takes a watch event: the deletion of the node it waits for sends it to list again.
+    /// It may go.
+    fn go(&mut self) -> Verdict {
+        self.phase = Phase::Gone;
+        Verdict::Go {
+            token: self.own.czxid(),
+        }
+    }
+
+    /// Sets the watch on `nodes[armed]`, or waits once all are set.
+    fn watch(&mut self, nodes: Vec<String>, armed: usize, ahead_frees: bool) -> Verdict {
+        let next = nodes
+            .get(armed)
+            .map(|name| format!("{}/{}", self.own.dir(), name));
+        self.phase = Phase::Watching {
+            nodes,
+            armed,
+            ahead_frees,
+        };
+        match next {
+            Some(path) => Verdict::Send(Op::Exists { path, watch: true }),
+            None => Verdict::Wait,
+        }
+    }
+
+    /// Takes a watch event: a node it waits on gone (or its data written: it may have gone
+    /// ahead) sends it to list again.
     pub fn on_watch(&mut self, event: &WatchedEvent) -> Verdict {
-        let Phase::Watching { predecessor, asked } = &self.phase else {
+        let Phase::Watching { nodes, armed, .. } = &self.phase else {
             return Verdict::Wait;
         };
-        let gone = event.event_type == EventType::NodeDeleted
-            && event
-                .path
-                .strip_prefix(self.own.dir())
-                .and_then(|p| p.strip_prefix('/'))
-                == Some(predecessor.as_str());
-        if !gone {
+        let name = event
+            .path
+            .strip_prefix(self.own.dir())
+            .and_then(|p| p.strip_prefix('/'));
+        let moved = matches!(
+            event.event_type,
+            EventType::NodeDeleted | EventType::NodeDataChanged
+        ) && nodes.iter().any(|node| Some(node.as_str()) == name);
+        if !moved {
             Verdict::Wait
-        } else if *asked {
+        } else if *armed < nodes.len() {
             self.relist = true;
             Verdict::Wait
         } else {

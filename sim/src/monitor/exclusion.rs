@@ -1,6 +1,6 @@
 //! Mutual exclusion: among clients whose session is live on the server, a client that holds a
 //! granted role (a lock, leadership, a write lock) holds it alone, while roles granted shared
-//! (read locks) may be held together.
+//! (read locks, a semaphore's leases) may be held together, up to a limit if there is one.
 //!
 //! A holder stops counting when it loses the role, lets go of it, or its session ends; a
 //! suspended holder still counts (its node is still there: nobody else may be granted the role).
@@ -26,6 +26,8 @@ pub struct MutualExclusion {
     /// Sessions the server has ended.
     #[rename(session)]
     dead: BTreeSet<SessionId>,
+    /// How many may hold a role granted shared at once, if not any number.
+    sharing: Option<usize>,
 }
 
 /// What a holder holds: the role's name, and whether it is held shared.
@@ -34,6 +36,17 @@ type Held = (&'static str, bool);
 /// A session that holds the role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 struct Holder(#[rename(session)] SessionId);
+
+impl MutualExclusion {
+    /// A monitor under which at most `limit` may hold a role granted shared at once (a
+    /// semaphore of `limit` leases).
+    pub fn shared_by_at_most(limit: usize) -> Self {
+        MutualExclusion {
+            sharing: Some(limit),
+            ..MutualExclusion::default()
+        }
+    }
+}
 
 impl Monitor for MutualExclusion {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
@@ -59,7 +72,9 @@ impl Monitor for MutualExclusion {
             }
             _ => return None,
         }
-        if self.holders.len() < 2 || self.holders.values().all(|(_, shared)| *shared) {
+        let shared = self.holders.values().all(|(_, shared)| *shared);
+        let limit = if shared { self.sharing } else { Some(1) };
+        if limit.is_none_or(|limit| self.holders.len() <= limit) {
             return None;
         }
         let roles: BTreeSet<&str> = self.holders.values().map(|(role, _)| *role).collect();
@@ -160,6 +175,16 @@ mod tests {
         };
         let readers = trace(vec![outcome(0, 1, shared(5)), outcome(1, 2, shared(7))]);
         assert_eq!(MutualExclusion::default().first_in(&readers), None);
+        let three = trace(vec![
+            outcome(0, 1, shared(5)),
+            outcome(1, 2, shared(7)),
+            outcome(2, 3, shared(9)),
+        ]);
+        assert_eq!(MutualExclusion::shared_by_at_most(3).first_in(&three), None);
+        let violation = MutualExclusion::shared_by_at_most(2)
+            .first_in(&three)
+            .expect("three holders of two leases");
+        assert_eq!(violation.at, Duration::from_millis(2));
         let writer = trace(vec![outcome(0, 1, shared(5)), outcome(1, 2, granted(7))]);
         let violation = MutualExclusion::default()
             .first_in(&writer)

@@ -1,0 +1,225 @@
+//! A counting semaphore: at most N sessions hold a lease at once, fault-tolerant.
+//!
+//! A lease is an ephemeral sequential node `<dir>/<guid>-lease-<seq>`; it is granted while fewer
+//! than N lease nodes are ahead of it. The first waiter (exactly N ahead) watches each of the N
+//! nodes ahead with `exists`, so any release wakes it and nobody else; a waiter further back
+//! watches its immediate predecessor, which, once granted, writes its own node's data to wake it
+//! (so it can become the first waiter). Everyone lists again after every wake-up. The guid makes
+//! a lost create reply survivable: the lease is adopted, never counted twice nor left behind
+//! while its session lives. A disconnected holder is suspended, an expired one has lost its
+//! lease, as for [`crate::lock`].
+//!
+//! ```no_run
+//! # async fn demo(client: &impl zklab_recipes::client::ZkClient) -> Result<(), zklab_recipes::lock::LockError> {
+//! use zklab_recipes::semaphore::Semaphore;
+//! let lease = Semaphore::leases("/semaphores/workers", 2).acquire(client).await?;
+//! // at most 2 sessions are here at once
+//! lease.release().await?;
+//! # Ok(()) }
+//! ```
+
+use crate::client::ZkError;
+use crate::lock::LockRequest;
+use crate::outcome::Outcome;
+use crate::parts::contender::{Gate, Line};
+use crate::parts::exclusive::{Claim, Exclusive, Hold, Role};
+
+/// The marker of a lease's node.
+pub const MARKER: &str = "-lease-";
+
+/// The semaphore's name for what it grants, in the trace.
+const ROLE: &str = "lease";
+
+/// What a semaphore tells its application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SemaphoreOutcome {
+    /// The client holds a lease; `token` is its node's czxid.
+    Acquired {
+        /// The lease's token.
+        token: i64,
+    },
+    /// The connection dropped while holding: stop trusting the lease until
+    /// [`SemaphoreOutcome::Resumed`].
+    Suspended,
+    /// Reconnected within the same session while holding: the lease is still held.
+    Resumed,
+    /// The session ended: the lease, held or awaited, is gone.
+    Lost,
+    /// The client gave its lease back.
+    Released,
+    /// The recipe gave up on an error it cannot handle.
+    Failed(ZkError),
+}
+
+impl From<SemaphoreOutcome> for Outcome {
+    fn from(outcome: SemaphoreOutcome) -> Outcome {
+        match outcome {
+            SemaphoreOutcome::Acquired { token } => Outcome::Shared { role: ROLE, token },
+            SemaphoreOutcome::Suspended => Outcome::Suspended,
+            SemaphoreOutcome::Resumed => Outcome::Resumed,
+            SemaphoreOutcome::Lost => Outcome::Lost,
+            SemaphoreOutcome::Released => Outcome::Released { role: ROLE },
+            SemaphoreOutcome::Failed(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+/// A lease of a semaphore of this many leases: the role of [`Exclusive`] for a semaphore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lease {
+    /// How many leases the semaphore has.
+    pub leases: u32,
+}
+
+impl Role for Lease {
+    type Request = LockRequest;
+    type Outcome = SemaphoreOutcome;
+
+    fn line(&self) -> Line {
+        Line {
+            marker: MARKER,
+            kin: &[MARKER],
+            gate: Gate::Among(self.leases),
+        }
+    }
+
+    fn tell(&self, hold: Hold) -> SemaphoreOutcome {
+        match hold {
+            Hold::Granted { token } => SemaphoreOutcome::Acquired { token },
+            Hold::Suspended => SemaphoreOutcome::Suspended,
+            Hold::Resumed => SemaphoreOutcome::Resumed,
+            Hold::Lost => SemaphoreOutcome::Lost,
+            Hold::Released => SemaphoreOutcome::Released,
+            Hold::Failed(error) => SemaphoreOutcome::Failed(error),
+        }
+    }
+
+    fn let_go() -> LockRequest {
+        LockRequest::Release
+    }
+}
+
+/// A semaphore at a directory path: [`Semaphore::leases`] makes one, [`Claim::acquire`] waits
+/// for a lease.
+pub type Semaphore = Claim<Lease>;
+
+impl Semaphore {
+    /// The semaphore of `leases` leases whose nodes live under `dir` (created if missing).
+    pub fn leases(dir: &str, leases: u32) -> Semaphore {
+        Claim::with_role(dir, Lease { leases })
+    }
+}
+
+/// The semaphore's protocol as a pure state machine.
+pub type SemaphoreMachine = Exclusive<Lease>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
+    use crate::machine::{Action, Input, Recipe, Step};
+
+    const DIR: &str = "/sem";
+
+    fn op(step: &Step<SemaphoreOutcome>) -> &Op {
+        match &step.action {
+            Action::Send(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn children(names: &[&str]) -> Input<LockRequest> {
+        let children = names.iter().map(|n| n.to_string()).collect();
+        Input::Reply(Ok(OpResult::Children {
+            children,
+            stat: Stat::default(),
+        }))
+    }
+
+    fn exists(version: i32) -> Input<LockRequest> {
+        let stat = Stat {
+            version,
+            ..Stat::default()
+        };
+        Input::Reply(Ok(OpResult::Exists(Some(stat))))
+    }
+
+    fn watches(name: &str) -> Op {
+        Op::Exists {
+            path: format!("{DIR}/{name}"),
+            watch: true,
+        }
+    }
+
+    /// A machine of a semaphore of 2 whose lease node is `own`.
+    fn joined(own: &str) -> SemaphoreMachine {
+        let mut m = Semaphore::leases(DIR, 2).machine(1);
+        m.step(Input::Start);
+        let path = format!("{DIR}/{own}");
+        let stat = Stat::default();
+        m.step(Input::Reply(Ok(OpResult::Created { path, stat })));
+        m
+    }
+
+    #[test]
+    fn a_lease_among_the_first_n_is_granted_shared() {
+        let mut m = joined("g-lease-0000000002");
+        let step = m.step(children(&["a-lease-0000000001", "g-lease-0000000002"]));
+        assert_eq!(
+            step.outcome.map(Outcome::from),
+            Some(Outcome::Shared {
+                role: "lease",
+                token: 0
+            })
+        );
+    }
+
+    #[test]
+    fn the_first_waiter_watches_every_holder_then_goes_ahead_telling_the_next() {
+        let mut m = joined("g-lease-0000000003");
+        let line = [
+            "a-lease-0000000001",
+            "b-lease-0000000002",
+            "g-lease-0000000003",
+        ];
+        let step = m.step(children(&line));
+        assert_eq!(op(&step), &watches(line[0]));
+        // A holder's data was written when it went ahead: no matter to the first waiter.
+        assert_eq!(op(&m.step(exists(1))), &watches(line[1]));
+        assert_eq!(m.step(exists(0)).action, Action::Wait);
+        let gone = WatchedEvent {
+            event_type: EventType::NodeDeleted,
+            path: format!("{DIR}/{}", line[1]),
+        };
+        let step = m.step(Input::Event(ZkEvent::Watch(gone)));
+        assert!(matches!(op(&step), Op::GetChildren { .. }));
+        let step = m.step(children(&[line[0], line[2]]));
+        let touch = Op::SetData {
+            path: format!("{DIR}/{}", line[2]),
+            data: Vec::new(),
+            version: -1,
+        };
+        assert_eq!(op(&step), &touch);
+        let step = m.step(Input::Reply(Ok(OpResult::SetData(Stat::default()))));
+        assert!(matches!(
+            step.outcome,
+            Some(SemaphoreOutcome::Acquired { .. })
+        ));
+    }
+
+    #[test]
+    fn a_waiter_further_back_lists_again_once_its_predecessor_went_ahead() {
+        let mut m = joined("g-lease-0000000004");
+        let line = [
+            "a-lease-0000000001",
+            "b-lease-0000000002",
+            "c-lease-0000000003",
+            "g-lease-0000000004",
+        ];
+        let step = m.step(children(&line));
+        assert_eq!(op(&step), &watches(line[2]));
+        // Its predecessor's data is written already: it went ahead between listing and exists.
+        let step = m.step(exists(1));
+        assert!(matches!(op(&step), Op::GetChildren { .. }));
+    }
+}

@@ -1,0 +1,416 @@
+//! Waking and waiting in a line where more than one may go at once: a read/write lock's readers,
+//! a semaphore's leases. The exclusive lock's rules (one holder, one waiter woken per deletion)
+//! do not fit them; these do.
+//!
+//! - Herd-freedom. A read/write lock, as the recipes document words it: a writer's deletion may
+//!   wake every reader waiting behind it (they can all proceed together: no herd), but otherwise
+//!   a deletion wakes at most one session, and never more than one that is not a reader. A
+//!   semaphore: a deletion wakes at most one session that held no lease before it. A holder
+//!   still watching a node it waited on is no waiter woken, nor is a session notified through a
+//!   watch that its earlier node, now gone, left behind (its machine for that node is done; the
+//!   one waiting now ignores the event).
+//! - No waiter held back. A reader never waits on a node while no writer is ahead of its own (a
+//!   reader that watches its immediate predecessor even when that is a reader is serialised
+//!   behind it, which no exclusion or herd monitor sees). A semaphore's waiter whose node is
+//!   among the first N is told it holds a lease within a bound.
+//!
+//! The monitor follows the line from the server's side of the trace (nodes made and deleted,
+//! `exists` watches set on nodes that stood), by sequence number, so a model checker carries
+//! little that the state of the world does not already determine.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
+use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
+
+use super::herd::Herd;
+use super::{changes, take_overdue, Change, Monitor, Violation, ViolationKind};
+use crate::trace::{TraceEntry, TraceEvent};
+
+/// A node's sequence number, which places it in line.
+type Sequence = i32;
+
+/// Who may go together, and how long a waiter that may go can take to be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub enum Rule {
+    /// A read/write lock whose readers' nodes carry the marker `read` and writers' `write`.
+    Readers {
+        /// The readers' marker.
+        read: &'static str,
+        /// The writers' marker.
+        write: &'static str,
+    },
+    /// A semaphore of `leases` leases whose nodes carry `marker`.
+    Leases {
+        /// The leases' marker.
+        marker: &'static str,
+        /// How many leases.
+        leases: usize,
+        /// How long a waiter whose node is among the first `leases` may wait to be told.
+        bound: Duration,
+    },
+}
+
+/// The shared-line monitor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub struct SharedLine {
+    /// The line's directory.
+    dir: &'static str,
+    rule: Rule,
+    /// The nodes in line.
+    line: BTreeMap<Sequence, InLine>,
+    /// The `exists` watches each session's current node waits on, set while the node stood.
+    watches: BTreeMap<Client, BTreeSet<Sequence>>,
+    /// The sessions whose watches the last deletion fired, until the server's notification.
+    fired_last: BTreeSet<Client>,
+    /// The sessions told they hold a lease.
+    holders: BTreeSet<Client>,
+    /// Sessions whose lease node is among the first, not yet told: since when, and the node.
+    free: BTreeMap<Client, (Duration, Sequence)>,
+}
+
+/// A node in line: whose, and whether it is a writer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct InLine {
+    #[rename(session)]
+    owner: SessionId,
+    writer: bool,
+}
+
+/// A session in line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
+struct Client(#[rename(session)] SessionId);
+
+impl SharedLine {
+    /// A monitor of the line under `dir`, by `rule`.
+    pub fn new(dir: &'static str, rule: Rule) -> Self {
+        SharedLine {
+            dir,
+            rule,
+            line: BTreeMap::new(),
+            watches: BTreeMap::new(),
+            fired_last: BTreeSet::new(),
+            holders: BTreeSet::new(),
+            free: BTreeMap::new(),
+        }
+    }
+
+    /// The sequence number of a node in line, and whether it is a writer's.
+    fn place(&self, path: &str) -> Option<(Sequence, bool)> {
+        let name = path.strip_prefix(self.dir)?.strip_prefix('/')?;
+        let markers = match self.rule {
+            Rule::Readers { read, write } => [(read, false), (write, true)],
+            Rule::Leases { marker, .. } => [(marker, false), (marker, false)],
+        };
+        markers.into_iter().find_map(|(marker, writer)| {
+            let (_, sequence) = name.rsplit_once(marker)?;
+            Some((sequence.parse().ok()?, writer))
+        })
+    }
+
+    /// The node at `path` is gone: it leaves the line, the watches on it fire, and those its
+    /// owner set while it stood are left behind.
+    fn gone(&mut self, path: &str) {
+        if let Some((sequence, _)) = self.place(path) {
+            if let Some(node) = self.line.remove(&sequence) {
+                self.watches.remove(&Client(node.owner));
+            }
+            let fired = self.fired(sequence);
+            if let Rule::Leases { .. } = self.rule {
+                self.fired_last = fired;
+            }
+        }
+    }
+
+    /// The watches on the node `sequence` fired: returns whose.
+    fn fired(&mut self, sequence: Sequence) -> BTreeSet<Client> {
+        let mut whose = BTreeSet::new();
+        self.watches.retain(|client, watched| {
+            if watched.remove(&sequence) {
+                whose.insert(*client);
+            }
+            !watched.is_empty()
+        });
+        whose
+    }
+
+    fn apply(&mut self, session: SessionId, op: &Op, reply: &OpReply) {
+        for change in changes(op, reply) {
+            match change {
+                Change::Created { path, .. } => {
+                    if let Some((sequence, writer)) = self.place(path) {
+                        let owner = session;
+                        self.line.insert(sequence, InLine { owner, writer });
+                    }
+                }
+                Change::Deleted(path) => self.gone(path),
+                Change::Set { path, .. } => {
+                    if let Some((sequence, _)) = self.place(path) {
+                        self.fired(sequence);
+                    }
+                }
+            }
+        }
+        if let (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) = (op, reply) {
+            if let Some((sequence, _)) = self.place(path) {
+                let watched = self.watches.entry(Client(session)).or_default();
+                watched.insert(sequence);
+            }
+        }
+    }
+
+    /// How many of the sessions a deletion of `cause` woke count towards a herd.
+    fn counted(&self, cause: &str, woken: &[SessionId], fired: &BTreeSet<Client>) -> usize {
+        let fired = |session: &&SessionId| fired.contains(&Client(**session));
+        let deleted = self.place(cause);
+        match self.rule {
+            Rule::Readers { .. } => {
+                let by_writer = deleted.is_some_and(|(_, writer)| writer);
+                let readers = woken.iter().filter(|s| self.is_reader(**s)).count();
+                woken.len() - readers + if by_writer { 0 } else { readers }
+            }
+            Rule::Leases { leases, .. } => woken
+                .iter()
+                .filter(fired)
+                .filter(|session| {
+                    let Some((own, _)) = self.line.iter().find(|(_, n)| n.owner == **session)
+                    else {
+                        return true;
+                    };
+                    let before = deleted.is_some_and(|(sequence, _)| {
+                        sequence < *own && !self.line.contains_key(&sequence)
+                    });
+                    self.line.range(..*own).count() + usize::from(before) >= leases
+                })
+                .count(),
+        }
+    }
+
+    /// Whether `session` waits in line as a reader only.
+    fn is_reader(&self, session: SessionId) -> bool {
+        let mut own = self.line.values().filter(|node| node.owner == session);
+        own.clone().next().is_some() && own.all(|node| !node.writer)
+    }
+
+    /// A reader that waits on a node while no writer is ahead of its own node, if any.
+    fn reader_held_back(&self) -> Option<String> {
+        let first_writer = self
+            .line
+            .iter()
+            .find(|(_, node)| node.writer)
+            .map(|(sequence, _)| *sequence);
+        let (session, own, watched) = self
+            .line
+            .iter()
+            .filter(|(sequence, node)| !node.writer && first_writer.is_none_or(|w| w > **sequence))
+            .find_map(|(own, node)| {
+                let watched = self.watches.get(&Client(node.owner))?.first()?;
+                Some((node.owner, *own, *watched))
+            })?;
+        Some(format!(
+            "s{session} waits on node {watched} though no writer is ahead of its read node {own}"
+        ))
+    }
+
+    /// A waiter whose lease node has been among the first `leases` for longer than `bound`
+    /// without its being told, if any.
+    fn lease_held_back(&mut self, now: Duration, leases: usize, bound: Duration) -> Option<String> {
+        let first: BTreeMap<Client, Sequence> = self
+            .line
+            .iter()
+            .take(leases)
+            .map(|(sequence, node)| (Client(node.owner), *sequence))
+            .filter(|(client, _)| !self.holders.contains(client))
+            .collect();
+        self.free
+            .retain(|client, (_, node)| first.get(client) == Some(node));
+        for (client, node) in first {
+            self.free.entry(client).or_insert((now, node));
+        }
+        let (Client(session), waited, node) = take_overdue(&mut self.free, now, bound)?;
+        Some(format!(
+            "s{session} has waited {waited:?} though its lease node {node} is among the first \
+             {leases}"
+        ))
+    }
+}
+
+impl Monitor for SharedLine {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        match &entry.event {
+            TraceEvent::Applied {
+                session, op, reply, ..
+            } => self.apply(*session, op, reply),
+            TraceEvent::SessionEnded {
+                session, deleted, ..
+            } => {
+                for path in deleted {
+                    self.gone(path);
+                }
+                self.watches.remove(&Client(*session));
+                self.holders.remove(&Client(*session));
+            }
+            TraceEvent::Outcome {
+                session, outcome, ..
+            } => match outcome {
+                Outcome::Shared { .. } | Outcome::Granted { .. } => {
+                    self.holders.insert(Client(*session));
+                }
+                Outcome::Released { .. } | Outcome::Lost | Outcome::Failed(_) => {
+                    self.holders.remove(&Client(*session));
+                }
+                _ => {}
+            },
+            TraceEvent::Notified { cause, .. } => {
+                let fired_last = std::mem::take(&mut self.fired_last);
+                let woken = Herd::woken(&entry.event)?;
+                if self.counted(cause, &woken, &fired_last) <= 1 {
+                    return None;
+                }
+                return Herd::violation(entry, &woken);
+            }
+            _ => return None,
+        }
+        let message = match self.rule {
+            Rule::Readers { .. } => self.reader_held_back(),
+            Rule::Leases { leases, bound, .. } => self.lease_held_back(entry.at, leases, bound),
+        }?;
+        Some(Violation {
+            kind: ViolationKind::HeldBack,
+            at: entry.at,
+            message,
+        })
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::Herd, ViolationKind::HeldBack]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::testing::*;
+
+    fn readers() -> SharedLine {
+        let rule = Rule::Readers {
+            read: "-read-",
+            write: "-write-",
+        };
+        SharedLine::new("/rw", rule)
+    }
+
+    fn leases() -> SharedLine {
+        let rule = Rule::Leases {
+            marker: "-lease-",
+            leases: 2,
+            bound: Duration::from_millis(10),
+        };
+        SharedLine::new("/rw", rule)
+    }
+
+    /// The server deleted the node at `path` for `by`.
+    fn delete(by: SessionId, path: &str) -> TraceEvent {
+        TraceEvent::Applied {
+            client: 0,
+            session: by,
+            zxid: 9,
+            op: Op::Delete {
+                path: path.to_owned(),
+                version: -1,
+            },
+            reply: Ok(OpResult::Deleted),
+        }
+    }
+
+    fn deleted(by: SessionId, path: &str, woken: &[SessionId]) -> TraceEvent {
+        TraceEvent::Notified {
+            by,
+            zxid: 9,
+            cause: path.to_owned(),
+            deletion: true,
+            sessions: woken.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_writer_going_may_wake_every_reader_behind_it_but_a_reader_going_wakes_one() {
+        let line = vec![
+            created(0, 1, "/rw/a-write-0000000001"),
+            created(1, 2, "/rw/b-read-0000000002"),
+            created(2, 3, "/rw/c-read-0000000003"),
+        ];
+        let mut readers_woken = line.clone();
+        readers_woken.push(deleted(1, "/rw/a-write-0000000001", &[2, 3]));
+        assert_eq!(readers().first_in(&trace(readers_woken)), None);
+        let mut herd = line;
+        herd.push(deleted(2, "/rw/b-read-0000000002", &[1, 3]));
+        let violation = readers().first_in(&trace(herd)).expect("a herd");
+        assert_eq!(violation.kind, ViolationKind::Herd);
+    }
+
+    #[test]
+    fn a_reader_waiting_with_no_writer_ahead_is_held_back() {
+        let held_back = trace(vec![
+            created(0, 1, "/rw/a-read-0000000001"),
+            created(1, 2, "/rw/b-read-0000000002"),
+            watches(1, 2, "/rw/a-read-0000000001"),
+        ]);
+        let violation = readers().first_in(&held_back).expect("held back");
+        assert_eq!(violation.kind, ViolationKind::HeldBack);
+        let behind_a_writer = trace(vec![
+            created(0, 1, "/rw/a-write-0000000001"),
+            created(1, 2, "/rw/b-read-0000000002"),
+            watches(1, 2, "/rw/a-write-0000000001"),
+            ended(0, 1, &["/rw/a-write-0000000001"]),
+        ]);
+        assert_eq!(readers().first_in(&behind_a_writer), None);
+    }
+
+    #[test]
+    fn a_lease_release_wakes_one_waiter_not_counting_holders_or_watches_left_behind() {
+        let a = "/rw/a-lease-0000000001";
+        let line = vec![
+            created(0, 1, a),
+            created(1, 2, "/rw/b-lease-0000000002"),
+            created(2, 3, "/rw/c-lease-0000000003"),
+            created(3, 4, "/rw/d-lease-0000000004"),
+            // Session 2 holds and still watches a; session 3 is the first waiter.
+            watches(1, 2, a),
+            watches(2, 3, a),
+        ];
+        let released = |mut events: Vec<TraceEvent>, woken: &[SessionId]| {
+            events.push(delete(1, a));
+            events.push(deleted(1, a, woken));
+            leases().first_in(&trace(events))
+        };
+        assert_eq!(released(line.clone(), &[2, 3]), None);
+        // Session 4 watches a too: a herd.
+        let mut herd = line.clone();
+        herd.push(watches(3, 4, a));
+        let violation = released(herd, &[2, 3, 4]).expect("a herd");
+        assert_eq!(violation.kind, ViolationKind::Herd);
+        // Its watch was left behind by a node it gave back: nothing is woken.
+        let mut left_behind = line;
+        left_behind.push(watches(3, 4, a));
+        left_behind.push(delete(4, "/rw/d-lease-0000000004"));
+        left_behind.push(created(3, 4, "/rw/d-lease-0000000005"));
+        assert_eq!(released(left_behind, &[2, 3, 4]), None);
+    }
+
+    #[test]
+    fn a_waiter_whose_lease_is_free_must_be_told_within_the_bound() {
+        let told = Outcome::Shared {
+            role: "lease",
+            token: 1,
+        };
+        let mut events = vec![created(0, 1, "/rw/a-lease-0000000001"), outcome(0, 1, told)];
+        events.extend((0..20).map(|_| created(1, 9, "/rw/other")));
+        assert_eq!(leases().first_in(&trace(events.clone())), None);
+        events.remove(1);
+        let violation = leases().first_in(&trace(events)).expect("held back");
+        assert_eq!(violation.kind, ViolationKind::HeldBack);
+    }
+}

@@ -98,9 +98,12 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let part = R::part(host.index(), host.clients());
         let role = R::playing(part);
-        let use_resource = |token| match role.reads() {
-            true => host.read(token),
-            false => host.write(token),
+        let use_resource = |token| {
+            if role.reads() {
+                host.read(token)
+            } else {
+                host.write(token)
+            }
         };
         let claim = Claim::with_role(R::DIR, role.clone()).recording(host.recorder());
         let mut session = host.connect().await;

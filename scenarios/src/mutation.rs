@@ -178,13 +178,7 @@ impl Mutation for TrustDeletion {
                 .filter(|name| sequence(name) > gone)
                 .cloned()
                 .collect();
-            let believed = Ok(OpResult::Children {
-                children,
-                stat: Stat::default(),
-            });
-            let outcome = step.outcome.take();
-            step = inner.step(Input::Reply(believed));
-            step.outcome = step.outcome.or(outcome);
+            step = answer_listing(inner, step, children);
         }
         if let Action::Send(Op::Exists { path, watch: true }) = &step.action {
             self.watched = Some(path.clone());
@@ -585,13 +579,7 @@ impl Mutation for ListFirst {
         if let (Some(own), Action::Send(Op::GetChildren { .. })) = (own, &step.action) {
             if let Some(mut children) = self.before.take() {
                 children.push(own);
-                let believed = Ok(OpResult::Children {
-                    children,
-                    stat: Stat::default(),
-                });
-                let outcome = step.outcome.take();
-                step = inner.step(Input::Reply(believed));
-                step.outcome = step.outcome.or(outcome);
+                step = answer_listing(inner, step, children);
             }
         }
         if let Action::Send(create @ Op::Create { mode, .. }) = &step.action {
@@ -652,6 +640,23 @@ impl Traffic {
             self.sent = Some(op.clone());
         }
     }
+}
+
+/// Answers the listing `step` asks for with `children` instead of sending it: the step the inner
+/// machine takes next, still telling what `step` told.
+fn answer_listing<M: Recipe>(
+    inner: &mut M,
+    mut step: Step<M::Outcome>,
+    children: Vec<String>,
+) -> Step<M::Outcome> {
+    let believed = Ok(OpResult::Children {
+        children,
+        stat: Stat::default(),
+    });
+    let outcome = step.outcome.take();
+    let mut next = inner.step(Input::Reply(believed));
+    next.outcome = next.outcome.or(outcome);
+    next
 }
 
 /// The server's sequence number at the end of a sequential node's name (`%010d`).

@@ -122,7 +122,7 @@ impl Contender {
         self.own.path()
     }
 
-    /// Whether it waits, its watch set, for its predecessor to go.
+    /// Whether it waits, its watches set, for a node ahead of it to go.
     pub fn is_waiting(&self) -> bool {
         matches!(&self.phase, Phase::Watching { nodes, armed, .. } if *armed == nodes.len())
     }

@@ -4,7 +4,9 @@
 //! than N lease nodes are ahead of it. The first waiter (exactly N ahead) watches each of the N
 //! nodes ahead with `exists`, so any release wakes it and nobody else; a waiter further back
 //! watches its immediate predecessor, which, once granted, writes its own node's data to wake it
-//! (so it can become the first waiter). Everyone lists again after every wake-up. The guid makes
+//! (so it can become the first waiter): a contender granted with nodes behind it always writes
+//! its node, since one of them may have listed it as a waiter. Everyone lists again after every
+//! wake-up. The guid makes
 //! a lost create reply survivable: the lease is adopted, never counted twice nor left behind
 //! while its session lives. A disconnected holder is suspended, an expired one has lost its
 //! lease, as for [`crate::lock`].
@@ -193,14 +195,32 @@ mod tests {
         };
         let step = m.step(Input::Event(ZkEvent::Watch(gone)));
         assert!(matches!(op(&step), Op::GetChildren { .. }));
-        let step = m.step(children(&[line[0], line[2]]));
-        let touch = Op::SetData {
-            path: format!("{DIR}/{}", line[2]),
+        // Someone came in behind it meanwhile: it goes, telling them.
+        let step = m.step(children(&[line[0], line[2], "h-lease-0000000004"]));
+        assert_eq!(op(&step), &touch(line[2]));
+        let step = m.step(Input::Reply(Ok(OpResult::SetData(Stat::default()))));
+        assert!(matches!(
+            step.outcome,
+            Some(SemaphoreOutcome::Acquired { .. })
+        ));
+    }
+
+    fn touch(name: &str) -> Op {
+        Op::SetData {
+            path: format!("{DIR}/{name}"),
             data: Vec::new(),
             version: -1,
-        };
-        assert_eq!(op(&step), &touch);
-        let step = m.step(Input::Reply(Ok(OpResult::SetData(Stat::default()))));
+        }
+    }
+
+    #[test]
+    fn a_lease_granted_at_once_with_nodes_behind_it_still_tells_them() {
+        // One behind may have listed it as a waiter before a node ahead went, and watch it.
+        let mut m = joined("g-lease-0000000002");
+        let step = m.step(children(&["g-lease-0000000002", "h-lease-0000000003"]));
+        assert_eq!(op(&step), &touch("g-lease-0000000002"));
+        let mut alone = joined("g-lease-0000000002");
+        let step = alone.step(children(&["a-lease-0000000001", "g-lease-0000000002"]));
         assert!(matches!(
             step.outcome,
             Some(SemaphoreOutcome::Acquired { .. })

@@ -44,8 +44,9 @@ pub enum Gate {
     NoneAhead(&'static str),
     /// When fewer than this many nodes are ahead of it (a semaphore's leases). The first waiter
     /// waits for any of the nodes ahead to go; a waiter behind it waits for its immediate
-    /// predecessor to go or to go ahead, which a waiter that goes tells by writing its node's
-    /// data: so one release wakes one waiter, and each grant the next in line.
+    /// predecessor to go or to go ahead, which a contender that goes with nodes behind it tells
+    /// by writing its node's data (one that listed it as a waiter may be behind it): so one
+    /// release wakes one waiter, and each grant the next in line.
     Among(u32),
 }
 
@@ -101,8 +102,6 @@ pub struct Contender {
     phase: Phase,
     /// A node it waits on went while an exists was still in flight: list again when it returns.
     relist: bool,
-    /// It has waited behind others for a lease: when it goes, it tells the waiter behind it.
-    waited: bool,
 }
 
 impl Contender {
@@ -113,7 +112,6 @@ impl Contender {
             line,
             phase: Phase::Idle,
             relist: false,
-            waited: false,
         }
     }
 
@@ -219,6 +217,8 @@ impl Contender {
             // us): get in line anew.
             return self.create();
         };
+        // Under `Among`, a contender that goes tells those behind it (see `Gate::Among`).
+        let tells = matches!(self.line.gate, Gate::Among(_)) && position + 1 < contenders.len();
         let ahead = &contenders[..position];
         let name = |(_, _, name): &(i32, &str, String)| name.clone();
         let (waited, ahead_frees): (Vec<String>, bool) = match self.line.gate {
@@ -233,7 +233,7 @@ impl Contender {
                 Some(_) => (ahead.last().map(name).into_iter().collect(), true),
             },
         };
-        if waited.is_empty() && self.waited {
+        if waited.is_empty() && tells {
             self.phase = Phase::GoingAhead;
             let path = self.own.path().unwrap_or_default().to_owned();
             return Verdict::Send(Op::SetData {
@@ -245,7 +245,6 @@ impl Contender {
         if waited.is_empty() {
             return self.go();
         }
-        self.waited = matches!(self.line.gate, Gate::Among(_));
         self.watch(waited, 0, ahead_frees)
     }
 

@@ -21,7 +21,7 @@
 
 use crate::client::{ZkClient, ZkError};
 use crate::outcome::Outcome;
-use crate::parts::contender::{Gate, Line};
+use crate::parts::contender::Line;
 use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
 use crate::parts::link::RecipeError;
 
@@ -94,11 +94,7 @@ impl Role for ElectionRole {
     type Outcome = ElectionOutcome;
 
     fn line(&self) -> Line {
-        Line {
-            marker: MARKER,
-            kin: &[MARKER],
-            gate: Gate::First,
-        }
+        Line::first_in(&[MARKER])
     }
 
     fn tell(&self, hold: Hold) -> ElectionOutcome {

@@ -33,6 +33,18 @@ pub struct Line {
     pub gate: Gate,
 }
 
+impl Line {
+    /// The line of an exclusive role whose nodes carry the one marker in `kin`: first in line
+    /// goes.
+    pub const fn first_in(kin: &'static [&'static str; 1]) -> Line {
+        Line {
+            marker: kin[0],
+            kin,
+            gate: Gate::First,
+        }
+    }
+}
+
 /// When a contender may go, and which node it waits for until then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gate {
@@ -302,11 +314,7 @@ mod tests {
     use super::*;
     use crate::client::Stat;
 
-    const LINE: Line = Line {
-        marker: "-n-",
-        kin: &["-n-"],
-        gate: Gate::First,
-    };
+    const LINE: Line = Line::first_in(&["-n-"]);
 
     fn joined(own: &str, line: Line) -> Contender {
         let mut contender = Contender::new("/d", "g".to_owned(), line);

@@ -403,16 +403,10 @@ mod tests {
     use super::*;
     use crate::client::{EventType, Stat, WatchedEvent};
     use crate::machine::Action;
+    use crate::testing::op;
 
     const PATH: &str = "/b/round";
     const SESSION: SessionId = 5;
-
-    fn op(step: &Step<BarrierOutcome>) -> &Op {
-        match &step.action {
-            Action::Send(op) => op,
-            other => panic!("expected an op, got {other:?}"),
-        }
-    }
 
     fn exists(standing: bool) -> Input<BarrierRequest> {
         let stat = Stat {

@@ -134,13 +134,7 @@ mod tests {
     use super::*;
     use crate::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
     use crate::machine::{Action, Input, Recipe};
-
-    fn children(names: &[&str]) -> Input<ElectionRequest> {
-        Input::Reply(Ok(OpResult::Children {
-            children: names.iter().map(|n| n.to_string()).collect(),
-            stat: Stat::default(),
-        }))
-    }
+    use crate::testing::children;
 
     #[test]
     fn a_candidate_leads_only_after_listing_again_when_its_predecessor_goes() {

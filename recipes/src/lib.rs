@@ -26,5 +26,7 @@ pub mod real;
 pub mod rw_lock;
 pub mod semaphore;
 pub mod symmetry;
+#[cfg(test)]
+mod testing;
 pub mod tree;
 pub mod two_phase_commit;

@@ -126,6 +126,7 @@ mod tests {
     use crate::client::ZkEvent;
     use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent};
     use crate::machine::{Action, Input, Recipe};
+    use crate::testing::{children, op};
 
     type Step = crate::machine::Step<LockOutcome>;
 
@@ -146,26 +147,11 @@ mod tests {
         }))
     }
 
-    fn children(names: &[&str]) -> Input<LockRequest> {
-        let children = names.iter().map(|n| n.to_string()).collect();
-        Input::Reply(Ok(OpResult::Children {
-            children,
-            stat: Stat::default(),
-        }))
-    }
-
     /// Listing the lock directory again, without a watch.
     fn relist() -> Op {
         Op::GetChildren {
             path: DIR.to_owned(),
             watch: false,
-        }
-    }
-
-    fn op(step: &Step) -> &Op {
-        match &step.action {
-            Action::Send(op) => op,
-            other => panic!("expected an op, got {other:?}"),
         }
     }
 

@@ -185,16 +185,10 @@ pub type RwLockMachine = Exclusive<Access>;
 mod tests {
     use super::*;
     use crate::client::{Op, OpResult, Stat};
-    use crate::machine::{Action, Input, Recipe, Step};
+    use crate::machine::{Input, Recipe, Step};
+    use crate::testing::{children, op};
 
     const DIR: &str = "/locks/rw";
-
-    fn op(step: &Step<RwLockOutcome>) -> &Op {
-        match &step.action {
-            Action::Send(op) => op,
-            other => panic!("expected an op, got {other:?}"),
-        }
-    }
 
     /// A machine for `access` whose node is `own` (czxid 7), answered with a listing of `names`.
     fn listed(access: Access, own: &str, names: &[&str]) -> (RwLockMachine, Step<RwLockOutcome>) {
@@ -206,11 +200,7 @@ mod tests {
         };
         let path = format!("{DIR}/{own}");
         m.step(Input::Reply(Ok(OpResult::Created { path, stat })));
-        let children = names.iter().map(|n| n.to_string()).collect();
-        let step = m.step(Input::Reply(Ok(OpResult::Children {
-            children,
-            stat: Stat::default(),
-        })));
+        let step = m.step(children(names));
         (m, step)
     }
 

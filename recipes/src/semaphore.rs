@@ -119,24 +119,10 @@ pub type SemaphoreMachine = Exclusive<Lease>;
 mod tests {
     use super::*;
     use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
-    use crate::machine::{Action, Input, Recipe, Step};
+    use crate::machine::{Action, Input, Recipe};
+    use crate::testing::{children, op};
 
     const DIR: &str = "/sem";
-
-    fn op(step: &Step<SemaphoreOutcome>) -> &Op {
-        match &step.action {
-            Action::Send(op) => op,
-            other => panic!("expected an op, got {other:?}"),
-        }
-    }
-
-    fn children(names: &[&str]) -> Input<LockRequest> {
-        let children = names.iter().map(|n| n.to_string()).collect();
-        Input::Reply(Ok(OpResult::Children {
-            children,
-            stat: Stat::default(),
-        }))
-    }
 
     fn exists(version: i32) -> Input<LockRequest> {
         let stat = Stat {

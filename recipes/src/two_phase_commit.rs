@@ -890,6 +890,7 @@ mod tests {
     use super::*;
     use crate::client::Stat;
     use crate::machine::Action;
+    use crate::testing::children;
 
     const DIR: &str = "/2pc";
     const NODE: &str = "0000000000000003-vote-site-1";
@@ -908,13 +909,6 @@ mod tests {
                 version,
                 ..Stat::default()
             },
-        }))
-    }
-
-    fn children(names: &[&str]) -> Input<()> {
-        Input::Reply(Ok(OpResult::Children {
-            children: names.iter().map(|n| n.to_string()).collect(),
-            stat: Stat::default(),
         }))
     }
 

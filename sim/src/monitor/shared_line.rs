@@ -65,7 +65,7 @@ pub struct SharedLine {
     watches: BTreeMap<Client, BTreeSet<Sequence>>,
     /// The sessions whose watches the last deletion fired, until the server's notification.
     fired_last: BTreeSet<Client>,
-    /// The sessions told they hold a lease.
+    /// The sessions told they hold a lease (under the semaphore's rule only).
     holders: BTreeSet<Client>,
     /// Sessions whose lease node is among the first, not yet told: since when, and the node.
     free: BTreeMap<Client, (Duration, Sequence)>,
@@ -252,6 +252,8 @@ impl Monitor for SharedLine {
                 self.watches.remove(&Client(*session));
                 self.holders.remove(&Client(*session));
             }
+            // Only a semaphore's rule reads who was told it holds.
+            TraceEvent::Outcome { .. } if matches!(self.rule, Rule::Readers { .. }) => return None,
             TraceEvent::Outcome {
                 session, outcome, ..
             } => match outcome {

@@ -553,19 +553,9 @@ pub struct ListFirst {
 impl Mutation for ListFirst {
     fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
         let input = match (input, self.create.take()) {
-            (Input::Reply(reply), Some(create)) => {
-                let before = match reply {
-                    Ok(OpResult::Children { children, .. }) => children,
-                    Err(ZkError::NoNode) => Vec::new(),
-                    Err(ZkError::ConnectionLoss) => return Step::send(self.list_before(create)),
-                    // The inner machine takes any other failure as its create's.
-                    failed => return inner.step(Input::Reply(failed)),
-                };
-                self.before = Some(before);
-                return Step::send(create);
-            }
-            (input, create) => {
-                self.create = create;
+            (Input::Reply(reply), Some(create)) => return self.listed(inner, reply, create),
+            (input, held) => {
+                self.create = held;
                 input
             }
         };
@@ -592,6 +582,19 @@ impl Mutation for ListFirst {
 }
 
 impl ListFirst {
+    /// Takes the reply to the listing sent before `create`, and sends it.
+    fn listed<M: Recipe>(&mut self, inner: &mut M, reply: OpReply, create: Op) -> Step<M::Outcome> {
+        let before = match reply {
+            Ok(OpResult::Children { children, .. }) => children,
+            Err(ZkError::NoNode) => Vec::new(),
+            Err(ZkError::ConnectionLoss) => return Step::send(self.list_before(create)),
+            // The inner machine takes any other failure as its create's.
+            failed => return inner.step(Input::Reply(failed)),
+        };
+        self.before = Some(before);
+        Step::send(create)
+    }
+
     /// Holds `create` back: the listing of its directory goes first.
     fn list_before(&mut self, create: Op) -> Op {
         let Op::Create { path, .. } = &create else {

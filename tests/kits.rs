@@ -118,6 +118,13 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "herd-freedom",
     },
     Expected {
+        name: "revocable-lock-bug-ignores-unlock",
+        violations: &[ViolationKind::RevocationIgnored],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "revocation heeded",
+    },
+    Expected {
         name: "semaphore-bug-list-first",
         violations: &[ViolationKind::MutualExclusion],
         clients: 3,

@@ -71,7 +71,7 @@ fn a_lost_create_reply_is_adopted_not_orphaned() {
     let entries = report.trace.entries();
     let fault = entries
         .iter()
-        .position(|e| matches!(&e.event, TraceEvent::Fault { kind: FaultKind::LostCreateReply, client: 0, detail } if detail.contains("EphemeralSequential")))
+        .position(|e| matches!(&e.event, TraceEvent::Fault { kind: FaultKind::LostCreateReply, client: 0, detail, .. } if detail.contains("EphemeralSequential")))
         .expect("the lost reply of an ephemeral sequential create");
     let orphan = entries[..fault]
         .iter()

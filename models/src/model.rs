@@ -20,10 +20,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stateright::{Model, Property};
-use zklab_recipes::client::{CreateMode, Op, OpReply, SessionEvent, SessionId, ZkError, ZkEvent};
+use zklab_recipes::client::{
+    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
+};
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::fault::FaultKind;
 use zklab_sim::monitor::{Monitor, ViolationKind};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
@@ -510,7 +513,19 @@ impl<W: Workload> Model for RecipeModel<W> {
             }
             Action::Deliver(c) => {
                 match state.clients[c].inbox.pop_front()? {
-                    Inbound::Reply(reply) => self.feed(&mut state, c, Input::Reply(reply)),
+                    Inbound::Reply(reply) => {
+                        // What a client learns of a node's data, monitors may judge it by.
+                        if let Ok(OpResult::Data { .. }) = reply {
+                            let session = state.clients[c].session;
+                            let received = TraceEvent::Reply {
+                                client: c as u32,
+                                session,
+                                reply: reply.clone(),
+                            };
+                            Self::observe(&mut state, received);
+                        }
+                        self.feed(&mut state, c, Input::Reply(reply))
+                    }
                     Inbound::Event(event) => self.feed(&mut state, c, Input::Event(event)),
                     Inbound::Break { lost_op, then } => {
                         let session = state.clients[c].session;
@@ -534,6 +549,14 @@ impl<W: Workload> Model for RecipeModel<W> {
             Action::Timeout(c) => {
                 if !Self::quiet(last) {
                     state.budget.pause -= 1;
+                    // Monitors that excuse what a slow client does hear of it.
+                    let slow = TraceEvent::Fault {
+                        kind: FaultKind::Pause,
+                        client: c as u32,
+                        detail: "its timer went off before the world was quiet".to_owned(),
+                        lasts: Duration::ZERO,
+                    };
+                    Self::observe(&mut state, slow);
                 }
                 self.feed(&mut state, c, Input::Timeout);
             }
@@ -624,6 +647,7 @@ impl<W: Workload> RecipeModel<W> {
             StaleToken,
             Herd,
             HeldBack,
+            RevocationIgnored,
             Orphan,
             Liveness,
             Deadlock,

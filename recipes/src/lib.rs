@@ -5,7 +5,7 @@
 //! requests, its timer) into steps (send this op, wait, done), and one async driver runs any
 //! machine over any [`client::ZkClient`]. Each recipe tells its application things in its own
 //! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
-//! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] and the leases of
+//! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] (and of [`revocable_lock`]) and the leases of
 //! [`semaphore`] are the role part under their own names, and
 //! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
 //! leaves together, [`two_phase_commit`] a coordinator and its sites. The same machine runs in the simulator, in the
@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod parts;
 #[cfg(feature = "zookeeper")]
 pub mod real;
+pub mod revocable_lock;
 pub mod rw_lock;
 pub mod semaphore;
 pub mod symmetry;

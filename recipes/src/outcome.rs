@@ -41,6 +41,18 @@ pub enum Outcome {
         /// What it let go of.
         role: &'static str,
     },
+    /// Asked to give up `role` (or forced out of it), the client no longer holds it, nor waits
+    /// for it.
+    Revoked {
+        /// What it gave up.
+        role: &'static str,
+    },
+    /// The client is about to force out the holder of `token`, which did not give up when asked:
+    /// whatever it protects must refuse `token` from now on.
+    Forcing {
+        /// The token of the holder forced out.
+        token: i64,
+    },
     /// The client went through `gate` (a barrier), which the recipe saw open.
     Passed {
         /// What it went through, in the recipe's words ("barrier").
@@ -85,6 +97,7 @@ impl Outcome {
         matches!(
             self,
             Outcome::Released { .. }
+                | Outcome::Revoked { .. }
                 | Outcome::Passed { .. }
                 | Outcome::Left { .. }
                 | Outcome::Missed { .. }
@@ -102,6 +115,8 @@ impl fmt::Display for Outcome {
             Outcome::Resumed => write!(f, "resumed"),
             Outcome::Lost => write!(f, "lost"),
             Outcome::Released { role } => write!(f, "released {role}"),
+            Outcome::Revoked { role } => write!(f, "revoked {role}"),
+            Outcome::Forcing { token } => write!(f, "forcing out token={token}"),
             Outcome::Passed { gate } => write!(f, "passed {gate}"),
             Outcome::Entered { gate, round } => write!(f, "entered {gate} round={round}"),
             Outcome::Left { gate } => write!(f, "left {gate}"),

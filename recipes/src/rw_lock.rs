@@ -30,7 +30,7 @@
 use crate::client::ZkError;
 use crate::lock::LockRequest;
 use crate::outcome::Outcome;
-use crate::parts::contender::{Gate, Line};
+use crate::parts::contender::{Gate, Line, Revocation};
 use crate::parts::exclusive::{Claim, Exclusive, Hold, Role};
 
 /// The marker of a reader's node.
@@ -83,6 +83,18 @@ pub enum RwLockOutcome {
         /// Read or write.
         access: Access,
     },
+    /// Asked to give up (a revocable lock, see [`crate::revocable_lock`]), the client let go of
+    /// the lock it held or waited for `access`.
+    Revoked {
+        /// Read or write.
+        access: Access,
+    },
+    /// About to force out the holder of `token` (a revocable lock's forced variant): the
+    /// resource must refuse `token` from now on.
+    Forcing {
+        /// The token of the holder forced out.
+        token: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -110,6 +122,10 @@ impl From<RwLockOutcome> for Outcome {
             RwLockOutcome::Released { access } => Outcome::Released {
                 role: access.role(),
             },
+            RwLockOutcome::Revoked { access } => Outcome::Revoked {
+                role: access.role(),
+            },
+            RwLockOutcome::Forcing { token } => Outcome::Forcing { token },
             RwLockOutcome::Failed(error) => Outcome::Failed(error),
         }
     }
@@ -125,11 +141,13 @@ impl Role for Access {
                 marker: READ,
                 kin: KIN,
                 gate: Gate::NoneAhead(WRITE),
+                revocation: Revocation::Never,
             },
             Access::Write => Line {
                 marker: WRITE,
                 kin: KIN,
                 gate: Gate::First,
+                revocation: Revocation::Never,
             },
         }
     }

@@ -23,7 +23,7 @@
 use crate::client::ZkError;
 use crate::lock::LockRequest;
 use crate::outcome::Outcome;
-use crate::parts::contender::{Gate, Line};
+use crate::parts::contender::{Gate, Line, Revocation};
 use crate::parts::exclusive::{Claim, Exclusive, Hold, Role};
 
 /// The marker of a lease's node.
@@ -82,6 +82,7 @@ impl Role for Lease {
             marker: MARKER,
             kin: &[MARKER],
             gate: Gate::Among(self.leases),
+            revocation: Revocation::Never,
         }
     }
 

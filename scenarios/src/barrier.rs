@@ -173,8 +173,9 @@ impl<X: Mutation> Kit for BarrierKit<X> {
             match result {
                 Ok(()) => {}
                 Err(BarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(BarrierError::Zk(_)) => return None,
+                // The recipe reported the failure in the trace, where a monitor judges it
+                // (nothing revokes it).
+                Err(BarrierError::Zk(_) | BarrierError::Revoked) => return None,
             }
         }
         Some(session)

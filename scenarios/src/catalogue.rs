@@ -2,13 +2,16 @@
 //! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
 
 use crate::scenario::Scenario;
-use crate::{barrier, double_barrier, election, lock, rw_lock, semaphore, two_phase_commit};
+use crate::{
+    barrier, double_barrier, election, lock, revocable_lock, rw_lock, semaphore, two_phase_commit,
+};
 
 /// Every recipe's scenarios, in listing order.
 const RECIPES: &[&[Scenario]] = &[
     lock::SCENARIOS,
     election::SCENARIOS,
     rw_lock::SCENARIOS,
+    revocable_lock::SCENARIOS,
     semaphore::SCENARIOS,
     barrier::SCENARIOS,
     double_barrier::SCENARIOS,

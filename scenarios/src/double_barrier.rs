@@ -117,8 +117,9 @@ impl<X: Mutation> Kit for DoubleBarrierKit<X> {
             match result {
                 Ok(()) => {}
                 Err(DoubleBarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(DoubleBarrierError::Zk(_)) => return None,
+                // The recipe reported the failure in the trace, where a monitor judges it
+                // (nothing revokes it).
+                Err(DoubleBarrierError::Zk(_) | DoubleBarrierError::Revoked) => return None,
             }
         }
         Some(session)

@@ -1,6 +1,7 @@
-//! The kit of every role (the lock, the leader election, the read/write lock): each client takes
-//! its role, uses the fenced resource with its token (reading it under a role held shared, writing
-//! it otherwise), and lets go, for its number of rounds; the model runs one round per client. A
+//! The kit of every role (the lock, the leader election, the read/write lock, the revocable lock,
+//! the semaphore): each client takes its role, uses the fenced resource with its token (reading it
+//! under a role held shared, writing it otherwise), checking in between uses, and lets go, for its
+//! number of rounds; the model runs one round per client. A
 //! recipe's kit file names its directory, which role each client plays, its monitors and its
 //! known bugs.
 
@@ -9,6 +10,7 @@ use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
+use zklab_recipes::parts::contender::Revocation;
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::symmetry::RenameSessions;
@@ -45,6 +47,9 @@ pub trait RoleKit: Role {
     fn reads(&self) -> bool {
         false
     }
+
+    /// How many pieces of work a holder does after its first use, checking in before each.
+    const USES: u32 = 1;
 }
 
 /// The monitors of an exclusive role: at most one holder, one waiter woken per deletion, no
@@ -105,7 +110,10 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
                 host.write(token)
             }
         };
-        let claim = Claim::with_role(R::DIR, role.clone()).recording(host.recorder());
+        let mut claim = Claim::with_role(R::DIR, role.clone()).recording(host.recorder());
+        if let Revocation::Force(_) = role.line().revocation {
+            claim = claim.fencing(host.fence());
+        }
         let mut session = host.connect().await;
         let mut done = 0;
         while done < rounds {
@@ -115,7 +123,10 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
                     // Present the token at once: the resource learns of the new holder before
                     // any older holder can come back from a pause.
                     use_resource(held.token());
-                    if held.is_safe().await {
+                    for _ in 0..R::USES {
+                        if !held.is_safe().await {
+                            break;
+                        }
                         host.work().await;
                         // A pause may have struck during the work and the session expired
                         // meanwhile: only the fencing token protects this use.
@@ -128,6 +139,8 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
             };
             match lost {
                 Ok(()) => {}
+                // Asked to give up its place before it held: that round is over.
+                Err(RecipeError::Revoked) => done += 1,
                 Err(RecipeError::SessionLost) => session = host.connect().await,
                 // The recipe reported the failure in the trace, where an oracle judges it.
                 Err(RecipeError::Zk(_)) => return None,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use madsim::rand::{thread_rng, Rng};
 use zklab_recipes::client::ZkClient;
 use zklab_recipes::outcome::Recorder;
+use zklab_recipes::parts::exclusive::Fence;
 use zklab_sim::client::{SimClient, TraceRecorder};
 use zklab_sim::ensemble::SimZk;
 use zklab_sim::trace::ClientId;
@@ -42,6 +43,9 @@ pub trait Host: Sync {
 
     /// Where the recipes of this client write down what they tell it.
     fn recorder(&self) -> Option<Arc<dyn Recorder>>;
+
+    /// What makes the protected resource refuse a token for good (a holder forced out).
+    fn fence(&self) -> Fence;
 }
 
 /// How long one piece of work takes, in milliseconds.
@@ -88,5 +92,10 @@ impl Host for ClientContext {
 
     fn recorder(&self) -> Option<Arc<dyn Recorder>> {
         Some(Arc::new(TraceRecorder::new(self.zk.clone(), self.client)))
+    }
+
+    fn fence(&self) -> Fence {
+        let resource = self.resource.clone();
+        Arc::new(move |token| resource.refuse(token))
     }
 }

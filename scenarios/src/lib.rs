@@ -18,6 +18,7 @@ pub mod mutation;
 pub mod oracle;
 pub mod real;
 pub mod resource;
+pub mod revocable_lock;
 pub mod runner;
 pub mod rw_lock;
 pub mod scenario;

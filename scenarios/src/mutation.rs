@@ -13,6 +13,7 @@ use std::hash::Hash;
 use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
+use zklab_recipes::parts::contender::UNLOCK;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, vote_site, ABORT, COMMIT};
 
@@ -786,5 +787,25 @@ mod tests {
     fn the_parent_of_a_path() {
         assert_eq!(parent("/a/b"), "/a");
         assert_eq!(parent("/a"), "/");
+    }
+}
+
+/// A contender that never heeds an ask to give up: it reads the `unlock` written to its node as
+/// nothing, so it keeps the lock for all its work, and the waiter that asked has to force it out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct IgnoresUnlock;
+
+impl Mutation for IgnoresUnlock {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Reply(Ok(OpResult::Data { data, stat })) if data == UNLOCK => {
+                Input::Reply(Ok(OpResult::Data {
+                    data: Vec::new(),
+                    stat,
+                }))
+            }
+            input => input,
+        };
+        inner.step(input)
     }
 }

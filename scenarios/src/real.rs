@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 use zklab_recipes::outcome::{Outcome, Recorder};
+use zklab_recipes::parts::exclusive::Fence;
 use zklab_recipes::real::RealZk;
 use zklab_recipes::tree::{delete_tree, read_tree};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
@@ -239,6 +240,11 @@ impl Host for RealHost {
             client: self.client,
             trace: self.trace.clone(),
         }))
+    }
+
+    fn fence(&self) -> Fence {
+        let resource = self.resource.clone();
+        Arc::new(move |token| resource.refuse(token))
     }
 }
 

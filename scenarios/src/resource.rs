@@ -1,7 +1,9 @@
 //! The resource a lock protects, guarded by fencing tokens as a careful storage service would:
 //! it refuses a write with a token lower than any it has accepted, and a read with a token lower
-//! than the last write's (readers holding a shared lock together present tokens in any order).
+//! than the last write's (readers holding a shared lock together present tokens in any order),
+//! and any use with a token it was told to refuse (a holder forced out of a revocable lock).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use zklab_sim::trace::{ClientId, TraceEvent};
@@ -16,13 +18,15 @@ pub struct FencedResource {
     highest: Arc<Mutex<Highest>>,
 }
 
-/// The highest tokens accepted so far.
-#[derive(Clone, Copy)]
+/// The highest tokens accepted so far, and those refused for good.
+#[derive(Clone)]
 struct Highest {
     /// By a write.
     write: i64,
     /// By any use.
     any: i64,
+    /// Tokens of holders forced out.
+    refused: BTreeSet<i64>,
 }
 
 impl FencedResource {
@@ -31,6 +35,7 @@ impl FencedResource {
         let none = Highest {
             write: i64::MIN,
             any: i64::MIN,
+            refused: BTreeSet::new(),
         };
         FencedResource {
             record: Arc::new(record),
@@ -48,13 +53,21 @@ impl FencedResource {
         self.use_with(client, token, true)
     }
 
-    fn use_with(&self, client: ClientId, token: i64, read: bool) -> bool {
-        let mut highest = self
-            .highest
+    /// Refuses `token` from now on: its holder is being forced out.
+    pub fn refuse(&self, token: i64) {
+        self.highest().refused.insert(token);
+    }
+
+    fn highest(&self) -> std::sync::MutexGuard<'_, Highest> {
+        self.highest
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn use_with(&self, client: ClientId, token: i64, read: bool) -> bool {
+        let mut highest = self.highest();
         let floor = if read { highest.write } else { highest.any };
-        let accepted = token >= floor;
+        let accepted = token >= floor && !highest.refused.contains(&token);
         if accepted {
             highest.any = highest.any.max(token);
             if !read {

@@ -133,8 +133,9 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
                 match transactions.run_with(&session, machine).await {
                     Ok(_) => break,
                     Err(TwoPhaseCommitError::SessionLost) => session = host.connect().await,
-                    // The recipe reported the failure in the trace, where a monitor judges it.
-                    Err(TwoPhaseCommitError::Zk(_)) => return None,
+                    // The recipe reported the failure in the trace, where a monitor judges it
+                    // (nothing revokes it).
+                    Err(TwoPhaseCommitError::Zk(_) | TwoPhaseCommitError::Revoked) => return None,
                 }
             }
             host.work().await;

@@ -603,7 +603,12 @@ impl SimZk {
                 "process killed".to_owned()
             }
         };
-        w.fault(kind, client, detail);
+        let lasts = match kind {
+            FaultKind::Partition | FaultKind::Pause => duration,
+            FaultKind::Crash => Duration::MAX,
+            _ => Duration::ZERO,
+        };
+        w.lasting_fault(kind, client, detail, lasts);
     }
 }
 
@@ -633,6 +638,16 @@ impl World {
     }
 
     fn fault(&mut self, kind: FaultKind, client: ClientId, detail: String) {
+        self.lasting_fault(kind, client, detail, Duration::ZERO);
+    }
+
+    fn lasting_fault(
+        &mut self,
+        kind: FaultKind,
+        client: ClientId,
+        detail: String,
+        lasts: Duration,
+    ) {
         self.counts.add(kind);
         let now = self.now();
         self.trace.push(
@@ -641,6 +656,7 @@ impl World {
                 kind,
                 client,
                 detail,
+                lasts,
             },
         );
     }

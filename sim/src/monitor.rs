@@ -8,6 +8,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod herd;
+pub mod revocation;
 pub mod shared_line;
 pub mod stuck_waiter;
 #[cfg(test)]
@@ -168,6 +169,8 @@ pub enum ViolationKind {
     /// A client kept waiting where it could go: a reader with no writer ahead, a semaphore's
     /// waiter whose lease is free.
     HeldBack,
+    /// A holder that read an ask to give up kept what it held until it was forced out.
+    RevocationIgnored,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -197,6 +200,7 @@ impl ViolationKind {
             ViolationKind::StaleToken => "stale-token",
             ViolationKind::Herd => "herd",
             ViolationKind::HeldBack => "held-back",
+            ViolationKind::RevocationIgnored => "revocation-ignored",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -219,6 +223,7 @@ impl ViolationKind {
             ViolationKind::StaleToken => "fencing",
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::HeldBack => "no waiter held back",
+            ViolationKind::RevocationIgnored => "revocation heeded",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

@@ -114,6 +114,8 @@ pub enum TraceEvent {
         client: ClientId,
         /// What exactly (the op it hit, how long it lasts).
         detail: String,
+        /// How long it lasts (a pause, a partition; a crash for ever), or zero.
+        lasts: Duration,
     },
     /// A recipe told the application something.
     Outcome {
@@ -345,6 +347,7 @@ impl fmt::Display for TraceEntry {
                 kind,
                 client,
                 detail,
+                ..
             } => {
                 write!(f, "c{client} XX fault {kind}: {detail}")
             }

@@ -13,11 +13,22 @@
 //! past `i32::MAX` still sorts the newer nodes after the older ones, as long as the live
 //! contenders span less than 2^31 creations.
 //!
+//! A line may be revocable (ZooKeeper's revocable locks): right after its create, a contender
+//! reads its own node with a watch, and reads it again whenever it changes; an [`UNLOCK`] written
+//! to it, or its node deleted by another, makes it give up its place ([`Verdict::Revoked`]). A
+//! waiter asks the one node in its way to give up by writing [`UNLOCK`] to it before it watches
+//! it, and under [`Revocation::Force`], deletes it itself once a grace period has passed (the
+//! document's forced variant; its owner asks the application to fence the holder's token first).
+//! What a holder does when asked is its owner's part (see [`super::exclusive`]).
+//!
 //! The part is a sub-machine: its owner sends the ops it asks for and feeds back their replies
 //! and the watch events, after handling ConnectionLoss on idempotent ops and session ends itself
 //! (see [`super::link`]).
 
+use std::time::Duration;
+
 use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
+use crate::machine::Timer;
 use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::RenameSessions;
 
@@ -31,6 +42,8 @@ pub struct Line {
     pub kin: &'static [&'static str],
     /// When it may go.
     pub gate: Gate,
+    /// Whether it asks the node in its way to give up.
+    pub revocation: Revocation,
 }
 
 impl Line {
@@ -41,8 +54,27 @@ impl Line {
             marker: kin[0],
             kin,
             gate: Gate::First,
+            revocation: Revocation::Never,
         }
     }
+}
+
+/// What a node's owner is asked to do when [`UNLOCK`] is written to it: give up its place in
+/// line, or the role it holds once it has finished its current use.
+pub const UNLOCK: &[u8] = b"unlock";
+
+/// Whether a waiter asks the node in its way to give up. Only a waiter that waits for one node
+/// asks (not a semaphore's first waiter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Revocation {
+    /// It never asks.
+    Never,
+    /// It writes [`UNLOCK`] to the node it waits for.
+    Ask,
+    /// It asks, and deletes the node itself if it is still there after this grace period:
+    /// the holder may be cut off and still believe it holds, so the application fences its
+    /// token first ([`Verdict::Force`]).
+    Force(Duration),
 }
 
 /// When a contender may go, and which node it waits for until then.
@@ -74,6 +106,17 @@ pub enum Verdict {
         /// The fencing token.
         token: i64,
     },
+    /// The node it asked to give up is still there after the grace period: fence `token` (the
+    /// node's czxid, which its holder presents), then send `op`, which deletes it, and feed its
+    /// reply to [`Contender::on_reply`].
+    Force {
+        /// The token of the holder forced out.
+        token: i64,
+        /// The delete.
+        op: Op,
+    },
+    /// Asked to give up its place (or forced out of it), it gives up: delete its node.
+    Revoked,
     /// An error the part cannot handle.
     Failed(ZkError),
 }
@@ -85,8 +128,16 @@ enum Phase {
     Idle,
     /// Its node is being made (see [`OwnNode`]).
     Joining,
+    /// Its node is made; in a revocable line, it reads it before it lists.
+    Joined,
     /// Listing the children to see who is first.
     Listing,
+    /// Writing [`UNLOCK`] to the one node it waits for, before it watches it (so its own ask
+    /// does not fire its watch).
+    Asking {
+        /// The node, as a one-element list of child names.
+        nodes: Vec<String>,
+    },
     /// Waiting for any of `nodes` (child names) to go: an exists with a watch is set on each in
     /// turn, `armed` of them so far (the one on `nodes[armed]` is in flight until all are).
     Watching {
@@ -97,7 +148,12 @@ enum Phase {
         /// A node whose data was written has gone ahead (see [`Gate::Among`]): that frees its
         /// place as its deletion would.
         ahead_frees: bool,
+        /// The czxid of the node it asked to give up, if it asked.
+        #[rename(keep)]
+        asked: Option<i64>,
     },
+    /// Deleting the node it asked to give up, whose grace period has passed.
+    Forcing,
     /// Writing its own node's data as it goes, to wake the waiter behind it (see
     /// [`Gate::Among`]).
     GoingAhead,
@@ -114,6 +170,14 @@ pub struct Contender {
     phase: Phase,
     /// A node it waits on went while an exists was still in flight: list again when it returns.
     relist: bool,
+    /// What to do with the grace timer, for its owner to take with the verdict (never kept from
+    /// one step to the next).
+    #[rename(keep)]
+    timer: Option<Timer>,
+    /// The op in flight reads its own node (a revocable line).
+    reading_own: bool,
+    /// Its own node changed while another op was in flight: read it once that returns.
+    reread: bool,
 }
 
 impl Contender {
@@ -124,7 +188,25 @@ impl Contender {
             line,
             phase: Phase::Idle,
             relist: false,
+            timer: None,
+            reading_own: false,
+            reread: false,
         }
+    }
+
+    /// Whether a holder of this line must heed an [`UNLOCK`] written to its node.
+    pub fn is_revocable(&self) -> bool {
+        self.line.revocation != Revocation::Never
+    }
+
+    /// Whether its own node changed since it last read it (it must read it before it holds).
+    pub fn take_reread(&mut self) -> bool {
+        std::mem::take(&mut self.reread)
+    }
+
+    /// What the last verdict asks of the grace timer, if anything.
+    pub fn take_timer(&mut self) -> Option<Timer> {
+        self.timer.take()
     }
 
     /// The path of the contender node, once created or adopted.
@@ -154,6 +236,10 @@ impl Contender {
                 self.phase = Phase::Joining;
                 Verdict::Send(op)
             }
+            Making::Made if self.is_revocable() => {
+                self.phase = Phase::Joined;
+                self.read_own()
+            }
             Making::Made => self.list(),
             Making::Failed(error) => Verdict::Failed(error),
         }
@@ -161,6 +247,12 @@ impl Contender {
 
     fn list(&mut self) -> Verdict {
         self.relist = false;
+        if matches!(
+            self.phase,
+            Phase::Watching { asked: Some(_), .. } | Phase::Forcing
+        ) {
+            self.timer = Some(Timer::Cancel);
+        }
         self.phase = Phase::Listing;
         Verdict::Send(Op::GetChildren {
             path: self.own.dir().to_owned(),
@@ -168,8 +260,52 @@ impl Contender {
         })
     }
 
+    /// Reads its own node, leaving a watch for the next change.
+    fn read_own(&mut self) -> Verdict {
+        self.reading_own = true;
+        let path = self.own.path().unwrap_or_default().to_owned();
+        Verdict::Send(Op::GetData { path, watch: true })
+    }
+
+    /// Gives up its place.
+    fn revoked(&mut self) -> Verdict {
+        if matches!(self.line.revocation, Revocation::Force(_)) {
+            self.timer = Some(Timer::Cancel);
+        }
+        self.phase = Phase::Gone;
+        Verdict::Revoked
+    }
+
+    /// Takes the read of its own node: an ask to give up, or its node gone, ends its wait.
+    fn on_own_data(&mut self, reply: OpReply) -> Verdict {
+        match reply {
+            Ok(OpResult::Data { data, .. }) if data == UNLOCK => self.revoked(),
+            Err(ZkError::NoNode) => self.revoked(),
+            Ok(OpResult::Data { .. }) if self.phase == Phase::Joined || self.relist => self.list(),
+            Ok(OpResult::Data { .. }) => self.settle(Verdict::Wait),
+            Err(error) => Verdict::Failed(error),
+            Ok(_) => Verdict::Failed(ZkError::MarshallingError),
+        }
+    }
+
+    /// Once it only waits, reads its own node if it changed meanwhile.
+    fn settle(&mut self, verdict: Verdict) -> Verdict {
+        if verdict == Verdict::Wait && std::mem::take(&mut self.reread) {
+            return self.read_own();
+        }
+        verdict
+    }
+
     /// Takes the reply to the op it asked for.
     pub fn on_reply(&mut self, reply: OpReply) -> Verdict {
+        if std::mem::take(&mut self.reading_own) {
+            return self.on_own_data(reply);
+        }
+        let verdict = self.on_line_reply(reply);
+        self.settle(verdict)
+    }
+
+    fn on_line_reply(&mut self, reply: OpReply) -> Verdict {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         match (phase, reply) {
             (Phase::Joining, reply) => {
@@ -179,11 +315,20 @@ impl Contender {
             // The directory is gone, and our node with it: start over.
             (Phase::Listing, Err(ZkError::NoNode)) => self.create(),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.decide(children),
+            (Phase::Asking { nodes }, Ok(OpResult::SetData(stat))) => {
+                if let Revocation::Force(grace) = self.line.revocation {
+                    self.timer = Some(Timer::Set(grace));
+                }
+                self.watch(nodes, 0, false, Some(stat.czxid))
+            }
+            // The node in its way is gone already.
+            (Phase::Asking { .. }, Err(ZkError::NoNode)) => self.list(),
             (
                 Phase::Watching {
                     nodes,
                     armed,
                     ahead_frees,
+                    asked,
                 },
                 Ok(OpResult::Exists(stat)),
             ) => {
@@ -191,8 +336,10 @@ impl Contender {
                 if freed || self.relist {
                     return self.list();
                 }
-                self.watch(nodes, armed + 1, ahead_frees)
+                self.watch(nodes, armed + 1, ahead_frees, asked)
             }
+            // NoNode: its holder gave up meanwhile.
+            (Phase::Forcing, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => self.list(),
             (Phase::GoingAhead, Ok(OpResult::SetData(_))) => self.go(),
             // Our node is gone with the directory: get in line anew.
             (Phase::GoingAhead, Err(ZkError::NoNode)) => self.create(),
@@ -257,11 +404,23 @@ impl Contender {
         if waited.is_empty() {
             return self.go();
         }
-        self.watch(waited, 0, ahead_frees)
+        if let ([node], true) = (waited.as_slice(), self.is_revocable()) {
+            let path = format!("{}/{}", self.own.dir(), node);
+            self.phase = Phase::Asking { nodes: waited };
+            return Verdict::Send(Op::SetData {
+                path,
+                data: UNLOCK.to_vec(),
+                version: -1,
+            });
+        }
+        self.watch(waited, 0, ahead_frees, None)
     }
 
     /// It may go.
     fn go(&mut self) -> Verdict {
+        if matches!(self.line.revocation, Revocation::Force(_)) {
+            self.timer = Some(Timer::Cancel);
+        }
         self.phase = Phase::Gone;
         Verdict::Go {
             token: self.own.czxid(),
@@ -269,7 +428,13 @@ impl Contender {
     }
 
     /// Sets the watch on `nodes[armed]`, or waits once all are set.
-    fn watch(&mut self, nodes: Vec<String>, armed: usize, ahead_frees: bool) -> Verdict {
+    fn watch(
+        &mut self,
+        nodes: Vec<String>,
+        armed: usize,
+        ahead_frees: bool,
+        asked: Option<i64>,
+    ) -> Verdict {
         let next = nodes
             .get(armed)
             .map(|name| format!("{}/{}", self.own.dir(), name));
@@ -277,6 +442,7 @@ impl Contender {
             nodes,
             armed,
             ahead_frees,
+            asked,
         };
         match next {
             Some(path) => Verdict::Send(Op::Exists { path, watch: true }),
@@ -284,27 +450,79 @@ impl Contender {
         }
     }
 
-    /// Takes a watch event: a node it waits on gone (or its data written: it may have gone
-    /// ahead) sends it to list again.
+    /// Takes a watch event: a node it waits on gone (or its data written under
+    /// [`Gate::Among`]: it may have gone ahead) sends it to list again. Data written to it
+    /// otherwise (another waiter asked it to give up) only used up the watch: it sets it again.
     pub fn on_watch(&mut self, event: &WatchedEvent) -> Verdict {
-        let Phase::Watching { nodes, armed, .. } = &self.phase else {
+        if Some(event.path.as_str()) == self.own.path() {
+            return self.on_own_watch();
+        }
+        let in_flight = self.reading_own;
+        let Phase::Watching {
+            nodes,
+            armed,
+            ahead_frees,
+            asked,
+        } = &self.phase
+        else {
             return Verdict::Wait;
         };
         let name = event
             .path
             .strip_prefix(self.own.dir())
             .and_then(|p| p.strip_prefix('/'));
-        let moved = matches!(
-            event.event_type,
-            EventType::NodeDeleted | EventType::NodeDataChanged
-        ) && nodes.iter().any(|node| Some(node.as_str()) == name);
-        if !moved {
+        let Some(index) = nodes.iter().position(|node| Some(node.as_str()) == name) else {
+            return Verdict::Wait;
+        };
+        let moved = match event.event_type {
+            EventType::NodeDeleted => true,
+            EventType::NodeDataChanged => *ahead_frees,
+            _ => return Verdict::Wait,
+        };
+        if *armed < nodes.len() || in_flight {
+            // An op is in flight: list again once it returns (its watch may need setting again).
+            self.relist |= moved || in_flight;
             Verdict::Wait
-        } else if *armed < nodes.len() {
-            self.relist = true;
-            Verdict::Wait
-        } else {
+        } else if moved {
             self.list()
+        } else {
+            let (nodes, ahead_frees, asked) = (nodes.clone(), *ahead_frees, *asked);
+            self.watch(nodes, index, ahead_frees, asked)
+        }
+    }
+
+    /// Takes a watch event on its own node (set in a revocable line): it reads it now, or once
+    /// the op in flight returns.
+    fn on_own_watch(&mut self) -> Verdict {
+        if self.is_waiting() && !self.reading_own {
+            self.read_own()
+        } else {
+            self.reread = true;
+            Verdict::Wait
+        }
+    }
+
+    /// Takes the grace timer going off: the node it asked to give up, if still in its way with
+    /// its watch set, is forced out.
+    pub fn on_timeout(&mut self) -> Verdict {
+        let Phase::Watching {
+            nodes,
+            armed,
+            asked: Some(token),
+            ..
+        } = &self.phase
+        else {
+            return Verdict::Wait;
+        };
+        if *armed < nodes.len() || self.reading_own {
+            return Verdict::Wait;
+        }
+        let path = format!("{}/{}", self.own.dir(), nodes[0]);
+        let token = *token;
+        self.phase = Phase::Forcing;
+        Verdict::Force {
+            token,
+            op: Op::Delete { path, version: -1 },
         }
     }
 }
@@ -361,6 +579,7 @@ mod tests {
             marker: "-r-",
             kin: &["-r-", "-w-"],
             gate: Gate::NoneAhead("-w-"),
+            revocation: Revocation::Never,
         };
         let mut contender = joined("g-r-0000000004", reader);
         let verdict = contender.on_reply(listing(&[

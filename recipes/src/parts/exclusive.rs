@@ -8,15 +8,24 @@
 //! suspended (it may already have lost the role), an expired one has lost it. Letting go tells
 //! the application at once (it stops using the role when it asks) and deletes the node, retried
 //! through ConnectionLoss; NoNode then means an earlier delete already landed.
+//!
+//! In a revocable line (see [`super::contender::Revocation`]), the contender has read its node
+//! with a watch since it made it; one whose node changed since its last read reads it again
+//! before it holds. While it holds, each change to its node is read again, and an [`UNLOCK`]
+//! makes it let go: the driver feeds the event only when the application checks in between
+//! uses, so it gives up once its current use is over, as the document asks. Its node deleted by
+//! another (forced out) ends the hold. Both tell the application it was revoked.
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::client::{Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use crate::client::{
+    EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
+};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
-use crate::parts::contender::{Contender, Line, Verdict};
+use crate::parts::contender::{Contender, Line, Verdict, UNLOCK};
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::symmetry::{session_guid, RenameSessions};
 
@@ -32,6 +41,25 @@ pub trait Role: Clone + Debug + Eq + Hash + Send + Sync + 'static {
     fn tell(&self, hold: Hold) -> Self::Outcome;
     /// The request that lets go.
     fn let_go() -> Self::Request;
+    /// What the application learns of `revoking`, in the recipe's words. Only a role whose line
+    /// is revocable (see [`super::contender::Revocation`]) is ever told of it; the others name nothing.
+    fn tell_revoking(&self, revoking: Revoking) -> Option<Self::Outcome> {
+        let _ = revoking;
+        None
+    }
+}
+
+/// What a contender in a revocable line learns of revocation, before the recipe names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Revoking {
+    /// Asked to give up (or forced out), it no longer holds the role, nor waits for it.
+    Revoked,
+    /// It is about to delete the node of the holder of `token`, which did not give up within the
+    /// grace period: fence the token first.
+    Forcing {
+        /// The token of the holder forced out.
+        token: i64,
+    },
 }
 
 /// What a holder of a role learns, before the recipe names it.
@@ -61,8 +89,20 @@ enum Phase {
     Idle,
     /// In line for the role.
     Contending,
+    /// Its line let it go; reading its node, which changed since its last read, for an
+    /// [`UNLOCK`] before it holds (revocable lines).
+    Checking {
+        /// The fencing token it will hold with.
+        #[rename(keep)]
+        token: i64,
+    },
     /// Holding the role.
     Held,
+    /// Holding, reading its node again after a change (revocable lines).
+    Rereading {
+        /// The application let go meanwhile: delete the node once the read returns.
+        let_go: bool,
+    },
     /// The delete of our node is in flight.
     Releasing,
     /// Finished.
@@ -78,6 +118,9 @@ pub struct Exclusive<R> {
     phase: Phase,
     #[rename(keep)]
     role: R,
+    /// Its own node changed while a read of it was in flight: read it again (the driver may feed
+    /// an event that came after the reply before the reply).
+    own_changed: bool,
 }
 
 impl<R: Role> Exclusive<R> {
@@ -89,6 +132,7 @@ impl<R: Role> Exclusive<R> {
             link: Link::default(),
             phase: Phase::Idle,
             role,
+            own_changed: false,
         }
     }
 
@@ -100,7 +144,7 @@ impl<R: Role> Exclusive<R> {
 
     /// Whether the machine currently holds the role (suspended or not).
     pub fn holds(&self) -> bool {
-        self.phase == Phase::Held
+        matches!(self.phase, Phase::Held | Phase::Rereading { let_go: false })
     }
 
     /// Whether the machine is waiting for the node its line waits on to go.
@@ -118,16 +162,102 @@ impl<R: Role> Exclusive<R> {
         Step::done(self.role.tell(hold))
     }
 
-    /// Does what the contender asks; once it may go, it holds the role.
+    /// `step`, telling the application of `revoking` too.
+    fn telling_revoking(&self, step: Step<R::Outcome>, revoking: Revoking) -> Step<R::Outcome> {
+        match self.role.tell_revoking(revoking) {
+            Some(outcome) => step.telling(outcome),
+            None => step,
+        }
+    }
+
+    /// The op that deletes its own node.
+    fn delete_own(&mut self) -> Step<R::Outcome> {
+        let path = self.node().unwrap_or_default().to_owned();
+        Step::send(self.link.send(Op::Delete { path, version: -1 }))
+    }
+
+    /// The op that reads its own node, leaving a watch for the next change.
+    fn read_own(&mut self) -> Step<R::Outcome> {
+        let path = self.node().unwrap_or_default().to_owned();
+        Step::send(self.link.send(Op::GetData { path, watch: true }))
+    }
+
+    /// Asked to give up: it lets go of the role, or of its place in line, and deletes its node.
+    fn give_up(&mut self) -> Step<R::Outcome> {
+        self.phase = Phase::Releasing;
+        let step = self.delete_own();
+        self.telling_revoking(step, Revoking::Revoked)
+    }
+
+    /// Does what the contender asks; once it may go, it holds the role (after reading its node,
+    /// in a revocable line).
     fn follow(&mut self, verdict: Verdict) -> Step<R::Outcome> {
-        match verdict {
+        let step = match verdict {
             Verdict::Send(op) => Step::send(self.link.send(op)),
             Verdict::Wait => Step::wait(),
+            // Its node changed since it last read it (with a watch): read it before it holds.
+            Verdict::Go { token } if self.contender.take_reread() => {
+                self.phase = Phase::Checking { token };
+                self.read_own()
+            }
             Verdict::Go { token } => {
                 self.phase = Phase::Held;
                 Step::wait().telling(self.role.tell(Hold::Granted { token }))
             }
-            Verdict::Failed(error) => self.finish(Hold::Failed(error)),
+            Verdict::Force { token, op } => {
+                let step = Step::send(self.link.send(op));
+                self.telling_revoking(step, Revoking::Forcing { token })
+            }
+            Verdict::Revoked => self.give_up(),
+            Verdict::Failed(error) => return self.finish(Hold::Failed(error)),
+        };
+        match self.contender.take_timer() {
+            Some(timer) => step.timing(timer),
+            None => step,
+        }
+    }
+
+    /// Takes the read of its own node: an [`UNLOCK`] makes it give up; its node gone means it
+    /// was forced out.
+    fn on_own_data(&mut self, reply: Result<Vec<u8>, ZkError>) -> Step<R::Outcome> {
+        match (self.phase, reply) {
+            (Phase::Rereading { let_go: true }, Ok(_)) => {
+                self.phase = Phase::Releasing;
+                self.delete_own()
+            }
+            (Phase::Rereading { let_go: true }, Err(_)) => {
+                self.phase = Phase::Done;
+                Step::stop()
+            }
+            (_, Ok(data)) if data == UNLOCK => self.give_up(),
+            (_, Ok(_)) if std::mem::take(&mut self.own_changed) => self.read_own(),
+            (Phase::Checking { token }, Ok(_)) => {
+                self.phase = Phase::Held;
+                Step::wait().telling(self.role.tell(Hold::Granted { token }))
+            }
+            (_, Ok(_)) => {
+                self.phase = Phase::Held;
+                Step::wait()
+            }
+            (_, Err(_)) => self.forced_out(),
+        }
+    }
+
+    /// Its node was deleted by another: the role, held or awaited, is gone.
+    fn forced_out(&mut self) -> Step<R::Outcome> {
+        self.phase = Phase::Done;
+        self.telling_revoking(Step::stop(), Revoking::Revoked)
+    }
+
+    /// Takes a watch event on its own node while it holds (revocable lines only set one).
+    fn on_own_watch(&mut self, event_type: EventType) -> Step<R::Outcome> {
+        match event_type {
+            EventType::NodeDataChanged => {
+                self.phase = Phase::Rereading { let_go: false };
+                self.read_own()
+            }
+            EventType::NodeDeleted => self.forced_out(),
+            _ => Step::wait(),
         }
     }
 
@@ -144,6 +274,14 @@ impl<R: Role> Exclusive<R> {
                 Step::stop()
             }
             (_, Delivery::SessionLost) => self.finish(Hold::Lost),
+            (
+                Phase::Checking { .. } | Phase::Rereading { .. },
+                Delivery::Reply(Ok(OpResult::Data { data, .. })),
+            ) => self.on_own_data(Ok(data)),
+            (
+                Phase::Checking { .. } | Phase::Rereading { .. },
+                Delivery::Reply(Err(ZkError::NoNode)),
+            ) => self.on_own_data(Err(ZkError::NoNode)),
             (Phase::Contending, Delivery::Reply(reply)) => {
                 let verdict = self.contender.on_reply(reply);
                 self.follow(verdict)
@@ -185,17 +323,34 @@ impl<R: Role> Recipe for Exclusive<R> {
                 let verdict = self.contender.on_watch(&event);
                 self.follow(verdict)
             }
+            Input::Event(ZkEvent::Watch(event))
+                if self.phase == Phase::Held && Some(event.path.as_str()) == self.node() =>
+            {
+                self.on_own_watch(event.event_type)
+            }
+            Input::Event(ZkEvent::Watch(event))
+                if matches!(self.phase, Phase::Checking { .. } | Phase::Rereading { .. })
+                    && Some(event.path.as_str()) == self.node() =>
+            {
+                self.own_changed = true;
+                Step::wait()
+            }
             Input::Event(ZkEvent::Watch(_)) => Step::wait(),
             Input::Event(ZkEvent::Session(event)) => self.on_session(event),
             // The application stops using the role the moment it lets go: from here the delete
             // only cleans up, retried through ConnectionLoss.
             Input::App(_) if self.phase == Phase::Held => {
                 self.phase = Phase::Releasing;
-                let path = self.node().unwrap_or_default().to_owned();
-                Step::send(self.link.send(Op::Delete { path, version: -1 }))
-                    .telling(self.role.tell(Hold::Released))
+                self.delete_own().telling(self.role.tell(Hold::Released))
             }
-            // The part sets no timer.
+            Input::App(_) if self.phase == (Phase::Rereading { let_go: false }) => {
+                self.phase = Phase::Rereading { let_go: true };
+                Step::wait().telling(self.role.tell(Hold::Released))
+            }
+            Input::Timeout if self.phase == Phase::Contending => {
+                let verdict = self.contender.on_timeout();
+                self.follow(verdict)
+            }
             Input::App(_) | Input::Timeout => Step::wait(),
         }
     }
@@ -207,7 +362,31 @@ impl<R: Role> Recipe for Exclusive<R> {
 pub struct Claim<R> {
     dir: String,
     recorder: Option<Arc<dyn Recorder>>,
+    fence: Option<Fence>,
     role: R,
+}
+
+/// What a revocable role's application does to make the protected resource refuse a token from
+/// now on.
+pub type Fence = Arc<dyn Fn(i64) + Send + Sync>;
+
+/// Writes outcomes down and fences the token of a holder about to be forced out. The driver
+/// hands it each outcome before it sends the machine's next op, so the fence is up before the
+/// forced deletion is sent.
+struct Fencing {
+    fence: Fence,
+    recorder: Option<Arc<dyn Recorder>>,
+}
+
+impl Recorder for Fencing {
+    fn record(&self, session: SessionId, outcome: Outcome) {
+        if let Outcome::Forcing { token } = outcome {
+            (self.fence)(token);
+        }
+        if let Some(recorder) = &self.recorder {
+            recorder.record(session, outcome);
+        }
+    }
 }
 
 impl<R: Debug> fmt::Debug for Claim<R> {
@@ -232,7 +411,26 @@ impl<R: Role> Claim<R> {
         Claim {
             dir: dir.to_owned(),
             recorder: None,
+            fence: None,
             role,
+        }
+    }
+
+    /// The same role, calling `fence` with the token of a holder this session is about to force
+    /// out (a revocable role's forced variant), before it deletes the holder's node.
+    pub fn fencing(mut self, fence: Fence) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+
+    /// Where the driver hands outcomes: the recorder, behind the fence if there is one.
+    fn outcomes_to(&self) -> Option<Arc<dyn Recorder>> {
+        match &self.fence {
+            Some(fence) => Some(Arc::new(Fencing {
+                fence: fence.clone(),
+                recorder: self.recorder.clone(),
+            })),
+            None => self.recorder.clone(),
         }
     }
 
@@ -247,7 +445,8 @@ impl<R: Role> Claim<R> {
         Exclusive::new(&self.dir, session_guid(session), self.role.clone())
     }
 
-    /// Waits until this session holds the role.
+    /// Waits until this session holds the role. Fails with `Revoked` if, in a revocable line,
+    /// it was asked to give up first.
     pub async fn acquire<'c, C: ZkClient>(
         &self,
         client: &'c C,
@@ -267,7 +466,7 @@ impl<R: Role> Claim<R> {
         C: ZkClient,
         M: Recipe<Request = R::Request, Outcome = R::Outcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
+        let mut driver = Driver::new(client, machine).recording(self.outcomes_to());
         let granted = driver
             .feed_until(Input::Start, |outcome| match outcome.into() {
                 Outcome::Granted { token, .. } | Outcome::Shared { token, .. } => Some(Ok(token)),
@@ -279,6 +478,7 @@ impl<R: Role> Claim<R> {
             driver,
             token,
             let_go: R::let_go(),
+            revoked: false,
         })
     }
 }
@@ -290,6 +490,8 @@ pub struct Held<'c, C, M: Recipe> {
     driver: Driver<'c, C, M>,
     token: i64,
     let_go: M::Request,
+    /// Asked to give up, it did.
+    revoked: bool,
 }
 
 impl<C: ZkClient, M: Recipe> Held<'_, C, M> {
@@ -300,17 +502,35 @@ impl<C: ZkClient, M: Recipe> Held<'_, C, M> {
     }
 
     /// Takes in the session events that have arrived and says whether the role can still be
-    /// trusted: false while disconnected (even if it was granted just as the connection dropped)
-    /// and for good once the session ended.
+    /// trusted: false while disconnected (even if it was granted just as the connection dropped),
+    /// and for good once the session ended or the role was revoked. Call it between uses: in a
+    /// revocable line, that is when the holder hears it was asked to give up.
     pub async fn is_safe(&mut self) -> bool {
-        self.driver.feed_arrived_events().await;
-        !self.driver.is_done() && self.driver.is_connected()
+        self.take_arrived_events().await;
+        !self.revoked && !self.driver.is_done() && self.driver.is_connected()
+    }
+
+    /// Whether it gave up the role when asked (a revocable line): [`Held::release`] then has
+    /// nothing left to do.
+    pub fn is_revoked(&self) -> bool {
+        self.revoked
+    }
+
+    async fn take_arrived_events(&mut self) {
+        let outcomes = self.driver.feed_arrived_events().await;
+        self.revoked |= outcomes
+            .into_iter()
+            .any(|outcome| matches!(outcome.into(), Outcome::Revoked { .. }));
     }
 
     /// Lets go of the role, retrying the delete through ConnectionLoss. Fails with `SessionLost`
-    /// if the session ended before the release was asked for (the role was already gone).
+    /// if the session ended before the release was asked for (the role was already gone); does
+    /// nothing if the role was revoked (the machine let go of it then).
     pub async fn release(mut self) -> Result<(), RecipeError> {
-        self.driver.feed_arrived_events().await;
+        self.take_arrived_events().await;
+        if self.revoked {
+            return Ok(());
+        }
         if self.driver.is_done() {
             return Err(RecipeError::SessionLost);
         }

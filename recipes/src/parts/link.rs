@@ -19,6 +19,8 @@ use crate::symmetry::RenameSessions;
 pub enum RecipeError {
     /// The session expired (or was closed) first; what the session held went with it.
     SessionLost,
+    /// Asked to give up what it held or waited for (a revocable lock), it did.
+    Revoked,
     /// ZooKeeper answered with an error the recipe cannot handle.
     Zk(ZkError),
 }
@@ -27,6 +29,7 @@ impl fmt::Display for RecipeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RecipeError::SessionLost => write!(f, "the session ended"),
+            RecipeError::Revoked => write!(f, "asked to give it up, it did"),
             RecipeError::Zk(error) => write!(f, "ZooKeeper error {error} ({})", error.code()),
         }
     }
@@ -40,6 +43,7 @@ impl RecipeError {
     pub fn ending(outcome: Outcome) -> Option<Self> {
         match outcome {
             Outcome::Lost => Some(RecipeError::SessionLost),
+            Outcome::Revoked { .. } => Some(RecipeError::Revoked),
             Outcome::Failed(error) => Some(RecipeError::Zk(error)),
             _ => None,
         }

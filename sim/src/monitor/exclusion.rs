@@ -5,7 +5,8 @@
 //! A holder stops counting when it loses the role, lets go of it, or its session ends; a
 //! suspended holder still counts (its node is still there: nobody else may be granted the role).
 //! A paused holder whose session expired no longer counts: only its fencing token protects what
-//! it writes then.
+//! it writes then. Nor does a holder about to be forced out of a revocable lock (its token is
+//! fenced first), even if it resumes before it learns it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,10 +29,25 @@ pub struct MutualExclusion {
     dead: BTreeSet<SessionId>,
     /// How many may hold a role granted shared at once, if not any number.
     sharing: Option<usize>,
+    /// Sessions forced out of what they held, which they may not know yet.
+    #[rename(session)]
+    forced: BTreeSet<SessionId>,
+    /// The tokens of holders forced out: a grant with one comes too late to count.
+    #[rename(keep)]
+    forced_tokens: BTreeSet<i64>,
 }
 
-/// What a holder holds: the role's name, and whether it is held shared.
-type Held = (&'static str, bool);
+/// What a holder holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct Held {
+    /// The role's name.
+    role: &'static str,
+    /// Held shared.
+    shared: bool,
+    /// Its fencing token.
+    #[rename(keep)]
+    token: i64,
+}
 
 /// A session that holds the role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -54,13 +70,41 @@ impl Monitor for MutualExclusion {
             TraceEvent::Outcome {
                 session, outcome, ..
             } => match outcome {
-                Outcome::Granted { role, .. } => self.hold(*session, Some((role, false))),
-                Outcome::Shared { role, .. } => self.hold(*session, Some((role, true))),
+                Outcome::Granted { role, token } | Outcome::Shared { role, token } => {
+                    let shared = matches!(outcome, Outcome::Shared { .. });
+                    self.forced.remove(session);
+                    if self.forced_tokens.contains(token) {
+                        self.forced.insert(*session);
+                    }
+                    let held = Held {
+                        role,
+                        shared,
+                        token: *token,
+                    };
+                    self.hold(*session, Some(held));
+                }
                 Outcome::Resumed => {
                     let held = self.holders.get(&Holder(*session)).copied();
-                    self.hold(*session, Some(held.unwrap_or(("role", false))));
+                    let unknown = Held {
+                        role: "role",
+                        shared: false,
+                        token: 0,
+                    };
+                    self.hold(*session, Some(held.unwrap_or(unknown)));
                 }
-                Outcome::Lost | Outcome::Released { .. } | Outcome::Failed(_) => {
+                Outcome::Forcing { token } => {
+                    self.forced_tokens.insert(*token);
+                    let forced = self.holders.iter().find(|(_, held)| held.token == *token);
+                    if let Some((&Holder(session), _)) = forced {
+                        self.forced.insert(session);
+                        self.holders.remove(&Holder(session));
+                    }
+                }
+                Outcome::Lost
+                | Outcome::Released { .. }
+                | Outcome::Revoked { .. }
+                | Outcome::Failed(_) => {
+                    self.forced.remove(session);
                     self.hold(*session, None);
                 }
                 // A suspended holder still holds; gates and transactions are no roles.
@@ -68,22 +112,23 @@ impl Monitor for MutualExclusion {
             },
             TraceEvent::SessionEnded { session, .. } => {
                 self.dead.insert(*session);
+                self.forced.remove(session);
                 self.holders.remove(&Holder(*session));
             }
             _ => return None,
         }
-        let shared = self.holders.values().all(|(_, shared)| *shared);
+        let shared = self.holders.values().all(|held| held.shared);
         let limit = if shared { self.sharing } else { Some(1) };
         if limit.is_none_or(|limit| self.holders.len() <= limit) {
             return None;
         }
-        let roles: BTreeSet<&str> = self.holders.values().map(|(role, _)| *role).collect();
+        let roles: BTreeSet<&str> = self.holders.values().map(|held| held.role).collect();
         let names: Vec<String> = self
             .holders
             .iter()
-            .map(|(holder, (role, _))| match roles.len() {
+            .map(|(holder, held)| match roles.len() {
                 1 => format!("s{}", holder.0),
-                _ => format!("s{} ({role})", holder.0),
+                _ => format!("s{} ({})", holder.0, held.role),
             })
             .collect();
         let what = match roles.iter().next() {
@@ -111,7 +156,7 @@ impl MutualExclusion {
     /// nothing, whatever its client was told.
     fn hold(&mut self, session: SessionId, held: Option<Held>) {
         match held {
-            Some(held) if !self.dead.contains(&session) => {
+            Some(held) if !self.dead.contains(&session) && !self.forced.contains(&session) => {
                 self.holders.insert(Holder(session), held);
             }
             _ => {
@@ -136,6 +181,17 @@ mod tests {
             .expect("a violation");
         assert_eq!(violation.kind, ViolationKind::MutualExclusion);
         assert_eq!(violation.at, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_holder_forced_out_does_not_count_even_once_it_resumes() {
+        let t = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(1, 2, Outcome::Forcing { token: 5 }),
+            outcome(0, 1, Outcome::Resumed),
+            outcome(1, 2, granted(7)),
+        ]);
+        assert_eq!(MutualExclusion::default().first_in(&t), None);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Fencing: the protected resource never accepts a write with a token lower than the newest one
 //! granted, nor a read with a token lower than the newest one granted exclusively (readers that
-//! share a lock present their tokens in any order).
+//! share a lock present their tokens in any order), nor any use with the token of a holder that
+//! a revocable lock's waiter forced out (it fenced the token before it deleted the node).
+
+use std::collections::BTreeSet;
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
@@ -17,6 +20,9 @@ pub struct Fencing {
     /// The newest token granted exclusively so far.
     #[rename(keep)]
     newest_exclusive: Option<i64>,
+    /// The tokens of holders forced out.
+    #[rename(keep)]
+    forced: BTreeSet<i64>,
 }
 
 impl Monitor for Fencing {
@@ -29,8 +35,21 @@ impl Monitor for Fencing {
                 if let Outcome::Granted { token, .. } | Outcome::Shared { token, .. } = outcome {
                     self.newest = self.newest.max(Some(*token));
                 }
+                if let Outcome::Forcing { token } = outcome {
+                    self.forced.insert(*token);
+                }
                 None
             }
+            TraceEvent::Resource {
+                client,
+                token,
+                accepted: true,
+                ..
+            } if self.forced.contains(token) => Some(Violation {
+                kind: ViolationKind::StaleToken,
+                at: entry.at,
+                message: format!("c{client}'s token {token} accepted after it was forced out"),
+            }),
             TraceEvent::Resource {
                 client,
                 read,
@@ -64,6 +83,22 @@ impl Monitor for Fencing {
 mod tests {
     use super::*;
     use crate::monitor::testing::*;
+
+    #[test]
+    fn a_token_forced_out_is_stale_from_then_on() {
+        let t = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(1, 2, Outcome::Forcing { token: 5 }),
+            TraceEvent::Resource {
+                client: 0,
+                read: false,
+                token: 5,
+                accepted: true,
+            },
+        ]);
+        let violation = Fencing::default().first_in(&t).expect("a violation");
+        assert_eq!(violation.kind, ViolationKind::StaleToken);
+    }
 
     #[test]
     fn an_accepted_token_older_than_the_newest_grant_is_stale() {

@@ -65,6 +65,12 @@ pub struct SharedLine {
     watches: BTreeMap<Client, BTreeSet<Sequence>>,
     /// The sessions whose watches the last deletion fired, until the server's notification.
     fired_last: BTreeSet<Client>,
+    /// The watches each session's earlier nodes, now gone, left behind (under the read/write
+    /// rule: the semaphore's counts only the watches that fired).
+    left: BTreeMap<Client, BTreeSet<Sequence>>,
+    /// The sessions the last deletion woke only through a watch left behind, until the server's
+    /// notification.
+    stale_last: BTreeSet<Client>,
     /// The sessions told they hold a lease (under the semaphore's rule only).
     holders: BTreeSet<Client>,
     /// Sessions whose lease node is among the first, not yet told: since when, and the node.
@@ -92,6 +98,8 @@ impl SharedLine {
             line: BTreeMap::new(),
             watches: BTreeMap::new(),
             fired_last: BTreeSet::new(),
+            left: BTreeMap::new(),
+            stale_last: BTreeSet::new(),
             holders: BTreeSet::new(),
             free: BTreeMap::new(),
         }
@@ -115,11 +123,27 @@ impl SharedLine {
     fn gone(&mut self, path: &str) {
         if let Some((sequence, _)) = self.place(path) {
             if let Some(node) = self.line.remove(&sequence) {
-                self.watches.remove(&Client(node.owner));
+                let watched = self.watches.remove(&Client(node.owner));
+                if let (Rule::Readers { .. }, Some(watched)) = (self.rule, watched) {
+                    self.left
+                        .entry(Client(node.owner))
+                        .or_default()
+                        .extend(watched);
+                }
             }
             let fired = self.fired(sequence);
-            if let Rule::Leases { .. } = self.rule {
-                self.fired_last = fired;
+            match self.rule {
+                Rule::Leases { .. } => self.fired_last = fired,
+                Rule::Readers { .. } => {
+                    let mut stale = BTreeSet::new();
+                    self.left.retain(|client, watched| {
+                        if watched.remove(&sequence) && !fired.contains(client) {
+                            stale.insert(*client);
+                        }
+                        !watched.is_empty()
+                    });
+                    self.stale_last = stale;
+                }
             }
         }
     }
@@ -250,6 +274,7 @@ impl Monitor for SharedLine {
                     self.gone(path);
                 }
                 self.watches.remove(&Client(*session));
+                self.left.remove(&Client(*session));
                 self.holders.remove(&Client(*session));
             }
             // Only a semaphore's rule reads who was told it holds.
@@ -267,7 +292,9 @@ impl Monitor for SharedLine {
             },
             TraceEvent::Notified { cause, .. } => {
                 let fired_last = std::mem::take(&mut self.fired_last);
-                let woken = Herd::woken(&entry.event)?;
+                let stale = std::mem::take(&mut self.stale_last);
+                let mut woken = Herd::woken(&entry.event)?;
+                woken.retain(|session| !stale.contains(&Client(*session)));
                 if self.counted(cause, &woken, &fired_last) <= 1 {
                     return None;
                 }

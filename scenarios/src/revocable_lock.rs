@@ -1,0 +1,85 @@
+//! The revocable lock's kit: the read/write lock's workload at [`REVOCABLE_LOCK_DIR`], made
+//! revocable with the forced variant. Odd clients write, even ones read; a holder keeps the lock
+//! for [`RevocableAccess`]'s many pieces of work unless asked to give it up, and every waiter asks
+//! the node in its way, forcing it out (after fencing its token) once [`GRACE`] has passed. Its
+//! known bug: a contender that ignores the ask ([`IgnoresUnlock`]), which the waiter then has to
+//! force out.
+
+use std::time::Duration;
+
+use zklab_recipes::parts::contender::Revocation as Revoke;
+use zklab_recipes::revocable_lock::RevocableAccess;
+use zklab_recipes::rw_lock::{Access, READ, WRITE};
+use zklab_sim::monitor::exclusion::MutualExclusion;
+use zklab_sim::monitor::failure::NoFailures;
+use zklab_sim::monitor::revocation::Revocation;
+use zklab_sim::monitor::shared_line::{Rule, SharedLine};
+
+use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::mutation::{Documented, IgnoresUnlock};
+use crate::scenario::Scenario;
+
+/// Where the revocable lock keeps its nodes.
+pub const REVOCABLE_LOCK_DIR: &str = "/locks/revocable";
+
+/// How long a waiter lets the node in its way take to give up before forcing it out: many times
+/// what a connected holder needs to hear the ask between two pieces of work and delete its node,
+/// and shorter than what a holder that ignores the ask keeps the lock.
+pub const GRACE: Duration = Duration::from_millis(300);
+
+/// The revocable lock's monitors: the read/write lock's, with holders forced out no longer
+/// counted as holding, and every ask read heeded.
+pub type RevocableMonitors = (MutualExclusion, SharedLine, Revocation, NoFailures);
+
+impl RoleKit for RevocableAccess {
+    const DIR: &'static str = REVOCABLE_LOCK_DIR;
+    type Monitors = RevocableMonitors;
+
+    fn monitors() -> RevocableMonitors {
+        let rule = Rule::Readers {
+            read: READ,
+            write: WRITE,
+        };
+        let line = SharedLine::new(REVOCABLE_LOCK_DIR, rule);
+        let revocation = Revocation::new(REVOCABLE_LOCK_DIR);
+        (MutualExclusion::default(), line, revocation, NoFailures)
+    }
+
+    fn part(client: usize, clients: usize) -> u8 {
+        Access::part(client, clients)
+    }
+
+    fn playing(part: u8) -> RevocableAccess {
+        RevocableAccess {
+            access: Access::playing(part),
+            revocation: Revoke::Force(GRACE),
+        }
+    }
+
+    fn reads(&self) -> bool {
+        self.access.reads()
+    }
+
+    /// Long enough (about half a second of work) that a holder that ignores an ask outlasts
+    /// [`GRACE`].
+    const USES: u32 = 50;
+}
+
+/// The revocable lock's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "revocable-lock",
+        about: "revocable read/write lock: waiters ask the holder in their way to give up, and \
+                force it out (fenced) after a grace period",
+        known_bug: false,
+        kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
+        states: Some(885_963),
+    },
+    Scenario {
+        name: "revocable-lock-bug-ignores-unlock",
+        about: "a holder that never heeds the ask to give up, until it is forced out",
+        known_bug: true,
+        kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
+        states: Some(1_189_811),
+    },
+];

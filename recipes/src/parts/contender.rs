@@ -476,7 +476,8 @@ impl Contender {
         };
         let moved = match event.event_type {
             EventType::NodeDeleted => true,
-            EventType::NodeDataChanged => *ahead_frees,
+            // Under `Among`, a node ahead whose data was written has gone ahead.
+            EventType::NodeDataChanged => matches!(self.line.gate, Gate::Among(_)),
             _ => return Verdict::Wait,
         };
         if *armed < nodes.len() || in_flight {

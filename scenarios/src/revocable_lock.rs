@@ -73,13 +73,13 @@ pub const SCENARIOS: &[Scenario] = &[
                 force it out (fenced) after a grace period",
         known_bug: false,
         kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
-        states: Some(885_963),
+        states: Some(884_669),
     },
     Scenario {
         name: "revocable-lock-bug-ignores-unlock",
         about: "a holder that never heeds the ask to give up, until it is forced out",
         known_bug: true,
         kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
-        states: Some(1_189_811),
+        states: Some(1_187_085),
     },
 ];

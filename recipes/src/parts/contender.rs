@@ -247,12 +247,7 @@ impl Contender {
 
     fn list(&mut self) -> Verdict {
         self.relist = false;
-        if matches!(
-            self.phase,
-            Phase::Watching { asked: Some(_), .. } | Phase::Forcing
-        ) {
-            self.timer = Some(Timer::Cancel);
-        }
+        self.cancel_grace();
         self.phase = Phase::Listing;
         Verdict::Send(Op::GetChildren {
             path: self.own.dir().to_owned(),
@@ -267,11 +262,16 @@ impl Contender {
         Verdict::Send(Op::GetData { path, watch: true })
     }
 
-    /// Gives up its place.
-    fn revoked(&mut self) -> Verdict {
-        if matches!(self.line.revocation, Revocation::Force(_)) {
+    /// No longer waits for a node it asked to give up: the grace period, if any, is over.
+    fn cancel_grace(&mut self) {
+        if let Revocation::Force(_) = self.line.revocation {
             self.timer = Some(Timer::Cancel);
         }
+    }
+
+    /// Gives up its place.
+    fn revoked(&mut self) -> Verdict {
+        self.cancel_grace();
         self.phase = Phase::Gone;
         Verdict::Revoked
     }
@@ -418,9 +418,7 @@ impl Contender {
 
     /// It may go.
     fn go(&mut self) -> Verdict {
-        if matches!(self.line.revocation, Revocation::Force(_)) {
-            self.timer = Some(Timer::Cancel);
-        }
+        self.cancel_grace();
         self.phase = Phase::Gone;
         Verdict::Go {
             token: self.own.czxid(),

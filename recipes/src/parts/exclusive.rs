@@ -223,6 +223,7 @@ impl<R: Role> Exclusive<R> {
         match (self.phase, reply) {
             (Phase::Rereading { let_go: true }, Ok(_)) => {
                 self.phase = Phase::Releasing;
+                self.own_changed = false;
                 self.delete_own()
             }
             (Phase::Rereading { let_go: true }, Err(_)) => {

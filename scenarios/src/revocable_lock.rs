@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use zklab_recipes::parts::contender::Revocation as Revoke;
 use zklab_recipes::revocable_lock::RevocableAccess;
-use zklab_recipes::rw_lock::{Access, READ, WRITE};
+use zklab_recipes::rw_lock::Access;
 use zklab_sim::monitor::exclusion::MutualExclusion;
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::revocation::Revocation;
-use zklab_sim::monitor::shared_line::{Rule, SharedLine};
+use zklab_sim::monitor::shared_line::SharedLine;
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
 use crate::mutation::{Documented, IgnoresUnlock};
+use crate::rw_lock::readers_line;
 use crate::scenario::Scenario;
 
 /// Where the revocable lock keeps its nodes.
@@ -36,11 +37,7 @@ impl RoleKit for RevocableAccess {
     type Monitors = RevocableMonitors;
 
     fn monitors() -> RevocableMonitors {
-        let rule = Rule::Readers {
-            read: READ,
-            write: WRITE,
-        };
-        let line = SharedLine::new(REVOCABLE_LOCK_DIR, rule);
+        let line = readers_line(REVOCABLE_LOCK_DIR);
         let revocation = Revocation::new(REVOCABLE_LOCK_DIR);
         (MutualExclusion::default(), line, revocation, NoFailures)
     }

@@ -29,12 +29,11 @@ impl RoleKit for Access {
     type Monitors = RwMonitors;
 
     fn monitors() -> RwMonitors {
-        let rule = Rule::Readers {
-            read: READ,
-            write: WRITE,
-        };
-        let line = SharedLine::new(RW_LOCK_DIR, rule);
-        (MutualExclusion::default(), line, NoFailures)
+        (
+            MutualExclusion::default(),
+            readers_line(RW_LOCK_DIR),
+            NoFailures,
+        )
     }
 
     /// Odd clients write, even ones read.
@@ -52,6 +51,15 @@ impl RoleKit for Access {
     fn reads(&self) -> bool {
         *self == Access::Read
     }
+}
+
+/// The shared-line monitor of a read/write lock's line under `dir`.
+pub fn readers_line(dir: &'static str) -> SharedLine {
+    let rule = Rule::Readers {
+        read: READ,
+        write: WRITE,
+    };
+    SharedLine::new(dir, rule)
 }
 
 /// A known bug in the line a side of the lock gets into: everything else is the recipe's.

@@ -190,41 +190,46 @@ mod tests {
 
     const NODE: &str = "/d/a-n-0000000001";
 
-    /// Client 0 (session 1) owns NODE (token 0) and receives an ask to give it up; then
-    /// `between`; then session 2 forces out token 0.
-    fn forced_after(between: Vec<TraceEvent>) -> Option<Violation> {
-        let received = TraceEvent::Reply {
+    /// Client 0 (session 1) receives an ask to give up its node.
+    fn received_ask() -> TraceEvent {
+        TraceEvent::Reply {
             client: 0,
             session: 1,
             reply: Ok(OpResult::Data {
                 data: UNLOCK.to_vec(),
                 stat: Stat::default(),
             }),
-        };
-        let forcing = outcome(1, 2, Outcome::Forcing { token: 0 });
-        let mut events = vec![created(0, 1, NODE), received];
-        events.extend(between);
-        events.push(forcing);
+        }
+    }
+
+    /// Client 0 (session 1) owns NODE (token 0); then `before`, its receiving an ask to give it
+    /// up, and `after`; then session 2 forces out token 0.
+    fn forced(before: Vec<TraceEvent>, after: Vec<TraceEvent>) -> Option<Violation> {
+        let mut events = vec![created(0, 1, NODE)];
+        events.extend(before);
+        events.push(received_ask());
+        events.extend(after);
+        events.push(outcome(1, 2, Outcome::Forcing { token: 0 }));
         Revocation::new("/d").first_in(&trace(events))
     }
 
     #[test]
     fn forcing_out_a_holder_that_received_the_ask_and_kept_on_is_a_violation() {
-        let violation = forced_after(Vec::new()).expect("a violation");
+        let violation = forced(Vec::new(), Vec::new()).expect("a violation");
         assert_eq!(violation.kind, ViolationKind::RevocationIgnored);
     }
 
     #[test]
     fn a_holder_that_said_it_gave_up_or_was_struck_by_a_fault_is_excused() {
         let revoked = outcome(0, 1, Outcome::Revoked { role: "lock" });
-        assert_eq!(forced_after(vec![revoked]), None);
+        assert_eq!(forced(Vec::new(), vec![revoked]), None);
         let fault = TraceEvent::Fault {
             kind: FaultKind::LostReply,
             client: 1,
             detail: String::new(),
             lasts: Duration::ZERO,
         };
-        assert_eq!(forced_after(vec![fault]), None);
+        assert_eq!(forced(Vec::new(), vec![fault]), None);
     }
 
     #[test]
@@ -235,16 +240,6 @@ mod tests {
             detail: String::new(),
             lasts: Duration::from_secs(1),
         };
-        let received = TraceEvent::Reply {
-            client: 0,
-            session: 1,
-            reply: Ok(OpResult::Data {
-                data: UNLOCK.to_vec(),
-                stat: Stat::default(),
-            }),
-        };
-        let forcing = outcome(1, 2, Outcome::Forcing { token: 0 });
-        let events = vec![created(0, 1, NODE), paused, received, forcing];
-        assert_eq!(Revocation::new("/d").first_in(&trace(events)), None);
+        assert_eq!(forced(vec![paused], Vec::new()), None);
     }
 }

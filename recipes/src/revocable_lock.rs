@@ -3,18 +3,18 @@
 //!
 //! A waiter writes `unlock` to the one node it waits for (a reader: the closest writer ahead; a
 //! writer: its immediate predecessor), then watches it as the read/write lock does. A contender
-//! reads its own node with a watch when its line lets it go, and again on every change while it
-//! holds: an `unlock` written before it held makes it give up at once, one written while it
-//! holds makes it let go as soon as its application checks in between uses ([`Held::is_safe`]),
-//! so the holder consents once its current use is over. Either way the application learns it
-//! was revoked ([`RecipeError::Revoked`] from `acquire`, or [`Held::is_revoked`]).
+//! reads its own node with a watch right after making it, as the document says, and again on
+//! every change: an `unlock` written while it waits makes it give up its place (deleting its
+//! node is all a waiter can release), one written while it holds makes it let go as soon as its
+//! application checks in between uses ([`Held::is_safe`]), so the holder consents once its
+//! current use is over. Either way the application learns it was revoked
+//! ([`RecipeError::Revoked`] from `acquire`, or [`Held::is_revoked`]).
 //!
 //! With [`Revocation::Force`] (the document's forced variant), a waiter whose ask was not
-//! answered within the grace period deletes the node itself. The holder may be cut off and
-//! still believe it holds, so the waiter first has the application fence the holder's token
-//! ([`Claim::fencing`]): the resource refuses it from then on. Reading its node only once its
-//! line lets it go (not right after create) is enough: a waiter holds nothing to give up, and
-//! the read at its grant sees any ask made meanwhile.
+//! answered within the grace period deletes the node itself. Its owner may be cut off and still
+//! believe it holds, so the waiter first has the application fence the owner's token
+//! ([`Claim::fencing`]): the resource refuses it from then on. The owner learns it was forced
+//! out from its watch, and is revoked too.
 //!
 //! ```no_run
 //! # async fn demo(client: &impl zklab_recipes::client::ZkClient) -> Result<(), zklab_recipes::parts::link::RecipeError> {

@@ -1,6 +1,6 @@
 //! The revocable lock's kit: the read/write lock's workload at [`REVOCABLE_LOCK_DIR`], made
 //! revocable with the forced variant. Odd clients write, even ones read; a holder keeps the lock
-//! for [`RevocableAccess`]'s many pieces of work unless asked to give it up, and every waiter asks
+//! for its 50 pieces of work ([`RoleKit::USES`]) unless asked to give it up, and every waiter asks
 //! the node in its way, forcing it out (after fencing its token) once [`GRACE`] has passed. Its
 //! known bug: a contender that ignores the ask ([`IgnoresUnlock`]), which the waiter then has to
 //! force out.

@@ -124,7 +124,7 @@ mod tests {
 
     use super::*;
     use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
-    use crate::machine::{Input, Recipe, Step, Timer};
+    use crate::machine::{Action, Input, Recipe, Step, Timer};
     use crate::outcome::Outcome;
     use crate::testing::{children, op};
 
@@ -150,16 +150,23 @@ mod tests {
     }
 
     /// A machine for `access` whose node is `own` (czxid 7), having read its node, answered with
-    /// a listing of `names`.
+    /// a listing of `names`; its waiters force after [`GRACE`].
     fn listed(
         access: Access,
         own: &str,
         names: &[&str],
     ) -> (RevocableLockMachine, Step<RwLockOutcome>) {
-        let role = RevocableAccess {
-            access,
-            revocation: Revocation::Force(GRACE),
-        };
+        listed_under(Revocation::Force(GRACE), access, own, names)
+    }
+
+    /// As [`listed`], its waiters revoking as `revocation` says.
+    fn listed_under(
+        revocation: Revocation,
+        access: Access,
+        own: &str,
+        names: &[&str],
+    ) -> (RevocableLockMachine, Step<RwLockOutcome>) {
+        let role = RevocableAccess { access, revocation };
         let mut m = RevocableLockMachine::new(DIR, "g".to_owned(), role);
         m.step(Input::Start);
         let stat = Stat {
@@ -215,6 +222,19 @@ mod tests {
         assert_eq!(op(&step), &delete);
         let fenced = step.outcome.map(Outcome::from);
         assert_eq!(fenced, Some(Outcome::Forcing { token: 5 }), "fenced first");
+    }
+
+    #[test]
+    fn a_waiter_that_only_asks_sets_no_grace_timer_and_never_forces() {
+        let names = ["a-write-0000000001", "g-write-0000000002"];
+        let (mut m, step) = listed_under(Revocation::Ask, Access::Write, names[1], &names);
+        assert!(matches!(op(&step), Op::SetData { data, .. } if data == b"unlock"));
+        let step = m.step(Input::Reply(Ok(OpResult::SetData(Stat::default()))));
+        assert_eq!(step.timer, None);
+        m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
+        let step = m.step(Input::Timeout);
+        assert_eq!((step.action, step.outcome), (Action::Wait, None));
+        assert!(m.is_waiting());
     }
 
     #[test]

@@ -513,7 +513,8 @@ impl Contender {
         else {
             return Verdict::Wait;
         };
-        if *armed < nodes.len() || self.reading_own {
+        let forces = matches!(self.line.revocation, Revocation::Force(_));
+        if *armed < nodes.len() || self.reading_own || !forces {
             return Verdict::Wait;
         }
         let path = format!("{}/{}", self.own.dir(), nodes[0]);

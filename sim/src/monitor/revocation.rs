@@ -18,6 +18,7 @@ use zklab_recipes::parts::contender::UNLOCK;
 use zklab_recipes::symmetry::RenameSessions;
 
 use super::{changes, Change, Monitor, Violation, ViolationKind};
+use crate::path::parent;
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// The revocation monitor of the contender nodes under one directory.
@@ -56,11 +57,6 @@ impl Revocation {
         }
     }
 
-    fn in_dir(&self, path: &str) -> bool {
-        path.strip_prefix(self.dir)
-            .is_some_and(|rest| rest.starts_with('/'))
-    }
-
     fn gone(&mut self, path: &str) {
         self.owners.remove(path);
         self.heard.remove(path);
@@ -83,7 +79,7 @@ impl Revocation {
                 mode,
                 CreateMode::Ephemeral | CreateMode::EphemeralSequential
             );
-            if ephemeral && self.in_dir(path) {
+            if ephemeral && parent(path) == self.dir {
                 let node = (Owner(session), Token(stat.czxid));
                 self.owners.insert(path.clone(), node);
             }

@@ -10,7 +10,6 @@ use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
-use zklab_recipes::parts::contender::Revocation;
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::symmetry::RenameSessions;
@@ -110,10 +109,10 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
                 host.write(token)
             }
         };
-        let mut claim = Claim::with_role(R::DIR, role.clone()).recording(host.recorder());
-        if let Revocation::Force(_) = role.line().revocation {
-            claim = claim.fencing(host.fence());
-        }
+        // The fence is called only by a role that forces a holder out (a revocable lock's).
+        let claim = Claim::with_role(R::DIR, role.clone())
+            .recording(host.recorder())
+            .fencing(host.fence());
         let mut session = host.connect().await;
         let mut done = 0;
         while done < rounds {

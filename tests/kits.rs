@@ -30,6 +30,8 @@ const NO_FAULTS: Budget = budget(0, 0, 0);
 
 const LOST_REPLY_ONLY: Budget = budget(0, 1, 0);
 
+const CONNECTION_LOSS_ONLY: Budget = budget(1, 0, 0);
+
 const EXPIRY_ONLY: Budget = budget(0, 0, 1);
 
 /// How a known bug is caught: the violation kinds the simulator may report first, and a small
@@ -184,6 +186,27 @@ const KNOWN_BUGS: &[Expected] = &[
         clients: 2,
         budget: LOST_REPLY_ONLY,
         property: "agreement",
+    },
+    Expected {
+        name: "queue-bug-delete-mine",
+        violations: &[ViolationKind::ItemTwice],
+        clients: 2,
+        budget: CONNECTION_LOSS_ONLY,
+        property: "nothing taken twice",
+    },
+    Expected {
+        name: "queue-bug-delete-not-mine",
+        violations: &[ViolationKind::ItemLost, ViolationKind::Liveness],
+        clients: 2,
+        budget: LOST_REPLY_ONLY,
+        property: "nothing lost",
+    },
+    Expected {
+        name: "locked-queue-bug-persistent-claim",
+        violations: &[ViolationKind::DeadClaim, ViolationKind::Liveness],
+        clients: 2,
+        budget: EXPIRY_ONLY,
+        property: "no claim outlives its session",
     },
 ];
 

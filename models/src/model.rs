@@ -294,14 +294,7 @@ impl<W: Workload> RecipeModel<W> {
         }
         let outcome: Option<Outcome> = step.outcome.map(Into::into);
         match &outcome {
-            Some(
-                Outcome::Granted { .. }
-                | Outcome::Shared { .. }
-                | Outcome::Resumed
-                | Outcome::Entered { .. },
-            ) => {
-                client.holds = true;
-            }
+            Some(outcome) if outcome.starts_hold() => client.holds = true,
             // A suspended holder still holds (its node stands) until it learns otherwise.
             Some(Outcome::Suspended) => {}
             Some(Outcome::Lost) => client.holds = false,
@@ -435,6 +428,9 @@ impl<W: Workload> Model for RecipeModel<W> {
                 mode: CreateMode::Persistent,
             };
             server.apply(setup, &parent, 0);
+        }
+        for op in self.workload.setup(self.clients) {
+            server.apply(setup, &op, 0);
         }
         server.close_session(setup, 0);
         let clients = (0..self.clients)
@@ -617,7 +613,11 @@ impl<W: Workload> Model for RecipeModel<W> {
                     || state
                         .server
                         .children(model.workload.root())
-                        .is_none_or(|children| children.is_empty())
+                        .is_none_or(|children| {
+                            children
+                                .iter()
+                                .all(|child| model.workload.may_remain(child))
+                        })
             },
         ));
         properties
@@ -648,6 +648,9 @@ impl<W: Workload> RecipeModel<W> {
             Herd,
             HeldBack,
             RevocationIgnored,
+            ItemTwice,
+            ItemLost,
+            DeadClaim,
             Orphan,
             Liveness,
             Deadlock,

@@ -3,7 +3,7 @@
 
 use std::fmt::Debug;
 
-use zklab_recipes::client::SessionId;
+use zklab_recipes::client::{Op, SessionId};
 use zklab_recipes::machine::Recipe;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::monitor::Monitor;
@@ -29,6 +29,14 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
         1
     }
 
+    /// What the model makes before any client starts, after the directory, in a session that
+    /// then goes: ops applied in order (a queue's items for its consumers to take, where the
+    /// model runs no producer). By default nothing.
+    fn setup(&self, clients: usize) -> Vec<Op> {
+        let _ = clients;
+        Vec::new()
+    }
+
     /// A fresh machine playing `part`, for a client with this session.
     fn machine(&self, part: u8, session: SessionId) -> Self::Machine;
 
@@ -44,6 +52,14 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
 
     /// The recipe's znode directory: empty once every client finished.
     fn root(&self) -> &str;
+
+    /// Whether `child` (a child's name) may stay in the directory once every client is done:
+    /// data the recipe keeps for someone, not its own leftovers (a queue's items still queued,
+    /// a take record waiting for its consumer's next take). By default nothing may.
+    fn may_remain(&self, child: &str) -> bool {
+        let _ = child;
+        false
+    }
 
     /// Whether the machine behaves the same under any renaming of sessions, as symmetry
     /// reduction assumes: false for a machine whose decisions depend on the guids in node names.

@@ -8,7 +8,8 @@
 //! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] (and of [`revocable_lock`]) and the leases of
 //! [`semaphore`] are the role part under their own names, and
 //! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
-//! leaves together, [`two_phase_commit`] a coordinator and its sites. The same machine runs in the simulator, in the
+//! leaves together, [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and
+//! consumers that neither lose nor duplicate an item. The same machine runs in the simulator, in the
 //! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 extern crate self as zklab_recipes;
@@ -21,6 +22,7 @@ pub mod lock;
 pub mod machine;
 pub mod outcome;
 pub mod parts;
+pub mod queue;
 #[cfg(feature = "zookeeper")]
 pub mod real;
 pub mod revocable_lock;

@@ -85,13 +85,47 @@ pub enum Outcome {
         /// Committed.
         commit: bool,
     },
+    /// The client put item `item` (its node's sequence number) into a queue.
+    Put {
+        /// The item's sequence number.
+        item: i64,
+    },
+    /// The client took item `item` out of a queue: nobody else gets it.
+    Taken {
+        /// The item's sequence number.
+        item: i64,
+    },
+    /// The client claimed item `item` of a queue: it is the client's to process until it
+    /// acknowledges it, or until its session ends (then the item goes to another consumer).
+    Claimed {
+        /// The item's sequence number.
+        item: i64,
+    },
+    /// The client acknowledged item `item` it had claimed: the item is gone from the queue.
+    Acked {
+        /// The item's sequence number.
+        item: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
 
 impl Outcome {
+    /// Whether the client holds something from now on (a role, a place inside a gate, a
+    /// claimed item), which the application may then be asked to give back.
+    pub fn starts_hold(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Granted { .. }
+                | Outcome::Shared { .. }
+                | Outcome::Resumed
+                | Outcome::Entered { .. }
+                | Outcome::Claimed { .. }
+        )
+    }
+
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
-    /// missed, a transaction decided. The model checker and a real run count rounds by it, so
+    /// missed, a transaction decided, an item taken or acknowledged. The model checker and a real run count rounds by it, so
     /// a recipe's new outcome that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
@@ -102,6 +136,8 @@ impl Outcome {
                 | Outcome::Left { .. }
                 | Outcome::Missed { .. }
                 | Outcome::Decided { .. }
+                | Outcome::Taken { .. }
+                | Outcome::Acked { .. }
         )
     }
 }
@@ -123,6 +159,10 @@ impl fmt::Display for Outcome {
             Outcome::Missed { gate, round } => write!(f, "missed {gate} round={round}"),
             Outcome::Decided { tx, commit: true } => write!(f, "decided commit tx={tx}"),
             Outcome::Decided { tx, commit: false } => write!(f, "decided abort tx={tx}"),
+            Outcome::Put { item } => write!(f, "put item={item}"),
+            Outcome::Taken { item } => write!(f, "took item={item}"),
+            Outcome::Claimed { item } => write!(f, "claimed item={item}"),
+            Outcome::Acked { item } => write!(f, "acked item={item}"),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

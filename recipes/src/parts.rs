@@ -1,7 +1,7 @@
 //! The shared parts recipes are built from, so that each recipe is small and written once:
 //! [`contender`] gets in line under a directory, [`link`] deals with the session's connection,
 //! [`exclusive`] holds a role (a lock, leadership) first in line until it lets go, [`own_node`]
-//! makes one ephemeral sequential node that survives a lost create reply, [`parents`] creates a
+//! makes one sequential node that survives a lost create reply, [`parents`] creates a
 //! directory's missing ancestors.
 
 pub mod contender;

@@ -3,7 +3,8 @@
 
 use crate::scenario::Scenario;
 use crate::{
-    barrier, double_barrier, election, lock, revocable_lock, rw_lock, semaphore, two_phase_commit,
+    barrier, double_barrier, election, lock, queue, revocable_lock, rw_lock, semaphore,
+    two_phase_commit,
 };
 
 /// Every recipe's scenarios, in listing order.
@@ -16,6 +17,7 @@ const RECIPES: &[&[Scenario]] = &[
     barrier::SCENARIOS,
     double_barrier::SCENARIOS,
     two_phase_commit::SCENARIOS,
+    queue::SCENARIOS,
 ];
 
 /// Every scenario, in listing order.

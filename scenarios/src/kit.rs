@@ -35,8 +35,13 @@ pub type ClientRun<S> = Pin<Box<dyn Future<Output = Option<S>> + Send>>;
 
 /// A kit with its types erased, as the catalogue holds it.
 pub trait AnyKit: Sync {
-    /// The recipe's znode directory: nothing may be left in it once every client has finished.
+    /// The recipe's znode directory: nothing may be left in it once every client has finished,
+    /// but what [`AnyKit::may_remain`] allows.
     fn root(&self) -> &str;
+
+    /// Whether the child `child` of the directory may stay once every client is done (see
+    /// [`Workload::may_remain`]).
+    fn may_remain(&self, child: &str) -> bool;
 
     /// The fewest clients its workload can finish with.
     fn min_clients(&self) -> usize;
@@ -60,6 +65,10 @@ pub trait AnyKit: Sync {
 impl<K: Kit> AnyKit for K {
     fn root(&self) -> &str {
         Workload::root(self)
+    }
+
+    fn may_remain(&self, child: &str) -> bool {
+        Workload::may_remain(self, child)
     }
 
     fn min_clients(&self) -> usize {

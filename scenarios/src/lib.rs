@@ -16,6 +16,7 @@ pub mod kit;
 pub mod lock;
 pub mod mutation;
 pub mod oracle;
+pub mod queue;
 pub mod real;
 pub mod resource;
 pub mod revocable_lock;

@@ -10,10 +10,11 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
+use zklab_recipes::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkError};
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::parts::contender::UNLOCK;
+use zklab_recipes::queue::CLAIM;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, vote_site, ABORT, COMMIT};
 
@@ -807,5 +808,87 @@ impl Mutation for IgnoresUnlock {
             input => input,
         };
         inner.step(input)
+    }
+}
+
+/// A consumer that takes an item with a plain `delete` instead of the take's `multi` (which
+/// records the taker), sends it again after ConnectionLoss, and reads NoNode on that second try
+/// as its own take if `MINE` (but another consumer may have taken it: the item goes to two), or
+/// as another's if not (but the first try may have landed: the item is lost).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct PlainDelete<const MINE: bool> {
+    /// The take the inner machine asked for, while its delete stands in for it.
+    taking: Option<Vec<Op>>,
+    /// The delete was sent again after ConnectionLoss.
+    again: bool,
+}
+
+impl<const MINE: bool> PlainDelete<MINE> {
+    /// Steps the inner machine, sending the delete alone in place of any take it asks for.
+    fn pass<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let mut step = inner.step(input);
+        if let Action::Send(Op::Multi(ops)) = &step.action {
+            if let [delete @ Op::Delete { .. }, Op::Create { path, .. }] = ops.as_slice() {
+                if path.contains("-taken-") {
+                    let delete = delete.clone();
+                    self.taking = Some(ops.clone());
+                    self.again = false;
+                    step.action = Action::Send(delete);
+                }
+            }
+        }
+        step
+    }
+}
+
+impl<const MINE: bool> Mutation for PlainDelete<MINE> {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let Some(ops) = self.taking.clone() else {
+            return self.pass(inner, input);
+        };
+        let reply = match input {
+            Input::Reply(reply) => reply,
+            input => return self.pass(inner, input),
+        };
+        let landed = Ok(OpResult::Multi(vec![
+            Ok(OpResult::Deleted),
+            Ok(OpResult::RolledBack),
+        ]));
+        let believed = match reply {
+            Err(ZkError::ConnectionLoss) => {
+                self.again = true;
+                return Step::send(ops[0].clone());
+            }
+            Ok(OpResult::Deleted) => landed,
+            Err(ZkError::NoNode) if self.again && MINE => landed,
+            Err(ZkError::NoNode) => Ok(OpResult::Multi(vec![
+                Err(ZkError::NoNode),
+                Err(ZkError::RuntimeInconsistency),
+            ])),
+            other => other,
+        };
+        self.taking = None;
+        self.pass(inner, Input::Reply(believed))
+    }
+}
+
+/// A consumer whose claim on an item is a persistent node rather than an ephemeral one: if its
+/// session ends before it acknowledges the item, the claim stays, and nobody ever gets the item.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct PersistentClaim;
+
+impl Mutation for PersistentClaim {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let mut step = inner.step(input);
+        if let Action::Send(Op::Multi(ops)) = &mut step.action {
+            for op in ops {
+                if let Op::Create { path, mode, .. } = op {
+                    if path.ends_with(CLAIM) {
+                        *mode = CreateMode::Persistent;
+                    }
+                }
+            }
+        }
+        step
     }
 }

@@ -309,11 +309,16 @@ pub async fn run(
         }
     }
     let elapsed = started.elapsed();
+    let may_remain = |path: &str| {
+        let child = path.strip_prefix(root).and_then(|p| p.strip_prefix('/'));
+        child.is_some_and(|child| scenario.kit.may_remain(child))
+    };
     let left: Vec<String> = read_tree(&admin, root)
         .await
         .into_iter()
         .skip(1)
         .map(|node| node.path)
+        .filter(|path| !may_remain(path))
         .collect();
     if !left.is_empty() {
         violations.push(Violation {

@@ -18,6 +18,7 @@ use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
+use crate::kit::AnyKit;
 use crate::oracle::{Violation, ViolationKind};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
@@ -226,7 +227,7 @@ async fn simulate(
     }
     violations.extend(orphans(
         &zk,
-        scenario.kit.root(),
+        scenario.kit,
         "every client finished",
         start.elapsed(),
     ));
@@ -236,7 +237,7 @@ async fn simulate(
     if violations.is_empty() {
         violations.extend(orphans(
             &zk,
-            scenario.kit.root(),
+            scenario.kit,
             "every session closed",
             start.elapsed(),
         ));
@@ -244,12 +245,14 @@ async fn simulate(
     Run { violations }
 }
 
-/// The recipe nodes left under `root`, as a violation.
-fn orphans(zk: &SimZk, root: &str, when: &str, at: Duration) -> Option<Violation> {
+/// The recipe nodes left under the kit's directory that may not stay, as a violation.
+fn orphans(zk: &SimZk, kit: &dyn AnyKit, when: &str, at: Duration) -> Option<Violation> {
+    let root = kit.root();
     let left = zk.with_server(|server| {
         let children = server.children(root).unwrap_or_default();
         children
             .into_iter()
+            .filter(|child| !kit.may_remain(child))
             .map(|child| {
                 let path = format!("{root}/{child}");
                 let owner = server

@@ -8,6 +8,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod herd;
+pub mod queue;
 pub mod revocation;
 pub mod shared_line;
 pub mod stuck_waiter;
@@ -171,6 +172,13 @@ pub enum ViolationKind {
     HeldBack,
     /// A holder that read an ask to give up kept what it held until it was forced out.
     RevocationIgnored,
+    /// A queue's item went to two consumers, or was acknowledged twice.
+    ItemTwice,
+    /// A queue's item was deleted by a consumer that went on without ever taking it.
+    ItemLost,
+    /// A queue item's claim outlived the session that made it, so the item is never delivered
+    /// again.
+    DeadClaim,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -201,6 +209,9 @@ impl ViolationKind {
             ViolationKind::Herd => "herd",
             ViolationKind::HeldBack => "held-back",
             ViolationKind::RevocationIgnored => "revocation-ignored",
+            ViolationKind::ItemTwice => "item-twice",
+            ViolationKind::ItemLost => "item-lost",
+            ViolationKind::DeadClaim => "dead-claim",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -224,6 +235,9 @@ impl ViolationKind {
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::HeldBack => "no waiter held back",
             ViolationKind::RevocationIgnored => "revocation heeded",
+            ViolationKind::ItemTwice => "nothing taken twice",
+            ViolationKind::ItemLost => "nothing lost",
+            ViolationKind::DeadClaim => "no claim outlives its session",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

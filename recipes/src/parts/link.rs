@@ -124,6 +124,14 @@ impl Link {
         op
     }
 
+    /// Notes that `op` is sent once: after ConnectionLoss it is not sent again, and the recipe
+    /// gets the ConnectionLoss to find out whether it landed (an op whose second try would read
+    /// as another client's doing, such as a queue's take). Gives it back to send.
+    pub fn send_once(&mut self, op: Op) -> Op {
+        self.in_flight = None;
+        op
+    }
+
     /// Takes the reply to the op in flight.
     pub fn on_reply(&mut self, reply: OpReply) -> Delivery {
         let sent = self.in_flight.take();

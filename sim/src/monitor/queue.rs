@@ -1,0 +1,196 @@
+//! Queue delivery: every item put is taken exactly once.
+//!
+//! Judged from what the clients were told (`Taken`, `Acked`) and, where the trace has them, the
+//! server's applied ops:
+//!
+//! - **Nothing twice.** An item told taken (or acknowledged) to two clients, or twice to one
+//!   client in one session. The same consumer may be told again in a later session: a plain
+//!   take hands its item over again if the session ended before the take's record was cleared.
+//! - **Nothing lost.** A client's session deleted an item (a take, an ack) and the client went
+//!   on to be told of another item without ever being told of that one: nobody will be.
+//!   Excused once the session ended: the consumer's next session is handed the item.
+//! - **No dead claim.** A session ended while a claim it made still stands: the claimed item is
+//!   never delivered again.
+//!
+//! Items still queued when the run ends are not lost; a run's end judges what is left (no
+//! orphans). A real server's trace has no applied ops, so only the first rule judges it.
+
+use std::collections::BTreeMap;
+
+use zklab_recipes::client::SessionId;
+use zklab_recipes::outcome::Outcome;
+use zklab_recipes::queue::{item_sequence, CLAIM};
+use zklab_recipes::symmetry::RenameSessions;
+
+use super::{changes, Change, Monitor, Violation, ViolationKind};
+use crate::trace::{ClientId, TraceEntry, TraceEvent};
+
+/// One session of one client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct Consumer {
+    #[rename(keep)]
+    client: ClientId,
+    #[rename(session)]
+    session: SessionId,
+}
+
+/// An item's sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
+struct Seq(#[rename(keep)] i64);
+
+/// The queue-delivery monitor of one queue directory.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub struct QueueDelivery {
+    #[rename(keep)]
+    dir: String,
+    /// Items deleted by a session not yet told of them.
+    owed: BTreeMap<Seq, Consumer>,
+    /// Items told taken or acknowledged, and to whom first.
+    told: BTreeMap<Seq, Consumer>,
+    /// Claims standing, and the session that made each.
+    claims: BTreeMap<String, Consumer>,
+}
+
+impl QueueDelivery {
+    /// A monitor of the queue whose items are the children of `dir`.
+    pub fn new(dir: &str) -> Self {
+        QueueDelivery {
+            dir: dir.to_owned(),
+            owed: BTreeMap::new(),
+            told: BTreeMap::new(),
+            claims: BTreeMap::new(),
+        }
+    }
+
+    /// The name of a child of the queue's directory, or `None` for another path.
+    fn child<'p>(&self, path: &'p str) -> Option<&'p str> {
+        let (dir, name) = path.rsplit_once('/')?;
+        (dir == self.dir).then_some(name)
+    }
+
+    fn applied(&mut self, by: Consumer, change: Change) {
+        match change {
+            Change::Created { path, .. } if self.child(path).is_some_and(is_claim) => {
+                self.claims.insert(path.to_owned(), by);
+            }
+            Change::Deleted(path) => {
+                self.claims.remove(path);
+                if let Some(item) = self.child(path).and_then(item_sequence) {
+                    self.owed.insert(Seq(item), by);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn session_ended(&mut self, ended: Consumer, deleted: &[String]) -> Option<String> {
+        for path in deleted {
+            self.claims.remove(path);
+        }
+        self.owed.retain(|_, taker| *taker != ended);
+        let (claim, _) = self.claims.iter().find(|(_, by)| **by == ended)?;
+        Some(format!(
+            "session {:#x} of c{} ended and its claim {claim} still stands: the item is never \
+             delivered again",
+            ended.session, ended.client
+        ))
+    }
+
+    fn told(&mut self, to: Consumer, item: i64) -> Option<(ViolationKind, String)> {
+        self.owed.remove(&Seq(item));
+        let lost = self.owed.iter().find(|(_, taker)| **taker == to);
+        if let Some((&Seq(lost), _)) = lost {
+            self.owed.remove(&Seq(lost));
+            return Some((
+                ViolationKind::ItemLost,
+                format!(
+                    "c{} deleted item {lost} in session {:#x} and went on to item {item} \
+                     without taking it: nobody ever will",
+                    to.client, to.session
+                ),
+            ));
+        }
+        match self.told.get(&Seq(item)) {
+            Some(first) if first.client != to.client || first.session == to.session => Some((
+                ViolationKind::ItemTwice,
+                format!(
+                    "item {item} went to c{} (session {:#x}) and again to c{} (session {:#x})",
+                    first.client, first.session, to.client, to.session
+                ),
+            )),
+            Some(_) => None,
+            None => {
+                self.told.insert(Seq(item), to);
+                None
+            }
+        }
+    }
+}
+
+fn is_claim(name: &str) -> bool {
+    name.strip_suffix(CLAIM)
+        .is_some_and(|item| item_sequence(item).is_some())
+}
+
+impl Monitor for QueueDelivery {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        let (kind, message) = match &entry.event {
+            TraceEvent::Applied {
+                client,
+                session,
+                op,
+                reply,
+                ..
+            } => {
+                let by = Consumer {
+                    client: *client,
+                    session: *session,
+                };
+                for change in changes(op, reply) {
+                    self.applied(by, change);
+                }
+                return None;
+            }
+            TraceEvent::SessionEnded {
+                client,
+                session,
+                deleted,
+                ..
+            } => {
+                let ended = Consumer {
+                    client: *client,
+                    session: *session,
+                };
+                (
+                    ViolationKind::DeadClaim,
+                    self.session_ended(ended, deleted)?,
+                )
+            }
+            TraceEvent::Outcome {
+                client,
+                session,
+                outcome: Outcome::Taken { item } | Outcome::Acked { item },
+            } => {
+                let to = Consumer {
+                    client: *client,
+                    session: *session,
+                };
+                self.told(to, *item)?
+            }
+            _ => return None,
+        };
+        Some(Violation {
+            kind,
+            at: entry.at,
+            message,
+        })
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![
+            ViolationKind::ItemTwice,
+            ViolationKind::ItemLost,
+            ViolationKind::DeadClaim,
+        ]
+    }
+}

@@ -190,7 +190,7 @@ const KNOWN_BUGS: &[Expected] = &[
     Expected {
         name: "queue-bug-delete-mine",
         violations: &[ViolationKind::ItemTwice],
-        clients: 2,
+        clients: 3,
         budget: CONNECTION_LOSS_ONLY,
         property: "nothing taken twice",
     },
@@ -207,6 +207,13 @@ const KNOWN_BUGS: &[Expected] = &[
         clients: 2,
         budget: EXPIRY_ONLY,
         property: "no claim outlives its session",
+    },
+    Expected {
+        name: "priority-queue-bug-stale-listing",
+        violations: &[ViolationKind::PriorityInverted],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "priority order",
     },
 ];
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use stateright::{Model, Property};
 use zklab_recipes::client::{
-    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
+    CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
 };
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
@@ -220,9 +220,11 @@ impl<W: Workload> RecipeModel<W> {
     /// enabled now or can become enabled before it, and is invisible to every property; if so,
     /// exploring it alone from this state loses no reachable violation (a persistent set of one).
     ///
-    /// It is quiet when the item is a reply or a watch event that gives no outcome (the monitors,
-    /// the application and the server are untouched: only the client's machine, timer and
-    /// outbox change, and other clients' actions only append to its inbox), that does not end the
+    /// It is quiet when the item is a reply or a watch event that gives no outcome (the
+    /// application and the server are untouched: only the client's machine, timer and outbox
+    /// change, and other clients' actions only append to its inbox; the monitors hear only
+    /// what the client heard and sent (a watch event, a node's data, the op), which they note for
+    /// this client's session alone, where no other client's action looks), that does not end the
     /// machine (a restart opens a session on the server), and that sends an op only when none is
     /// in flight, while no other action of the same client that feeds its machine can come first
     /// (its timer is not set, and the application has nothing to ask of it). A session expiry of
@@ -317,7 +319,19 @@ impl<W: Workload> RecipeModel<W> {
         }
         let client = &mut state.clients[c];
         match step.action {
-            Next::Send(op) => client.outbox = Some(op),
+            Next::Send(op) => {
+                let session = client.session;
+                client.outbox = Some(op.clone());
+                let client = c as u32;
+                Self::observe(
+                    state,
+                    TraceEvent::Request {
+                        client,
+                        session,
+                        op,
+                    },
+                );
+            }
             Next::Wait => {}
             Next::Done if client.round_over || client.failed.is_some() => client.finished = true,
             Next::Done => {
@@ -522,7 +536,21 @@ impl<W: Workload> Model for RecipeModel<W> {
                         }
                         self.feed(&mut state, c, Input::Reply(reply))
                     }
-                    Inbound::Event(event) => self.feed(&mut state, c, Input::Event(event)),
+                    Inbound::Event(event) => {
+                        if let ZkEvent::Watch(watched) = &event {
+                            // What a client hears of a change, monitors may judge it by.
+                            let heard = TraceEvent::Watch {
+                                client: c as u32,
+                                session: state.clients[c].session,
+                                event: watched.clone(),
+                                zxid: 0,
+                                cause: watched.path.clone(),
+                                deletion: watched.event_type == EventType::NodeDeleted,
+                            };
+                            Self::observe(&mut state, heard);
+                        }
+                        self.feed(&mut state, c, Input::Event(event))
+                    }
                     Inbound::Break { lost_op, then } => {
                         let session = state.clients[c].session;
                         let lost_op = lost_op || state.clients[c].outbox.take().is_some();
@@ -651,6 +679,7 @@ impl<W: Workload> RecipeModel<W> {
             ItemTwice,
             ItemLost,
             DeadClaim,
+            PriorityInverted,
             Orphan,
             Liveness,
             Deadlock,

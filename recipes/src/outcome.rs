@@ -125,7 +125,7 @@ impl Outcome {
     }
 
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
-    /// missed, a transaction decided, an item taken or acknowledged. The model checker and a real run count rounds by it, so
+    /// missed, a transaction decided, an item put, taken or acknowledged. The model checker and a real run count rounds by it, so
     /// a recipe's new outcome that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
@@ -136,6 +136,7 @@ impl Outcome {
                 | Outcome::Left { .. }
                 | Outcome::Missed { .. }
                 | Outcome::Decided { .. }
+                | Outcome::Put { .. }
                 | Outcome::Taken { .. }
                 | Outcome::Acked { .. }
         )

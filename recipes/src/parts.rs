@@ -2,8 +2,9 @@
 //! [`contender`] gets in line under a directory, [`link`] deals with the session's connection,
 //! [`exclusive`] holds a role (a lock, leadership) first in line until it lets go, [`own_node`]
 //! makes one sequential node that survives a lost create reply, [`parents`] creates a
-//! directory's missing ancestors.
+//! directory's missing ancestors, [`consumer`] takes items out of a queue.
 
+pub mod consumer;
 pub mod contender;
 pub mod exclusive;
 pub mod link;

@@ -892,3 +892,36 @@ impl Mutation for PersistentClaim {
         step
     }
 }
+
+/// A priority queue's consumer that works through its listing though the queue's watch fired
+/// meanwhile: news that comes while an op is in flight is held back until it waits, as a plain
+/// queue's consumer may do, so it may take an item while one of higher priority has come.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct StaleListing {
+    /// An op is in flight.
+    busy: bool,
+    /// The news held back.
+    held: Option<WatchedEvent>,
+}
+
+impl Mutation for StaleListing {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        if let Input::Event(ZkEvent::Watch(event)) = &input {
+            if self.busy && event.event_type == EventType::NodeChildrenChanged {
+                self.held = Some(event.clone());
+                return Step::wait();
+            }
+        }
+        let mut step = inner.step(input);
+        self.busy = matches!(step.action, Action::Send(_));
+        if step.action == Action::Wait {
+            if let Some(news) = self.held.take() {
+                let told = step.outcome.take();
+                step = inner.step(Input::Event(ZkEvent::Watch(news)));
+                step.outcome = step.outcome.or(told);
+                self.busy = matches!(step.action, Action::Send(_));
+            }
+        }
+        step
+    }
+}

@@ -1,21 +1,24 @@
-//! The queue's kits: `queue` (plain takes) and `locked-queue` (claim, process, acknowledge).
+//! The queue's kits: `queue` (plain takes), `locked-queue` (claim, work, acknowledge) and
+//! `priority-queue` (plain takes, highest priority first).
 //!
 //! Every client is a producer and a consumer: each round it puts one item, tagged with its
-//! index and the round (`c1-4`), then takes one, so the items put and taken balance and every
-//! take is eventually served. A put whose session ended before its answer is made again in the
-//! next session, looking for its tag first. A plain take's consumer is named after its client,
-//! in every session; an item handed over again after a session loss is not counted twice. A
-//! claimed item is worked on, then acknowledged, and done with even if the session ended before
-//! the ack's answer (the item then goes to another consumer, or is gone); a claim lost with its
-//! session before the work was done is taken again.
+//! index and the round (`c1-4`; in the priority queue, of a priority that varies), then takes
+//! one, so the items put and taken balance and every take is eventually served. A put whose
+//! session ended before its answer is made again in the next session, looking for its tag
+//! first. A plain take's consumer is named after its client, in every session; an item handed
+//! over again after a session loss is not counted twice. A claimed item is worked on, then
+//! acknowledged, and done with even if the session ended before the ack's answer (the item then
+//! goes to another consumer, or is gone); a claim lost before the work was done is taken again.
 //!
-//! The model runs no producer: the queue starts with one item per client, and each client takes
-//! one (the way a put survives a lost reply is the own-node part's, checked with the lock).
-//! Clients with a plain take are named, so that model is not symmetric; claims are anonymous.
+//! The model's client 0 is a producer that puts one item (in a priority queue, of the highest
+//! priority); the others are consumers that take one each, from a queue that starts with one
+//! item per consumer (of the lowest priority), so one item is left. Clients with a plain take
+//! are named, so those models are not symmetric; claims are anonymous.
 //!
 //! Known bugs: a take by plain delete whose NoNode, after a retry, is read as the consumer's own
 //! take ([`PlainDelete<true>`]: an item to two consumers) or as another's (`PlainDelete<false>`:
-//! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session).
+//! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session); a
+//! priority consumer that keeps working through a stale listing ([`StaleListing`]).
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
@@ -23,15 +26,19 @@ use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
+use zklab_recipes::machine::{Input, Recipe, Step};
 use zklab_recipes::parts::link::RecipeError;
-use zklab_recipes::queue::{holds_an_item, PutMachine, Queue, QueueRequest, TakeMachine};
-use zklab_recipes::queue::{TakeMode, ITEM};
+use zklab_recipes::priority_queue::priority_tag;
+use zklab_recipes::queue::{holds_an_item, Order, PutMachine, Queue, QueueOutcome, QueueRequest};
+use zklab_recipes::queue::{TakeMachine, TakeMode, ITEM};
+use zklab_recipes::symmetry::{session_guid, RenameSessions};
 use zklab_sim::monitor::failure::NoFailures;
+use zklab_sim::monitor::priority::PriorityOrder;
 use zklab_sim::monitor::queue::QueueDelivery;
 
 use crate::host::Host;
 use crate::kit::Kit;
-use crate::mutation::{Documented, Mutated, Mutation, PersistentClaim, PlainDelete};
+use crate::mutation::{Documented, Mutated, Mutation, PersistentClaim, PlainDelete, StaleListing};
 use crate::scenario::Scenario;
 
 /// Where the plainly taken queue lives.
@@ -40,10 +47,18 @@ pub const QUEUE_DIR: &str = "/queue";
 /// Where the queue taken by claims lives.
 pub const LOCKED_QUEUE_DIR: &str = "/locked-queue";
 
-/// A queue kit: plain takes, or claims; its take machine under mutation `X`.
+/// Where the priority queue lives.
+pub const PRIORITY_QUEUE_DIR: &str = "/priority-queue";
+
+/// How many priorities the priority queue's items spread over.
+const PRIORITIES: u32 = 4;
+
+/// A queue kit: plain takes, claims, or plain takes by priority; its take machine under
+/// mutation `X`.
 #[derive(Clone, Debug)]
 pub struct QueueKit<X> {
     locked: bool,
+    order: Order,
     bug: PhantomData<X>,
 }
 
@@ -51,14 +66,44 @@ impl<X> QueueKit<X> {
     /// The kit of plain takes.
     pub const TAKE: Self = QueueKit {
         locked: false,
+        order: Order::Sequence,
         bug: PhantomData,
     };
 
     /// The kit of claims.
     pub const LOCKED: Self = QueueKit {
         locked: true,
+        order: Order::Sequence,
         bug: PhantomData,
     };
+
+    /// The kit of plain takes by priority.
+    pub const PRIORITY: Self = QueueKit {
+        locked: false,
+        order: Order::Priority,
+        bug: PhantomData,
+    };
+}
+
+/// A client of the queue's model: the producer, or a consumer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub enum QueueClient {
+    /// Puts one item.
+    Producer(PutMachine),
+    /// Takes one item.
+    Consumer(TakeMachine),
+}
+
+impl Recipe for QueueClient {
+    type Request = QueueRequest;
+    type Outcome = QueueOutcome;
+
+    fn step(&mut self, input: Input<QueueRequest>) -> Step<QueueOutcome> {
+        match self {
+            QueueClient::Producer(put) => put.step(input),
+            QueueClient::Consumer(take) => take.step(input),
+        }
+    }
 }
 
 /// A consumer's name: its client's, in every session.
@@ -66,22 +111,36 @@ fn consumer(client: usize) -> String {
     format!("c{client}")
 }
 
+/// The model's producer: client 0.
+const PRODUCER: u8 = 0;
+
 impl<X: Mutation> QueueKit<X> {
     fn dir(&self) -> &'static str {
-        match self.locked {
-            true => LOCKED_QUEUE_DIR,
-            false => QUEUE_DIR,
+        match (self.locked, self.order) {
+            (true, _) => LOCKED_QUEUE_DIR,
+            (false, Order::Sequence) => QUEUE_DIR,
+            (false, Order::Priority) => PRIORITY_QUEUE_DIR,
         }
     }
 
-    fn take_machine(&self, client: usize, session: SessionId) -> Mutated<TakeMachine, X> {
+    /// The tag of a put: by priority, for a priority queue (the model's producer puts the
+    /// highest, over items of the lowest).
+    fn tag(&self, priority: u32, tag: &str) -> String {
+        match self.order {
+            Order::Sequence => tag.to_owned(),
+            Order::Priority => priority_tag(priority, tag),
+        }
+    }
+
+    fn take_machine(&self, client: usize, session: SessionId) -> Mutated<QueueClient, X> {
         let mode = match self.locked {
             true => TakeMode::Claim,
             false => TakeMode::Remove {
                 consumer: consumer(client),
             },
         };
-        Mutated::new(TakeMachine::new(self.dir(), session, mode))
+        let take = TakeMachine::ordered(self.dir(), session, mode, self.order);
+        Mutated::new(QueueClient::Consumer(take))
     }
 
     /// Puts this round's item, in as many sessions as it takes.
@@ -92,8 +151,10 @@ impl<X: Mutation> QueueKit<X> {
         session: &mut H::Session,
         round: u32,
     ) -> Result<(), RecipeError> {
-        let tag = format!("c{}-{round}", host.index());
-        let data = format!("item {round} of c{}", host.index()).into_bytes();
+        let client = host.index();
+        let priority = (client as u32 + round) % PRIORITIES;
+        let tag = self.tag(priority, &format!("c{client}-{round}"));
+        let data = format!("item {round} of c{client}").into_bytes();
         let mut machine = PutMachine::new(self.dir(), tag.clone(), data.clone());
         loop {
             match queue.put_with(session, machine).await {
@@ -138,7 +199,10 @@ impl<X: Mutation> QueueKit<X> {
                         Err(error) => Err(error),
                     }
                 }
-                false => queue.take_with(session, machine).await.map(|item| item.seq),
+                false => queue
+                    .take_with(&*session, machine)
+                    .await
+                    .map(|item| item.seq),
             };
             match taken {
                 Ok(item) if had.insert(item) => return Ok(()),
@@ -151,46 +215,64 @@ impl<X: Mutation> QueueKit<X> {
 }
 
 impl<X: Mutation> Workload for QueueKit<X> {
-    type Machine = Mutated<TakeMachine, X>;
-    type Monitors = (QueueDelivery, NoFailures);
+    type Machine = Mutated<QueueClient, X>;
+    type Monitors = (QueueDelivery, PriorityOrder, NoFailures);
 
-    /// A plain take's consumer is its client, in every session.
+    /// Client 0 produces; a plain take's consumer is its client, in every session.
     fn part(&self, client: usize, _: usize) -> u8 {
-        match self.locked {
-            true => 0,
-            false => client as u8,
+        match (client, self.locked) {
+            (0, _) => PRODUCER,
+            (_, true) => 1,
+            (_, false) => client as u8,
         }
     }
 
-    /// One item per client.
+    /// A producer and a consumer.
+    fn min_clients(&self) -> usize {
+        2
+    }
+
+    /// One item per consumer, of the lowest priority: with the producer's, one is left over.
     fn setup(&self, clients: usize) -> Vec<Op> {
-        (0..clients)
+        (1..clients)
             .map(|item| Op::Create {
-                path: format!("{}/p{item}{ITEM}", self.dir()),
+                path: format!(
+                    "{}/{}{ITEM}",
+                    self.dir(),
+                    self.tag(PRIORITIES, &format!("s{item}"))
+                ),
                 data: format!("item {item}").into_bytes(),
                 mode: CreateMode::PersistentSequential,
             })
             .collect()
     }
 
-    /// Items still queued (every put makes one, and a put made again after a lost reply may
-    /// make a second once the first was taken), and take records of consumers that did not
-    /// take again after losing their session.
+    /// Items still queued (a put made again after a lost answer may make a second once the
+    /// first was taken, and the model puts one more than its consumers take), and take records
+    /// of consumers that did not take again after losing their session.
     fn may_remain(&self, child: &str) -> bool {
         holds_an_item(child)
     }
 
     fn machine(&self, part: u8, session: SessionId) -> Self::Machine {
-        self.take_machine(usize::from(part), session)
+        match part {
+            PRODUCER => {
+                let tag = self.tag(0, &session_guid(session));
+                let put = PutMachine::new(self.dir(), tag, b"put".to_vec());
+                Mutated::new(QueueClient::Producer(put))
+            }
+            consumer => self.take_machine(usize::from(consumer), session),
+        }
     }
 
     fn request_when_holding(&self) -> QueueRequest {
         QueueRequest::Ack
     }
 
-    /// Nothing twice, nothing lost, no dead claim, no recipe failure.
+    /// Nothing twice, nothing lost, no dead claim, priority order, no recipe failure.
     fn monitors(&self) -> Self::Monitors {
-        (QueueDelivery::new(self.dir()), NoFailures)
+        let dir = self.dir();
+        (QueueDelivery::new(dir), PriorityOrder::new(dir), NoFailures)
     }
 
     fn root(&self) -> &str {
@@ -208,7 +290,7 @@ impl<X: Mutation> Workload for QueueKit<X> {
 
 impl<X: Mutation> Kit for QueueKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
-        let queue = Queue::new(self.dir()).recording(host.recorder());
+        let queue = Queue::ordered(self.dir(), self.order).recording(host.recorder());
         let mut session = host.connect().await;
         let mut had = BTreeSet::new();
         for round in 0..rounds {
@@ -233,34 +315,48 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every client puts an item and takes one, round after round; a take is recorded",
         known_bug: false,
         kit: &QueueKit::<Documented>::TAKE,
-        states: Some(44_411),
+        states: Some(12_432),
     },
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
-        states: Some(55_261),
+        states: Some(14_337),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
-        states: Some(76_847),
+        states: Some(16_499),
+    },
+    Scenario {
+        name: "priority-queue",
+        about: "every client puts an item of some priority and takes the highest, round after round",
+        known_bug: false,
+        kit: &QueueKit::<Documented>::PRIORITY,
+        states: Some(16_824),
+    },
+    Scenario {
+        name: "priority-queue-bug-stale-listing",
+        about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
+        known_bug: true,
+        kit: &QueueKit::<StaleListing>::PRIORITY,
+        states: Some(23_723),
     },
     Scenario {
         name: "locked-queue",
         about: "every client puts an item, then claims one, works on it and acknowledges it",
         known_bug: false,
         kit: &QueueKit::<Documented>::LOCKED,
-        states: Some(92_971),
+        states: Some(20_363),
     },
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
         known_bug: true,
         kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(97_657),
+        states: Some(19_449),
     },
 ];

@@ -8,6 +8,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod herd;
+pub mod priority;
 pub mod queue;
 pub mod revocation;
 pub mod shared_line;
@@ -179,6 +180,9 @@ pub enum ViolationKind {
     /// A queue item's claim outlived the session that made it, so the item is never delivered
     /// again.
     DeadClaim,
+    /// A priority queue's consumer took an item while one of higher priority that it knew of
+    /// stood there for the taking.
+    PriorityInverted,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -212,6 +216,7 @@ impl ViolationKind {
             ViolationKind::ItemTwice => "item-twice",
             ViolationKind::ItemLost => "item-lost",
             ViolationKind::DeadClaim => "dead-claim",
+            ViolationKind::PriorityInverted => "priority-inverted",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -238,6 +243,7 @@ impl ViolationKind {
             ViolationKind::ItemTwice => "nothing taken twice",
             ViolationKind::ItemLost => "nothing lost",
             ViolationKind::DeadClaim => "no claim outlives its session",
+            ViolationKind::PriorityInverted => "priority order",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

@@ -181,3 +181,115 @@ impl Monitor for PriorityOrder {
         vec![ViolationKind::PriorityInverted]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
+
+    use super::*;
+    use crate::monitor::testing::trace;
+
+    const HIGH: &str = "p0-a-item-0000000002";
+    const LOW: &str = "p1-b-item-0000000001";
+
+    fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEvent {
+        TraceEvent::Applied {
+            client: session as u32,
+            session,
+            zxid: 1,
+            op,
+            reply: Ok(reply),
+        }
+    }
+
+    fn put(name: &str) -> TraceEvent {
+        let path = format!("/q/{name}");
+        let op = Op::Create {
+            path: path.clone(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        applied(
+            9,
+            op,
+            OpResult::Created {
+                path,
+                stat: Stat::default(),
+            },
+        )
+    }
+
+    fn lists(session: SessionId, names: &[&str]) -> TraceEvent {
+        let op = Op::GetChildren {
+            path: "/q".to_owned(),
+            watch: true,
+        };
+        let children = names.iter().map(|n| n.to_string()).collect();
+        applied(
+            session,
+            op,
+            OpResult::Children {
+                children,
+                stat: Stat::default(),
+            },
+        )
+    }
+
+    fn hears(session: SessionId) -> TraceEvent {
+        TraceEvent::Watch {
+            client: session as u32,
+            session,
+            event: WatchedEvent {
+                event_type: EventType::NodeChildrenChanged,
+                path: "/q".to_owned(),
+            },
+            zxid: 1,
+            cause: "/q".to_owned(),
+            deletion: false,
+        }
+    }
+
+    fn takes(session: SessionId, name: &str) -> Vec<TraceEvent> {
+        let op = Op::Multi(vec![Op::Delete {
+            path: format!("/q/{name}"),
+            version: -1,
+        }]);
+        let request = TraceEvent::Request {
+            client: session as u32,
+            session,
+            op: op.clone(),
+        };
+        vec![
+            request,
+            applied(session, op, OpResult::Multi(vec![Ok(OpResult::Deleted)])),
+        ]
+    }
+
+    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+        PriorityOrder::new("/q")
+            .first_in(&trace(events))
+            .map(|v| v.kind)
+    }
+
+    #[test]
+    fn taking_a_lower_priority_item_over_a_listed_higher_one_inverts_priority() {
+        let mut events = vec![put(LOW), put(HIGH), lists(1, &[LOW, HIGH])];
+        events.extend(takes(1, LOW));
+        assert_eq!(first(events), Some(ViolationKind::PriorityInverted));
+    }
+
+    #[test]
+    fn an_item_that_came_after_the_listing_counts_once_the_consumer_heard_of_it() {
+        let mut unheard = vec![put(LOW), lists(1, &[LOW]), put(HIGH)];
+        unheard.extend(takes(1, LOW));
+        assert_eq!(first(unheard), None);
+        let mut heard = vec![put(LOW), lists(1, &[LOW]), put(HIGH), hears(1)];
+        heard.extend(takes(1, LOW));
+        assert_eq!(first(heard), Some(ViolationKind::PriorityInverted));
+        // Heard only after the take was sent: nothing it could do.
+        let mut late = vec![put(LOW), lists(1, &[LOW]), put(HIGH)];
+        let take = takes(1, LOW);
+        late.extend([take[0].clone(), hears(1), take[1].clone()]);
+        assert_eq!(first(late), None);
+    }
+}

@@ -194,3 +194,85 @@ impl Monitor for QueueDelivery {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
+
+    use super::*;
+    use crate::monitor::testing::{created, ended, outcome, trace};
+
+    const ITEM: &str = "/q/p-item-0000000001";
+
+    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+        QueueDelivery::new("/q")
+            .first_in(&trace(events))
+            .map(|v| v.kind)
+    }
+
+    fn deletes(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+        TraceEvent::Applied {
+            client,
+            session,
+            zxid: 1,
+            op: Op::Delete {
+                path: path.to_owned(),
+                version: -1,
+            },
+            reply: Ok(OpResult::Deleted),
+        }
+    }
+
+    fn taken(client: ClientId, session: SessionId, item: i64) -> TraceEvent {
+        outcome(client, session, Outcome::Taken { item })
+    }
+
+    #[test]
+    fn an_item_told_to_two_clients_or_twice_in_one_session_is_taken_twice() {
+        let to_two = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(2, 2, 1)];
+        assert_eq!(first(to_two), Some(ViolationKind::ItemTwice));
+        let twice = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(1, 1, 1)];
+        assert_eq!(first(twice), Some(ViolationKind::ItemTwice));
+        // Handed over again to the same consumer in its next session: allowed.
+        let again = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(1, 3, 1)];
+        assert_eq!(first(again), None);
+    }
+
+    #[test]
+    fn a_consumer_that_deleted_an_item_and_went_on_to_another_lost_it() {
+        let lost = vec![deletes(1, 1, ITEM), taken(1, 1, 2)];
+        assert_eq!(first(lost), Some(ViolationKind::ItemLost));
+        // Its session ended first: its next session is handed the item.
+        let excused = vec![deletes(1, 1, ITEM), ended(1, 1, &[]), taken(1, 3, 2)];
+        assert_eq!(first(excused), None);
+    }
+
+    #[test]
+    fn a_claim_that_outlives_its_session_is_a_dead_claim() {
+        let claim = "/q/p-item-0000000001-claim";
+        let make = |mode| TraceEvent::Applied {
+            client: 1,
+            session: 1,
+            zxid: 1,
+            op: Op::Create {
+                path: claim.to_owned(),
+                data: Vec::new(),
+                mode,
+            },
+            reply: Ok(OpResult::Created {
+                path: claim.to_owned(),
+                stat: Stat::default(),
+            }),
+        };
+        let ephemeral = vec![make(CreateMode::Ephemeral), ended(1, 1, &[claim])];
+        assert_eq!(first(ephemeral), None);
+        let persistent = vec![make(CreateMode::Persistent), ended(1, 1, &[])];
+        assert_eq!(first(persistent), Some(ViolationKind::DeadClaim));
+        // Another directory's nodes are not this queue's.
+        let elsewhere = vec![
+            created(1, 1, "/r/p-item-0000000001-claim"),
+            ended(1, 1, &[]),
+        ];
+        assert_eq!(first(elsewhere), None);
+    }
+}

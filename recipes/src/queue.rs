@@ -22,7 +22,9 @@
 //! **Items.** An item is a persistent sequential node `<dir>/<tag>-item-<seq>` holding the data.
 //! The document makes them ephemeral; here they outlive their producer's session, since an item
 //! must not vanish because whoever put it went away. The tag names the put: after a lost create
-//! reply the producer lists the queue and adopts the node carrying it.
+//! reply the producer lists the queue and adopts the node carrying it. If a consumer took the
+//! item before the producer looked, nothing is left to find and the item is put again: a put is
+//! at least once (a take is exactly once).
 //!
 //! **Taking.** A consumer lists the queue with a watch, and works through that listing in
 //! sequence order without listing again until it is used up; it lists again only if the watch

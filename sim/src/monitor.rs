@@ -80,6 +80,12 @@ fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec
     }
 }
 
+/// The name of `path` if it is a child of `dir`.
+pub(crate) fn child_of<'p>(dir: &str, path: &'p str) -> Option<&'p str> {
+    let (parent, name) = path.rsplit_once('/')?;
+    (parent == dir).then_some(name)
+}
+
 /// Takes out the first of `pending` that has waited longer than `bound` at `now`: a monitor
 /// reports each once. Keys and values say who waits and on what.
 pub(crate) fn take_overdue<K: Ord + Clone, V: Clone>(

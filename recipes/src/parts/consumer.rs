@@ -4,7 +4,7 @@
 //! sequence number, or by priority first), reading each first since the listing may be old. A
 //! [`TakeMode::Remove`] deletes the item in one `multi` with a persistent record
 //! `<item>-taken-<consumer>` holding its data, which tells the consumer after a lost reply
-//! whether it was the one, and hands it the item in a later session if its session ended first;
+//! (read after a `sync`, since it may be talking to another server now) whether it was the one, and hands it the item in a later session if its session ended first;
 //! the record is deleted once the item is told. A [`TakeMode::Claim`] claims the item with an
 //! ephemeral `<item>-claim`, made in a `multi` that checks the item is still there, and
 //! acknowledges it by deleting item and claim in one `multi`. Under [`Order::Sequence`] the
@@ -169,20 +169,18 @@ enum Phase {
         item: String,
         data: Vec<u8>,
     },
-    /// After ConnectionLoss on the take: reading the record to learn whether it landed.
+    /// After ConnectionLoss on a take or a claim: bringing its server up to date with `sync`
+    /// (on an ensemble it may be another, behind the write), then, once `synced`, reading the
+    /// record or the claim to learn whether it landed.
     Confirming {
         item: String,
         data: Vec<u8>,
+        synced: bool,
     },
     /// The item is the consumer's and told: deleting its record.
     Clearing,
     /// The claim's `multi` is in flight.
     Claiming {
-        item: String,
-        data: Vec<u8>,
-    },
-    /// After ConnectionLoss on the claim: reading the claim to learn whether it is ours.
-    ConfirmingClaim {
         item: String,
         data: Vec<u8>,
     },
@@ -277,6 +275,11 @@ impl TakeMachine {
 
     fn claim(&self, item: &str) -> String {
         self.path(&format!("{item}{CLAIM}"))
+    }
+
+    /// What a take or a claim of `item` by this consumer leaves: its record, or its claim.
+    fn evidence(&self, item: &str) -> String {
+        self.record(item).unwrap_or_else(|| self.claim(item))
     }
 
     fn on_listing(&mut self, children: Vec<String>) -> Step<QueueOutcome> {
@@ -420,16 +423,32 @@ impl TakeMachine {
                     false => self.next(),
                 }
             }
-            (Phase::Taking { item, data }, Err(ZkError::ConnectionLoss)) => {
-                let record = self.record(&item).unwrap_or_default();
+            (
+                Phase::Taking { item, data } | Phase::Claiming { item, data },
+                Err(ZkError::ConnectionLoss),
+            ) => {
+                let sync = Op::Sync {
+                    path: self.dir.clone(),
+                };
+                let synced = false;
+                self.send(Phase::Confirming { item, data, synced }, sync)
+            }
+            (Phase::Confirming { item, data, .. }, Ok(OpResult::Synced)) => {
                 let read = Op::Exists {
-                    path: record,
+                    path: self.evidence(&item),
                     watch: false,
                 };
-                self.send(Phase::Confirming { item, data }, read)
+                let synced = true;
+                self.send(Phase::Confirming { item, data, synced }, read)
             }
-            (Phase::Confirming { item, data }, Ok(OpResult::Exists(Some(_)))) => {
-                self.take_landed(item, data)
+            (Phase::Confirming { item, data, .. }, Ok(OpResult::Exists(Some(stat)))) => {
+                match self.mode {
+                    TakeMode::Remove { .. } => self.take_landed(item, data),
+                    TakeMode::Claim if stat.ephemeral_owner == self.session => {
+                        self.claimed(item, data)
+                    }
+                    TakeMode::Claim => self.next(),
+                }
             }
             // It did not land: read the item again (another consumer may have taken it).
             (Phase::Confirming { item, .. }, Ok(OpResult::Exists(None))) => self.read(item),
@@ -446,20 +465,6 @@ impl TakeMachine {
                     false => self.next(),
                 }
             }
-            (Phase::Claiming { item, data }, Err(ZkError::ConnectionLoss)) => {
-                let read = Op::Exists {
-                    path: self.claim(&item),
-                    watch: false,
-                };
-                self.send(Phase::ConfirmingClaim { item, data }, read)
-            }
-            (Phase::ConfirmingClaim { item, data }, Ok(OpResult::Exists(Some(stat)))) => {
-                match stat.ephemeral_owner == self.session {
-                    true => self.claimed(item, data),
-                    false => self.next(),
-                }
-            }
-            (Phase::ConfirmingClaim { item, .. }, Ok(OpResult::Exists(None))) => self.read(item),
             (Phase::Acking { item, .. }, Ok(OpResult::Multi(results)))
                 if results.iter().all(Result::is_ok) =>
             {
@@ -648,6 +653,11 @@ mod tests {
         reading_first(&mut landed);
         landed.step(data(b"x"));
         let step = landed.step(lost());
+        assert!(
+            matches!(op(&step), Op::Sync { .. }),
+            "its server brought up to date first"
+        );
+        let step = landed.step(reply(OpResult::Synced));
         assert_eq!(op(&step).path(), "/q/p-item-0000000001-taken-c1");
         let step = landed.step(exists(Some(Stat::default())));
         assert!(matches!(
@@ -659,6 +669,7 @@ mod tests {
         reading_first(&mut not_landed);
         not_landed.step(data(b"x"));
         not_landed.step(lost());
+        not_landed.step(reply(OpResult::Synced));
         let step = not_landed.step(exists(None));
         assert_eq!(
             op(&step).path(),
@@ -774,7 +785,11 @@ mod tests {
     #[test]
     fn after_a_lost_claim_reply_the_claims_owner_says_whose_it_is() {
         let mut ours = claiming();
-        assert!(matches!(op(&ours.step(lost())), Op::Exists { .. }));
+        assert!(matches!(op(&ours.step(lost())), Op::Sync { .. }));
+        assert!(matches!(
+            op(&ours.step(reply(OpResult::Synced))),
+            Op::Exists { .. }
+        ));
         let owned = Stat {
             ephemeral_owner: SESSION,
             ..Stat::default()
@@ -786,6 +801,7 @@ mod tests {
 
         let mut theirs = claiming();
         theirs.step(lost());
+        theirs.step(reply(OpResult::Synced));
         let other = Stat {
             ephemeral_owner: SESSION + 1,
             ..Stat::default()

@@ -15,7 +15,7 @@ use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::queue::{Order, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
 
-use super::{changes, Change, Monitor, Violation, ViolationKind};
+use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{TraceEntry, TraceEvent};
 
 /// What one session knows of the queue.
@@ -58,8 +58,7 @@ impl PriorityOrder {
 
     /// The name of a child of the directory, or `None` for another path.
     fn child<'p>(&self, path: &'p str) -> Option<&'p str> {
-        let (dir, name) = path.rsplit_once('/')?;
-        (dir == self.dir).then_some(name)
+        child_of(&self.dir, path)
     }
 
     /// The item a take or a claim is of, if `op` is one.

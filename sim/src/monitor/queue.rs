@@ -22,7 +22,7 @@ use zklab_recipes::outcome::Outcome;
 use zklab_recipes::queue::{item_sequence, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
 
-use super::{changes, Change, Monitor, Violation, ViolationKind};
+use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// One session of one client.
@@ -62,10 +62,9 @@ impl QueueDelivery {
         }
     }
 
-    /// The name of a child of the queue's directory, or `None` for another path.
+    /// The name of a child of the directory, or `None` for another path.
     fn child<'p>(&self, path: &'p str) -> Option<&'p str> {
-        let (dir, name) = path.rsplit_once('/')?;
-        (dir == self.dir).then_some(name)
+        child_of(&self.dir, path)
     }
 
     fn applied(&mut self, by: Consumer, change: Change) {

@@ -203,7 +203,11 @@ const KNOWN_BUGS: &[Expected] = &[
     },
     Expected {
         name: "locked-queue-bug-persistent-claim",
-        violations: &[ViolationKind::DeadClaim, ViolationKind::Liveness],
+        violations: &[
+            ViolationKind::DeadClaim,
+            ViolationKind::Orphan,
+            ViolationKind::Liveness,
+        ],
         clients: 2,
         budget: EXPIRY_ONLY,
         property: "no claim outlives its session",

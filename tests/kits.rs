@@ -192,7 +192,7 @@ const KNOWN_BUGS: &[Expected] = &[
         violations: &[ViolationKind::ItemTwice],
         clients: 3,
         budget: CONNECTION_LOSS_ONLY,
-        property: "nothing taken twice",
+        property: "nothing twice",
     },
     Expected {
         name: "queue-bug-delete-not-mine",
@@ -211,6 +211,13 @@ const KNOWN_BUGS: &[Expected] = &[
         clients: 2,
         budget: EXPIRY_ONLY,
         property: "no claim outlives its session",
+    },
+    Expected {
+        name: "queue-bug-put-blindly",
+        violations: &[ViolationKind::ItemTwice],
+        clients: 2,
+        budget: LOST_REPLY_ONLY,
+        property: "nothing twice",
     },
     Expected {
         name: "priority-queue-bug-stale-listing",

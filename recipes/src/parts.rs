@@ -2,7 +2,8 @@
 //! [`contender`] gets in line under a directory, [`link`] deals with the session's connection,
 //! [`exclusive`] holds a role (a lock, leadership) first in line until it lets go, [`own_node`]
 //! makes one sequential node that survives a lost create reply, [`parents`] creates a
-//! directory's missing ancestors, [`consumer`] takes items out of a queue.
+//! directory's missing ancestors, [`producer`] puts items into a queue and
+//! [`consumer`] takes them out.
 
 pub mod consumer;
 pub mod contender;
@@ -10,3 +11,4 @@ pub mod exclusive;
 pub mod link;
 pub mod own_node;
 pub mod parents;
+pub mod producer;

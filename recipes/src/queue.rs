@@ -21,10 +21,11 @@
 //!
 //! **Items.** An item is a persistent sequential node `<dir>/<tag>-item-<seq>` holding the data.
 //! The document makes them ephemeral; here they outlive their producer's session, since an item
-//! must not vanish because whoever put it went away. The tag names the put: after a lost create
-//! reply the producer lists the queue and adopts the node carrying it. If a consumer took the
-//! item before the producer looked, nothing is left to find and the item is put again: a put is
-//! at least once (a take is exactly once).
+//! must not vanish because whoever put it went away. The put creates it in one `multi` with an
+//! ephemeral marker named by the put's tag, so after a lost reply the producer learns whether it
+//! landed, even if a consumer has taken the item already: a put is exactly once while its
+//! session lives. One made again in a new session can only look for the item (see
+//! [`PutMachine::again`]).
 //!
 //! **Taking.** A consumer lists the queue with a watch, and works through that listing in
 //! sequence order without listing again until it is used up; it lists again only if the watch
@@ -49,101 +50,18 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::client::{SessionId, ZkClient, ZkEvent};
-use crate::machine::{Driver, Input, Recipe, Step};
+use crate::client::{SessionId, ZkClient};
+use crate::machine::{Driver, Input, Recipe};
 use crate::outcome::Recorder;
-use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
-use crate::parts::own_node::{Making, OwnNode};
-use crate::symmetry::{session_guid, RenameSessions};
+use crate::parts::link::{run_until, RecipeError};
+use crate::symmetry::session_guid;
+
+pub use crate::parts::producer::PutMachine;
 
 pub use crate::parts::consumer::{
     holds_an_item, item_sequence, Item, Order, QueueOutcome, QueueRequest, TakeMachine, TakeMode,
     CLAIM, ITEM,
 };
-
-/// A producer's put of one item, as a pure state machine.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
-pub struct PutMachine {
-    node: OwnNode,
-    /// Look for the tag before creating: the put is made again after its session ended.
-    again: bool,
-    link: Link,
-    done: bool,
-}
-
-impl PutMachine {
-    /// Puts `data` into the queue at `dir` as `<dir>/<tag>-item-<seq>`. The tag must be unique
-    /// to this put (and no other put's tag followed by `-item-`).
-    pub fn new(dir: &str, tag: String, data: Vec<u8>) -> Self {
-        PutMachine {
-            node: OwnNode::persistent(dir, tag, ITEM, data),
-            again: false,
-            link: Link::default(),
-            done: false,
-        }
-    }
-
-    /// The same put, made again in a new session after the last one ended without an answer:
-    /// it looks for an item carrying its tag before creating one. An item taken meanwhile is
-    /// not found, and is put again.
-    pub fn again(dir: &str, tag: String, data: Vec<u8>) -> Self {
-        PutMachine {
-            again: true,
-            ..PutMachine::new(dir, tag, data)
-        }
-    }
-
-    fn making(&mut self, making: Making) -> Step<QueueOutcome> {
-        match making {
-            Making::Send(op) => Step::send(self.link.send(op)),
-            Making::Made => {
-                let name = self.node.name().unwrap_or_default();
-                let item = item_sequence(name).unwrap_or_default();
-                self.finish(QueueOutcome::Put { item })
-            }
-            Making::Failed(error) => self.finish(QueueOutcome::Failed(error)),
-        }
-    }
-
-    fn finish(&mut self, outcome: QueueOutcome) -> Step<QueueOutcome> {
-        self.done = true;
-        Step::done(outcome)
-    }
-}
-
-impl Recipe for PutMachine {
-    type Request = QueueRequest;
-    type Outcome = QueueOutcome;
-
-    fn step(&mut self, input: Input<QueueRequest>) -> Step<QueueOutcome> {
-        if self.done {
-            return Step::stop();
-        }
-        match input {
-            Input::Start if self.again => {
-                let making = self.node.find();
-                self.making(making)
-            }
-            Input::Start => {
-                let making = self.node.create();
-                self.making(making)
-            }
-            Input::Reply(reply) => match self.link.on_reply(reply) {
-                Delivery::Resend(op) => Step::send(op),
-                Delivery::SessionLost => self.finish(QueueOutcome::Lost),
-                Delivery::Reply(reply) => {
-                    let making = self.node.on_reply(reply);
-                    self.making(making)
-                }
-            },
-            Input::Event(ZkEvent::Session(event)) => match self.link.on_session(event, false) {
-                Some(Connection::Lost) => self.finish(QueueOutcome::Lost),
-                _ => Step::wait(),
-            },
-            Input::App(_) | Input::Event(_) | Input::Timeout => Step::wait(),
-        }
-    }
-}
 
 /// Why a queue operation did not complete: the session ended first (a put may or may not have
 /// landed; a claim is gone), or ZooKeeper answered with an error the recipe cannot handle.
@@ -335,40 +253,5 @@ where
             QueueOutcome::Acked { .. } => Ok(()),
             _ => Err(RecipeError::SessionLost),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::client::{CreateMode, Op, OpResult, Stat, ZkError};
-    use crate::testing::{children, op};
-
-    #[test]
-    fn a_put_survives_a_lost_create_reply_by_its_tag() {
-        let mut put = PutMachine::new("/q", "t1".to_owned(), b"x".to_vec());
-        let step = put.step(Input::Start);
-        assert!(matches!(
-            op(&step),
-            Op::Create { path, mode: CreateMode::PersistentSequential, data }
-                if path == "/q/t1-item-" && data == b"x"
-        ));
-        let step = put.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        assert!(matches!(op(&step), Op::GetChildren { .. }));
-        let step = put.step(children(&["t10-item-0000000003", "t1-item-0000000004"]));
-        assert_eq!(op(&step).path(), "/q/t1-item-0000000004");
-        let step = put.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
-        assert_eq!(step.outcome, Some(QueueOutcome::Put { item: 4 }));
-    }
-
-    #[test]
-    fn a_put_made_again_looks_for_its_tag_first() {
-        let mut put = PutMachine::again("/q", "t1".to_owned(), b"x".to_vec());
-        assert!(matches!(
-            op(&put.step(Input::Start)),
-            Op::GetChildren { .. }
-        ));
-        let step = put.step(children(&["t2-item-0000000003"]));
-        assert!(matches!(op(&step), Op::Create { .. }));
     }
 }

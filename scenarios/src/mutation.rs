@@ -925,3 +925,26 @@ impl Mutation for StaleListing {
         step
     }
 }
+
+/// A producer that, after ConnectionLoss on its put, puts again without looking whether the
+/// first landed: a lost reply makes two items of one put.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct PutBlindly {
+    traffic: Traffic,
+}
+
+impl Mutation for PutBlindly {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        if let (Input::Reply(Err(ZkError::ConnectionLoss)), Some(Op::Multi(ops))) =
+            (&input, &self.traffic.sent)
+        {
+            if matches!(ops.first(), Some(Op::Create { path, .. }) if path.ends_with("-item-")) {
+                return Step::send(Op::Multi(ops.clone()));
+            }
+        }
+        self.traffic.take(&input);
+        let step = inner.step(input);
+        self.traffic.sent(&step);
+        step
+    }
+}

@@ -15,7 +15,8 @@
 //! item per consumer (of the lowest priority), so one item is left. Clients with a plain take
 //! are named, so those models are not symmetric; claims are anonymous.
 //!
-//! Known bugs: a take by plain delete whose NoNode, after a retry, is read as the consumer's own
+//! Known bugs: a put made again blindly after a lost reply ([`PutBlindly`]: one put, two
+//! items); a take by plain delete whose NoNode, after a retry, is read as the consumer's own
 //! take ([`PlainDelete<true>`]: an item to two consumers) or as another's (`PlainDelete<false>`:
 //! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session); a
 //! priority consumer that keeps working through a stale listing ([`StaleListing`]).
@@ -38,7 +39,8 @@ use zklab_sim::monitor::queue::QueueDelivery;
 
 use crate::host::Host;
 use crate::kit::Kit;
-use crate::mutation::{Documented, Mutated, Mutation, PersistentClaim, PlainDelete, StaleListing};
+use crate::mutation::StaleListing;
+use crate::mutation::{Documented, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly};
 use crate::scenario::Scenario;
 
 /// Where the plainly taken queue lives.
@@ -157,7 +159,8 @@ impl<X: Mutation> QueueKit<X> {
         let data = format!("item {round} of c{client}").into_bytes();
         let mut machine = PutMachine::new(self.dir(), tag.clone(), data.clone());
         loop {
-            match queue.put_with(session, machine).await {
+            let put = Mutated::<_, X>::new(QueueClient::Producer(machine));
+            match queue.put_with(session, put).await {
                 Err(RecipeError::SessionLost) => {
                     *session = host.connect().await;
                     machine = PutMachine::again(self.dir(), tag.clone(), data.clone());
@@ -315,48 +318,55 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every client puts an item and takes one, round after round; a take is recorded",
         known_bug: false,
         kit: &QueueKit::<Documented>::TAKE,
-        states: Some(13_546),
+        states: Some(38_135),
     },
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
-        states: Some(14_337),
+        states: Some(37_963),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
-        states: Some(16_499),
+        states: Some(44_654),
+    },
+    Scenario {
+        name: "queue-bug-put-blindly",
+        about: "a put whose reply was lost is made again without looking: two items of one put",
+        known_bug: true,
+        kit: &QueueKit::<PutBlindly>::TAKE,
+        states: Some(48_581),
     },
     Scenario {
         name: "priority-queue",
         about: "every client puts an item of some priority and takes the highest, round after round",
         known_bug: false,
         kit: &QueueKit::<Documented>::PRIORITY,
-        states: Some(18_026),
+        states: Some(50_454),
     },
     Scenario {
         name: "priority-queue-bug-stale-listing",
         about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
         known_bug: true,
         kit: &QueueKit::<StaleListing>::PRIORITY,
-        states: Some(25_449),
+        states: Some(76_445),
     },
     Scenario {
         name: "locked-queue",
         about: "every client puts an item, then claims one, works on it and acknowledges it",
         known_bug: false,
         kit: &QueueKit::<Documented>::LOCKED,
-        states: Some(22_038),
+        states: Some(60_147),
     },
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
         known_bug: true,
         kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(20_959),
+        states: Some(65_513),
     },
 ];

@@ -179,7 +179,7 @@ pub enum ViolationKind {
     HeldBack,
     /// A holder that read an ask to give up kept what it held until it was forced out.
     RevocationIgnored,
-    /// A queue's item went to two consumers, or was acknowledged twice.
+    /// A queue's item went to two consumers, or was acknowledged or put twice.
     ItemTwice,
     /// A queue's item was deleted by a consumer that went on without ever taking it.
     ItemLost,
@@ -246,7 +246,7 @@ impl ViolationKind {
             ViolationKind::Herd => "herd-freedom",
             ViolationKind::HeldBack => "no waiter held back",
             ViolationKind::RevocationIgnored => "revocation heeded",
-            ViolationKind::ItemTwice => "nothing taken twice",
+            ViolationKind::ItemTwice => "nothing twice",
             ViolationKind::ItemLost => "nothing lost",
             ViolationKind::DeadClaim => "no claim outlives its session",
             ViolationKind::PriorityInverted => "priority order",

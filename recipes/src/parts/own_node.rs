@@ -1,12 +1,11 @@
-//! The own-node part: one sequential node `<dir>/<guid><marker><seq>` that a recipe knows for
-//! its own even when the reply of its create was lost.
+//! The own-node part: one ephemeral sequential node `<dir>/<guid><marker><seq>` that a recipe
+//! knows for its own even when the reply of its create was lost.
 //!
 //! A sequential create is not idempotent (each makes a new node), so after ConnectionLoss on it
 //! the part lists the children and adopts the node carrying its guid, or creates again if there
 //! is none: a lost create reply never leaves a node nobody owns. It creates missing ancestors of
 //! `dir` level by level, and reads an adopted node's stat for its czxid. The contender of a lock
-//! or an election and the participant of a double barrier are made of an ephemeral one; a queue's
-//! producer of a persistent one, carrying the item's data.
+//! or an election and the participant of a double barrier are made of it.
 //!
 //! The guid names one attempt, not a session; it must come from the machine's own deterministic
 //! source so replays and symmetry reduction still work.
@@ -40,7 +39,7 @@ enum Phase {
     Made,
 }
 
-/// One sequential node of one attempt.
+/// One ephemeral sequential node of one attempt.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct OwnNode {
     #[rename(keep)]
@@ -48,9 +47,6 @@ pub struct OwnNode {
     #[rename(guid)]
     guid: String,
     marker: &'static str,
-    mode: CreateMode,
-    #[rename(keep)]
-    data: Vec<u8>,
     phase: Phase,
     /// The node's full path, once known.
     path: Option<String>,
@@ -62,35 +58,10 @@ impl OwnNode {
     /// The node `<dir>/<guid><marker><seq>` of one attempt. The marker (such as `-lock-`) tells
     /// these nodes from anything else in the directory.
     pub fn new(dir: &str, guid: String, marker: &'static str) -> Self {
-        OwnNode::made_as(
-            dir,
-            guid,
-            marker,
-            CreateMode::EphemeralSequential,
-            Vec::new(),
-        )
-    }
-
-    /// A persistent node `<dir>/<tag><marker><seq>` holding `data`: it outlives the session,
-    /// so the tag (which must not be a prefix of another attempt's tag followed by the marker)
-    /// may name the attempt across sessions (see [`OwnNode::find`]).
-    pub fn persistent(dir: &str, tag: String, marker: &'static str, data: Vec<u8>) -> Self {
-        OwnNode::made_as(dir, tag, marker, CreateMode::PersistentSequential, data)
-    }
-
-    fn made_as(
-        dir: &str,
-        guid: String,
-        marker: &'static str,
-        mode: CreateMode,
-        data: Vec<u8>,
-    ) -> Self {
         OwnNode {
             dir: dir.to_owned(),
             guid,
             marker,
-            mode,
-            data,
             phase: Phase::Idle,
             path: None,
             czxid: 0,
@@ -129,18 +100,8 @@ impl OwnNode {
         self.phase = Phase::Creating;
         Making::Send(Op::Create {
             path: format!("{}/{}{}", self.dir, self.guid, self.marker),
-            data: self.data.clone(),
-            mode: self.mode,
-        })
-    }
-
-    /// Looks for a node carrying its guid first, and creates one only if there is none: for an
-    /// attempt taken up again in a new session, whose earlier create may have landed.
-    pub fn find(&mut self) -> Making {
-        self.phase = Phase::Finding;
-        Making::Send(Op::GetChildren {
-            path: self.dir.clone(),
-            watch: false,
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
         })
     }
 
@@ -153,7 +114,13 @@ impl OwnNode {
     pub fn on_reply(&mut self, reply: OpReply) -> Making {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         match (phase, reply) {
-            (Phase::Creating, Err(ZkError::ConnectionLoss)) => self.find(),
+            (Phase::Creating, Err(ZkError::ConnectionLoss)) => {
+                self.phase = Phase::Finding;
+                Making::Send(Op::GetChildren {
+                    path: self.dir.clone(),
+                    watch: false,
+                })
+            }
             (Phase::Creating, Ok(OpResult::Created { path, stat })) => self.made(path, stat.czxid),
             (Phase::Creating, Err(ZkError::NoNode)) => {
                 self.create_parent(Parents::start(&self.dir))
@@ -168,10 +135,9 @@ impl OwnNode {
                 }
             }
             (Phase::Finding, Ok(OpResult::Children { children, .. })) => {
-                let own = children.iter().find(|c| {
-                    c.strip_prefix(self.guid.as_str())
-                        .is_some_and(|rest| rest.starts_with(self.marker))
-                });
+                let own = children
+                    .iter()
+                    .find(|c| c.starts_with(&self.guid) && c.contains(self.marker));
                 match own {
                     Some(own) => {
                         let path = format!("{}/{}", self.dir, own);

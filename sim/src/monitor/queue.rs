@@ -6,6 +6,8 @@
 //! - **Nothing twice.** An item told taken (or acknowledged) to two clients, or twice to one
 //!   client in one session. The same consumer may be told again in a later session: a plain
 //!   take hands its item over again if the session ended before the take's record was cleared.
+//!   And a session that puts an item of the same tag twice in a row (a put made twice after a
+//!   lost reply); in a new session, a put taken up again may.
 //! - **Nothing lost.** A client's session deleted an item (a take, an ack) and the client went
 //!   on to be told of another item without ever being told of that one: nobody will be.
 //!   Excused once the session ended: the consumer's next session is handed the item.
@@ -26,7 +28,7 @@ use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// One session of one client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 struct Consumer {
     #[rename(keep)]
     client: ClientId,
@@ -49,6 +51,8 @@ pub struct QueueDelivery {
     told: BTreeMap<Seq, Consumer>,
     /// Claims standing, and the session that made each.
     claims: BTreeMap<String, Consumer>,
+    /// Each session's last item put, by its name without the sequence number (`<tag>-item-`).
+    last_put: BTreeMap<Consumer, String>,
 }
 
 impl QueueDelivery {
@@ -59,6 +63,7 @@ impl QueueDelivery {
             owed: BTreeMap::new(),
             told: BTreeMap::new(),
             claims: BTreeMap::new(),
+            last_put: BTreeMap::new(),
         }
     }
 
@@ -67,10 +72,23 @@ impl QueueDelivery {
         child_of(&self.dir, path)
     }
 
-    fn applied(&mut self, by: Consumer, change: Change) {
+    fn applied(&mut self, by: Consumer, change: Change) -> Option<String> {
         match change {
             Change::Created { path, .. } if self.child(path).is_some_and(is_claim) => {
                 self.claims.insert(path.to_owned(), by);
+            }
+            Change::Created { path, .. } => {
+                let name = self
+                    .child(path)
+                    .filter(|name| item_sequence(name).is_some())?;
+                let put = name[..name.len() - SEQUENCE_DIGITS].to_owned();
+                if self.last_put.get(&by) == Some(&put) {
+                    return Some(format!(
+                        "session {:#x} of c{} put {put} twice: {name} is the second",
+                        by.session, by.client
+                    ));
+                }
+                self.last_put.insert(by, put);
             }
             Change::Deleted(path) => {
                 self.claims.remove(path);
@@ -78,8 +96,9 @@ impl QueueDelivery {
                     self.owed.insert(Seq(item), by);
                 }
             }
-            _ => {}
+            Change::Set { .. } => {}
         }
+        None
     }
 
     fn session_ended(&mut self, ended: Consumer, deleted: &[String]) -> Option<String> {
@@ -87,6 +106,7 @@ impl QueueDelivery {
             self.claims.remove(path);
         }
         self.owed.retain(|_, taker| *taker != ended);
+        self.last_put.remove(&ended);
         let (claim, _) = self.claims.iter().find(|(_, by)| **by == ended)?;
         Some(format!(
             "session {:#x} of c{} ended and its claim {claim} still stands: the item is never \
@@ -126,6 +146,9 @@ impl QueueDelivery {
     }
 }
 
+/// The digits of a sequential node's suffix.
+const SEQUENCE_DIGITS: usize = 10;
+
 fn is_claim(name: &str) -> bool {
     name.strip_suffix(CLAIM)
         .is_some_and(|item| item_sequence(item).is_some())
@@ -145,10 +168,11 @@ impl Monitor for QueueDelivery {
                     client: *client,
                     session: *session,
                 };
-                for change in changes(op, reply) {
-                    self.applied(by, change);
-                }
-                return None;
+                let twice = changes(op, reply)
+                    .into_iter()
+                    .filter_map(|change| self.applied(by, change))
+                    .next();
+                (ViolationKind::ItemTwice, twice?)
             }
             TraceEvent::SessionEnded {
                 client,
@@ -273,5 +297,33 @@ mod tests {
             ended(1, 1, &[]),
         ];
         assert_eq!(first(elsewhere), None);
+    }
+
+    #[test]
+    fn a_session_that_puts_one_tag_twice_in_a_row_puts_an_item_twice() {
+        let put = |session, seq| {
+            let name = format!("/q/t1-item-{seq:010}");
+            let op = Op::Create {
+                path: "/q/t1-item-".to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::PersistentSequential,
+            };
+            TraceEvent::Applied {
+                client: 1,
+                session,
+                zxid: 1,
+                op,
+                reply: Ok(OpResult::Created {
+                    path: name,
+                    stat: Stat::default(),
+                }),
+            }
+        };
+        assert_eq!(
+            first(vec![put(1, 1), put(1, 2)]),
+            Some(ViolationKind::ItemTwice)
+        );
+        // Taken up again in a new session, a put may find its item gone and put it again.
+        assert_eq!(first(vec![put(1, 1), ended(1, 1, &[]), put(3, 2)]), None);
     }
 }

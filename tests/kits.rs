@@ -220,6 +220,13 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "nothing twice",
     },
     Expected {
+        name: "config-bug-no-reread",
+        violations: &[ViolationKind::ConfigStale],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "no stuck state",
+    },
+    Expected {
         name: "priority-queue-bug-stale-listing",
         violations: &[ViolationKind::PriorityInverted],
         clients: 2,

@@ -680,6 +680,8 @@ impl<W: Workload> RecipeModel<W> {
             ItemLost,
             DeadClaim,
             PriorityInverted,
+            ConfigBackwards,
+            ConfigStale,
             Orphan,
             Liveness,
             Deadlock,

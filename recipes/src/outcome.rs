@@ -106,11 +106,32 @@ pub enum Outcome {
         /// The item's sequence number.
         item: i64,
     },
+    /// The client wrote a value (a configuration's), whose digest is `value`.
+    Wrote {
+        /// The value's digest ([`Outcome::digest`]).
+        value: i64,
+    },
+    /// The client read a value (a configuration's) at data version `version`, whose digest is
+    /// `value`.
+    Read {
+        /// The node's data version.
+        version: i64,
+        /// The value's digest ([`Outcome::digest`]).
+        value: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
 
 impl Outcome {
+    /// A value's digest (FNV-1a), which an outcome carries in place of the value.
+    pub fn digest(data: &[u8]) -> i64 {
+        let hash = data.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        hash as i64
+    }
+
     /// Whether the client holds something from now on (a role, a place inside a gate, a
     /// claimed item), which the application may then be asked to give back.
     pub fn starts_hold(&self) -> bool {
@@ -125,7 +146,8 @@ impl Outcome {
     }
 
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
-    /// missed, a transaction decided, an item put, taken or acknowledged. The model checker and a real run count rounds by it, so
+    /// missed, a transaction decided, an item put, taken or acknowledged, a value written or read
+    /// (a configuration's reader goes on reading, but has read once). The model checker and a real run count rounds by it, so
     /// a recipe's new outcome that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
@@ -139,6 +161,8 @@ impl Outcome {
                 | Outcome::Put { .. }
                 | Outcome::Taken { .. }
                 | Outcome::Acked { .. }
+                | Outcome::Wrote { .. }
+                | Outcome::Read { .. }
         )
     }
 }
@@ -164,6 +188,10 @@ impl fmt::Display for Outcome {
             Outcome::Taken { item } => write!(f, "took item={item}"),
             Outcome::Claimed { item } => write!(f, "claimed item={item}"),
             Outcome::Acked { item } => write!(f, "acked item={item}"),
+            Outcome::Wrote { value } => write!(f, "wrote value=#{:016x}", *value as u64),
+            Outcome::Read { version, value } => {
+                write!(f, "read version={version} value=#{:016x}", *value as u64)
+            }
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

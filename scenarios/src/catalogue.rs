@@ -3,7 +3,7 @@
 
 use crate::scenario::Scenario;
 use crate::{
-    barrier, double_barrier, election, lock, queue, revocable_lock, rw_lock, semaphore,
+    barrier, config, double_barrier, election, lock, queue, revocable_lock, rw_lock, semaphore,
     two_phase_commit,
 };
 
@@ -18,6 +18,7 @@ const RECIPES: &[&[Scenario]] = &[
     double_barrier::SCENARIOS,
     two_phase_commit::SCENARIOS,
     queue::SCENARIOS,
+    config::SCENARIOS,
 ];
 
 /// Every scenario, in listing order.

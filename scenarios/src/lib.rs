@@ -8,6 +8,7 @@
 
 pub mod barrier;
 pub mod catalogue;
+pub mod config;
 pub mod double_barrier;
 pub mod election;
 pub mod exclusive;

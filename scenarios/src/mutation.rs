@@ -948,3 +948,17 @@ impl Mutation for PutBlindly {
         step
     }
 }
+
+/// A reader that never reads again after an event: it takes no news, so it keeps the value it
+/// read first and misses every change after.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct IgnoresNews;
+
+impl Mutation for IgnoresNews {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        match input {
+            Input::Event(ZkEvent::Watch(_)) => Step::wait(),
+            input => inner.step(input),
+        }
+    }
+}

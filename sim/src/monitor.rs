@@ -3,6 +3,7 @@
 //! trace, or travel inside a model checker's state.
 
 pub mod barrier;
+pub mod config;
 pub mod double_barrier;
 pub mod exclusion;
 pub mod failure;
@@ -189,6 +190,10 @@ pub enum ViolationKind {
     /// A priority queue's consumer took an item while one of higher priority that it knew of
     /// stood there for the taking.
     PriorityInverted,
+    /// A configuration's reader read a lower version than it had read before.
+    ConfigBackwards,
+    /// A configuration's reader finished with a value older than the newest written.
+    ConfigStale,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -223,6 +228,8 @@ impl ViolationKind {
             ViolationKind::ItemLost => "item-lost",
             ViolationKind::DeadClaim => "dead-claim",
             ViolationKind::PriorityInverted => "priority-inverted",
+            ViolationKind::ConfigBackwards => "config-backwards",
+            ViolationKind::ConfigStale => "config-stale",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -250,6 +257,8 @@ impl ViolationKind {
             ViolationKind::ItemLost => "nothing lost",
             ViolationKind::DeadClaim => "no claim outlives its session",
             ViolationKind::PriorityInverted => "priority order",
+            ViolationKind::ConfigBackwards => "config never goes back",
+            ViolationKind::ConfigStale => "readers end with the last value",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

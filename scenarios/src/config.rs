@@ -1,0 +1,204 @@
+//! The configuration's kit. Client 0 writes a value per round (`value 0`, `value 1`, ...),
+//! working between writes; every other client follows the configuration until it reads the last
+//! value, or until it has heard nothing for [`IDLE`] (so a reader that missed the last change
+//! ends, stale, for the monitor to judge). The model starts with `value 0` written; its client 0
+//! writes `value 1` once, and the others follow until they read it.
+//!
+//! Herd-freedom is not asked: a write is meant to wake every reader. Its known bug: a reader
+//! that takes no news after its first read ([`IgnoresNews`]).
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::pin;
+use std::time::Duration;
+
+use futures::future::{select, Either};
+use zklab_models::workload::Workload;
+use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
+use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
+use zklab_recipes::parts::link::RecipeError;
+use zklab_sim::monitor::config::ConfigFreshness;
+use zklab_sim::monitor::failure::NoFailures;
+
+use crate::host::Host;
+use crate::kit::Kit;
+use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
+use crate::scenario::Scenario;
+
+/// Where the configuration lives.
+pub const CONFIG_DIR: &str = "/config";
+
+/// The configuration's node.
+pub const CONFIG_NODE: &str = "setting";
+
+/// How long a reader hears nothing before it ends: longer than any pause or partition leaves
+/// a correct reader behind.
+pub const IDLE: Duration = Duration::from_secs(30);
+
+/// The configuration's kit, its machine under mutation `X`.
+#[derive(Clone, Debug)]
+pub struct ConfigKit<X>(PhantomData<X>);
+
+impl<X> ConfigKit<X> {
+    /// The kit.
+    pub const KIT: Self = ConfigKit(PhantomData);
+}
+
+/// The value written in round `round`.
+fn value(round: u32) -> Vec<u8> {
+    format!("value {round}").into_bytes()
+}
+
+fn config_path() -> String {
+    format!("{CONFIG_DIR}/{CONFIG_NODE}")
+}
+
+/// The model's and the run's writer: client 0.
+const WRITER: u8 = 0;
+
+impl<X: Mutation> ConfigKit<X> {
+    fn mutated(part: ConfigPart) -> Mutated<ConfigMachine, X> {
+        Mutated::new(ConfigMachine::new(&config_path(), part))
+    }
+
+    /// Writes each round's value, in as many sessions as it takes.
+    async fn write<H: Host>(host: &H, config: &Config, rounds: u32) -> Option<H::Session> {
+        let mut session = host.connect().await;
+        for round in 0..rounds {
+            loop {
+                let part = ConfigPart::Writer {
+                    data: value(round),
+                    version: -1,
+                };
+                match config.write_with(&session, Self::mutated(part)).await {
+                    Ok(_) => break,
+                    Err(RecipeError::SessionLost) => session = host.connect().await,
+                    // The recipe reported the failure in the trace, where a monitor judges it.
+                    Err(_) => return None,
+                }
+            }
+            host.work().await;
+        }
+        Some(session)
+    }
+
+    /// Follows the configuration until it reads `last`, or hears nothing for [`IDLE`].
+    async fn follow<H: Host>(host: &H, config: &Config, last: &[u8]) -> Option<H::Session> {
+        let mut session = host.connect().await;
+        loop {
+            let ended = {
+                let reader = ConfigPart::Reader { until: None };
+                let mut follower = config.follow_with(&session, Self::mutated(reader));
+                loop {
+                    let idle = session.sleep(IDLE);
+                    match first_of(follower.changed(), idle).await {
+                        None => break Ok(()),
+                        Some(Ok(setting)) if setting.data == last => break Ok(()),
+                        Some(Ok(_)) => {}
+                        Some(Err(error)) => break Err(error),
+                    }
+                }
+            };
+            match ended {
+                Ok(()) => return Some(session),
+                Err(RecipeError::SessionLost) => session = host.connect().await,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// What `work` gives, or `None` if `timer` goes off first.
+async fn first_of<T>(work: impl Future<Output = T>, timer: impl Future<Output = ()>) -> Option<T> {
+    match select(pin!(work), pin!(timer)).await {
+        Either::Left((done, _)) => Some(done),
+        Either::Right(((), _)) => None,
+    }
+}
+
+impl<X: Mutation> Workload for ConfigKit<X> {
+    type Machine = Mutated<ConfigMachine, X>;
+    type Monitors = (ConfigFreshness, NoFailures);
+
+    fn part(&self, client: usize, _: usize) -> u8 {
+        u8::from(client != 0)
+    }
+
+    /// A writer and a reader.
+    fn min_clients(&self) -> usize {
+        2
+    }
+
+    /// The configuration's first value.
+    fn setup(&self, _: usize) -> Vec<Op> {
+        vec![Op::Create {
+            path: config_path(),
+            data: value(0),
+            mode: CreateMode::Persistent,
+        }]
+    }
+
+    fn machine(&self, part: u8, _: SessionId) -> Self::Machine {
+        match part {
+            WRITER => Self::mutated(ConfigPart::Writer {
+                data: value(1),
+                version: -1,
+            }),
+            _ => Self::mutated(ConfigPart::Reader {
+                until: Some(value(1)),
+            }),
+        }
+    }
+
+    fn request_when_holding(&self) -> ConfigRequest {}
+
+    /// Never back, ending with the last value; no recipe failure.
+    fn monitors(&self) -> Self::Monitors {
+        (ConfigFreshness::new(), NoFailures)
+    }
+
+    /// The configuration itself.
+    fn may_remain(&self, child: &str) -> bool {
+        child == CONFIG_NODE
+    }
+
+    fn root(&self) -> &str {
+        CONFIG_DIR
+    }
+
+    fn symmetric(&self) -> bool {
+        X::SYMMETRIC
+    }
+
+    fn reads_zxids(&self) -> bool {
+        false
+    }
+}
+
+impl<X: Mutation> Kit for ConfigKit<X> {
+    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
+        let config = Config::new(&config_path()).recording(host.recorder());
+        match host.index() as u8 {
+            WRITER => Self::write(host, &config, rounds).await,
+            _ => Self::follow(host, &config, &value(rounds.saturating_sub(1))).await,
+        }
+    }
+}
+
+/// The configuration's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "config",
+        about: "client 0 writes a value per round; the others follow it to the last",
+        known_bug: false,
+        kit: &ConfigKit::<Documented>::KIT,
+        states: Some(1_442),
+    },
+    Scenario {
+        name: "config-bug-no-reread",
+        about: "a reader takes no news after its first read: it misses every change",
+        known_bug: true,
+        kit: &ConfigKit::<IgnoresNews>::KIT,
+        states: Some(1_149),
+    },
+];

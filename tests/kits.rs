@@ -303,8 +303,11 @@ fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
             assert!(report.faults.get(kind) > 0, "{name}: never injected {kind}");
         }
         // A recipe's own herd rule is its kit's monitor (which found nothing above); every
-        // recipe wakes somebody.
-        assert!(report.max_wakeups_per_deletion >= 1, "{name}");
+        // recipe wakes somebody with a deletion, but a configuration, which is only written.
+        assert!(
+            report.max_wakeups_per_deletion >= 1 || name == "config",
+            "{name}"
+        );
     }
 }
 

@@ -1,5 +1,5 @@
 //! The configuration's kit. Client 0 writes a value per round (`value 0`, `value 1`, ...),
-//! working between writes; every other client follows the configuration until it reads the last
+//! working a while between writes; every other client follows the configuration until it reads the last
 //! value, or until it has heard nothing for [`IDLE`] (so a reader that missed the last change
 //! ends, stale, for the monitor to judge). The model starts with `value 0` written; its client 0
 //! writes `value 1` once, and the others follow until they read it.
@@ -34,6 +34,10 @@ pub const CONFIG_NODE: &str = "setting";
 /// How long a reader hears nothing before it ends: longer than any pause or partition leaves
 /// a correct reader behind.
 pub const IDLE: Duration = Duration::from_secs(30);
+
+/// How many pieces of work the writer does between writes: long enough that faults which
+/// strike per second of sim time (expiry, partition, pause, crash) find readers following.
+const HOLD_WORKS: u32 = 25;
 
 /// The configuration's kit, its machine under mutation `X`.
 #[derive(Clone, Debug)]
@@ -77,7 +81,9 @@ impl<X: Mutation> ConfigKit<X> {
                     Err(_) => return None,
                 }
             }
-            host.work().await;
+            for _ in 0..HOLD_WORKS {
+                host.work().await;
+            }
         }
         Some(session)
     }

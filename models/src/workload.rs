@@ -30,8 +30,8 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     }
 
     /// What the model makes before any client starts, after the directory, in a session that
-    /// then goes: ops applied in order (a queue's items for its consumers to take, where the
-    /// model runs no producer). By default nothing.
+    /// then goes: ops applied in order (a queue's items for its consumers, a configuration's
+    /// first value). By default nothing.
     fn setup(&self, clients: usize) -> Vec<Op> {
         let _ = clients;
         Vec::new()
@@ -50,7 +50,8 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// Fresh monitors, before anything happened.
     fn monitors(&self) -> Self::Monitors;
 
-    /// The recipe's znode directory: empty once every client finished.
+    /// The recipe's znode directory: empty once every client finished, but for what
+    /// [`Workload::may_remain`] allows.
     fn root(&self) -> &str;
 
     /// Whether `child` (a child's name) may stay in the directory once every client is done:

@@ -31,7 +31,7 @@ use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
-use crate::parts::parents::Parents;
+use crate::parts::parents::{dir_of, Parents};
 use crate::symmetry::RenameSessions;
 
 /// What a barrier is called in outcomes.
@@ -163,10 +163,7 @@ impl BarrierMachine {
     }
 
     fn dir(&self) -> &str {
-        match self.path.rsplit_once('/') {
-            Some(("", _)) | None => "/",
-            Some((dir, _)) => dir,
-        }
+        dir_of(&self.path)
     }
 
     fn on_reply(&mut self, reply: Result<OpResult, ZkError>) -> Step<BarrierOutcome> {

@@ -30,7 +30,7 @@ use crate::client::{CreateMode, Op, OpReply, OpResult, SessionEvent, ZkClient, Z
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
-use crate::parts::parents::Parents;
+use crate::parts::parents::{dir_of, Parents};
 use crate::symmetry::RenameSessions;
 
 /// The configuration's value at one version.
@@ -155,10 +155,7 @@ impl ConfigMachine {
     }
 
     fn dir(&self) -> &str {
-        match self.path.rsplit_once('/') {
-            Some(("", _)) | None => "/",
-            Some((dir, _)) => dir,
-        }
+        dir_of(&self.path)
     }
 
     fn write(&mut self, again: bool) -> Step<ConfigOutcome> {

@@ -4,6 +4,15 @@
 use crate::client::{CreateMode, Op};
 use crate::symmetry::RenameSessions;
 
+/// The directory a node `path` lives in (`/` for a top-level node): what to create when the
+/// node's create fails with NoNode.
+pub fn dir_of(path: &str) -> &str {
+    match path.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((dir, _)) => dir,
+    }
+}
+
 /// The ancestors of a directory being created: the one in flight is `depth` components deep
 /// (1 is the top component).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]

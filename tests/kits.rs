@@ -166,6 +166,7 @@ const KNOWN_BUGS: &[Expected] = &[
             ViolationKind::EnteredEarly,
             ViolationKind::LeftEarly,
             ViolationKind::Deadlock,
+            ViolationKind::Liveness,
             ViolationKind::Orphan,
             ViolationKind::UnownedNode,
         ],

@@ -871,6 +871,8 @@ mod tests {
         machine.step(Input::Start);
         machine.step(listing(&[], 0));
         let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(op(&step), Op::Sync { .. }), "{step:?}");
+        let step = machine.step(reply(OpResult::Synced));
         assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
         let step = machine.step(listing(&["a-p-0000000003", OWN], 0));
         assert_eq!(op(&step).path(), format!("{DIR}/{OWN}"));

@@ -253,6 +253,11 @@ mod tests {
         let mut m = machine();
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(
+            matches!(op(&step), Op::Sync { .. }),
+            "its server brought up to date first"
+        );
+        let step = m.step(Input::Reply(Ok(OpResult::Synced)));
         assert_eq!(op(&step), &relist());
         let step = m.step(children(&["other-lock-0000000004", "g1-lock-0000000005"]));
         assert_eq!(
@@ -277,6 +282,7 @@ mod tests {
         let mut m = machine();
         m.step(Input::Start);
         m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        m.step(Input::Reply(Ok(OpResult::Synced)));
         let step = m.step(children(&["other-lock-0000000004"]));
         assert!(matches!(op(&step), Op::Create { .. }));
     }
@@ -286,6 +292,7 @@ mod tests {
         let mut m = machine();
         m.step(Input::Start);
         m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        m.step(Input::Reply(Ok(OpResult::Synced)));
         let step = m.step(Input::Reply(Err(ZkError::NoNode)));
         assert!(matches!(
             op(&step),

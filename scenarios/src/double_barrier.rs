@@ -133,7 +133,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
         known_bug: false,
         kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(295_442),
+        states: Some(303_144),
     },
     Scenario {
         name: "double-barrier-bug-blind-retry",
@@ -148,13 +148,13 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
         known_bug: true,
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(500_134),
+        states: Some(512_464),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
         known_bug: true,
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(353_426),
+        states: Some(361_464),
     },
 ];

@@ -35,20 +35,20 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "leader election: lead with a fenced resource, resign, run again",
         known_bug: false,
         kit: &ElectionKit::<Documented>::KIT,
-        states: Some(39_715),
+        states: Some(44_843),
     },
     Scenario {
         name: "election-bug-trust-deletion",
         about: "a candidate leads on its predecessor's deletion without listing again",
         known_bug: true,
         kit: &ElectionKit::<TrustDeletion>::KIT,
-        states: Some(88_241),
+        states: Some(95_809),
     },
     Scenario {
         name: "election-bug-herd",
         about: "every candidate watches the leader's node (herd effect)",
         known_bug: true,
         kit: &ElectionKit::<WatchLowest>::KIT,
-        states: Some(82_719),
+        states: Some(90_157),
     },
 ];

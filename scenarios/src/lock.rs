@@ -33,7 +33,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "exclusive lock: acquire, use a fenced resource, release",
         known_bug: false,
         kit: &LockKit::<Documented>::KIT,
-        states: Some(39_715),
+        states: Some(44_843),
     },
     Scenario {
         name: "lock-bug-blind-retry",
@@ -55,20 +55,20 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every waiter watches the lock node's children (herd effect)",
         known_bug: true,
         kit: &LockKit::<WatchParent>::KIT,
-        states: Some(40_375),
+        states: Some(45_519),
     },
     Scenario {
         name: "lock-bug-sort-by-name",
         about: "contenders ordered by full name (so by guid) instead of by sequence number",
         known_bug: true,
         kit: &LockKit::<SortByName>::KIT,
-        states: Some(47_646),
+        states: Some(53_182),
     },
     Scenario {
         name: "lock-bug-lost-wakeup",
         about: "a waiter whose predecessor is gone before its exists arrives waits anyway",
         known_bug: true,
         kit: &LockKit::<LostWakeup>::KIT,
-        states: Some(35_279),
+        states: Some(40_187),
     },
 ];

@@ -70,13 +70,13 @@ pub const SCENARIOS: &[Scenario] = &[
                 force it out (fenced) after a grace period",
         known_bug: false,
         kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
-        states: Some(884_669),
+        states: Some(912_339),
     },
     Scenario {
         name: "revocable-lock-bug-ignores-unlock",
         about: "a holder that never heeds the ask to give up, until it is forced out",
         known_bug: true,
         kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
-        states: Some(1_187_085),
+        states: Some(1_218_695),
     },
 ];

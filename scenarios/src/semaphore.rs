@@ -60,20 +60,20 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
         known_bug: false,
         kit: &ExclusiveKit::<Lease, Documented>::KIT,
-        states: Some(59_429),
+        states: Some(66_109),
     },
     Scenario {
         name: "semaphore-bug-list-first",
         about: "counts the leases from a listing taken before its own create",
         known_bug: true,
         kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
-        states: Some(58_381),
+        states: Some(66_623),
     },
     Scenario {
         name: "semaphore-bug-lost-wakeup",
         about: "a waiter whose node ahead is gone before its exists arrives waits on it anyway",
         known_bug: true,
         kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
-        states: Some(59_429),
+        states: Some(66_109),
     },
 ];

@@ -2,8 +2,9 @@
 //! knows for its own even when the reply of its create was lost.
 //!
 //! A sequential create is not idempotent (each makes a new node), so after ConnectionLoss on it
-//! the part lists the children and adopts the node carrying its guid, or creates again if there
-//! is none: a lost create reply never leaves a node nobody owns. It creates missing ancestors of
+//! the part syncs (the client may now talk to another server, which has not applied the create
+//! yet), lists the children and adopts the node carrying its guid, or creates again if there is
+//! none: a lost create reply never leaves a node nobody owns. It creates missing ancestors of
 //! `dir` level by level, and reads an adopted node's stat for its czxid. The contender of a lock
 //! or an election and the participant of a double barrier are made of it.
 //!
@@ -32,7 +33,10 @@ enum Phase {
     Creating,
     /// The directory is missing: creating its ancestors.
     CreatingParent(Parents),
-    /// After ConnectionLoss on create: listing the children to find the node with our guid.
+    /// After ConnectionLoss on create: bringing the server up to date (on an ensemble the
+    /// client may now talk to a server that has not applied the create yet).
+    Syncing,
+    /// Then listing the children to find the node with our guid.
     Finding,
     /// Reading the stat of an adopted node, for its czxid.
     ReadingStat,
@@ -115,6 +119,12 @@ impl OwnNode {
         let phase = std::mem::replace(&mut self.phase, Phase::Idle);
         match (phase, reply) {
             (Phase::Creating, Err(ZkError::ConnectionLoss)) => {
+                self.phase = Phase::Syncing;
+                Making::Send(Op::Sync {
+                    path: self.dir.clone(),
+                })
+            }
+            (Phase::Syncing, Ok(OpResult::Synced)) => {
                 self.phase = Phase::Finding;
                 Making::Send(Op::GetChildren {
                     path: self.dir.clone(),
@@ -182,7 +192,9 @@ mod tests {
     fn after_a_lost_create_reply_it_adopts_the_node_carrying_its_guid() {
         let mut node = OwnNode::new("/d", "g1".to_owned(), "-n-");
         node.create();
-        let list = op(node.on_reply(Err(ZkError::ConnectionLoss)));
+        let sync = op(node.on_reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(sync, Op::Sync { .. }));
+        let list = op(node.on_reply(Ok(OpResult::Synced)));
         assert!(matches!(list, Op::GetChildren { .. }));
         let children = Ok(OpResult::Children {
             children: vec!["g0-n-0000000001".to_owned(), "g1-n-0000000002".to_owned()],
@@ -210,6 +222,7 @@ mod tests {
         let mut node = OwnNode::new("/d", "g1".to_owned(), "-n-");
         node.create();
         node.on_reply(Err(ZkError::ConnectionLoss));
+        node.on_reply(Ok(OpResult::Synced));
         let children = Ok(OpResult::Children {
             children: vec!["g0-n-0000000001".to_owned()],
             stat: Stat::default(),

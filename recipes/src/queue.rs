@@ -167,10 +167,6 @@ impl Queue {
             matches!(outcome, QueueOutcome::Taken(_))
         })
         .await?;
-        // Let the record's delete finish before the driver goes.
-        while !driver.is_done() {
-            driver.feed_next_event().await;
-        }
         match outcome {
             QueueOutcome::Taken(item) => Ok(item),
             _ => Err(RecipeError::SessionLost),

@@ -7,7 +7,7 @@
 //! orphans are judged as in the simulator.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,10 @@ impl Default for RealOptions {
 pub struct RealTrace {
     started: Instant,
     trace: Arc<Mutex<Trace>>,
+    /// Requests answered with ConnectionLoss. The crate reports session states as the latest
+    /// value only, so a short disconnection may leave no `Disconnected` in the trace; a request
+    /// that lost its connection is the other sign that a client saw it.
+    connection_losses: Arc<AtomicUsize>,
 }
 
 impl Default for RealTrace {
@@ -59,6 +63,7 @@ impl Default for RealTrace {
         RealTrace {
             started: Instant::now(),
             trace: Arc::default(),
+            connection_losses: Arc::default(),
         }
     }
 }
@@ -91,6 +96,11 @@ impl RealTrace {
                 _ => false,
             })
             .count()
+    }
+
+    /// How many requests the clients have had answered with ConnectionLoss so far.
+    pub fn connection_losses(&self) -> usize {
+        self.connection_losses.load(Ordering::Relaxed)
     }
 
     /// A copy of the trace so far.
@@ -138,8 +148,12 @@ impl TracedSession {
 }
 
 impl ZkClient for TracedSession {
-    fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
-        self.inner.call(op)
+    async fn call(&self, op: Op) -> OpReply {
+        let reply = self.inner.call(op).await;
+        if matches!(reply, Err(ZkError::ConnectionLoss)) {
+            self.trace.connection_losses.fetch_add(1, Ordering::Relaxed);
+        }
+        reply
     }
 
     async fn next_event(&self) -> Option<ZkEvent> {

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionEvent, ZkClient, ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
+use crate::parts::follow::{Follow, Followed, Reading};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
 use crate::symmetry::RenameSessions;
@@ -107,16 +108,8 @@ enum Phase {
     CreatingParent(Parents),
     /// A conditional write tried again found another version: reading whose write it is.
     Checking,
-    /// A read (with a watch) is in flight; `again` once news came meanwhile.
-    Reading {
-        again: bool,
-    },
-    /// The node is missing: an `exists` watch is being set; `again` as for a read.
-    Missing {
-        again: bool,
-    },
-    /// The watch is set: waiting for news.
-    Watching,
+    /// The reader follows the node.
+    Following,
     Done,
 }
 
@@ -129,6 +122,7 @@ pub struct ConfigMachine {
     phase: Phase,
     /// The version the reader told last.
     last: Option<i32>,
+    follow: Follow,
     link: Link,
 }
 
@@ -140,6 +134,7 @@ impl ConfigMachine {
             part,
             phase: Phase::Idle,
             last: None,
+            follow: Follow::new(path, Reading::Data),
             link: Link::default(),
         }
     }
@@ -151,6 +146,7 @@ impl ConfigMachine {
 
     fn done(&mut self, outcome: ConfigOutcome) -> Step<ConfigOutcome> {
         self.phase = Phase::Done;
+        self.follow.stop();
         Step::done(outcome)
     }
 
@@ -189,11 +185,8 @@ impl ConfigMachine {
     }
 
     fn read(&mut self) -> Step<ConfigOutcome> {
-        let read = Op::GetData {
-            path: self.path.clone(),
-            watch: true,
-        };
-        self.send(Phase::Reading { again: false }, read)
+        let read = self.follow.read();
+        self.send(Phase::Following, read)
     }
 
     fn written(&mut self, version: i32) -> Step<ConfigOutcome> {
@@ -215,10 +208,11 @@ impl ConfigMachine {
         let step = match reached {
             true => {
                 self.phase = Phase::Done;
+                self.follow.stop();
                 Step::stop()
             }
             false => {
-                self.phase = Phase::Watching;
+                self.phase = Phase::Following;
                 Step::wait()
             }
         };
@@ -265,22 +259,20 @@ impl ConfigMachine {
                     None => self.create(),
                 }
             }
-            (Phase::Reading { again: true } | Phase::Missing { again: true }, Ok(_)) => self.read(),
-            (Phase::Reading { .. }, Ok(OpResult::Data { data, stat })) => {
-                self.read_value(data, stat.version)
-            }
-            (Phase::Reading { .. }, Err(ZkError::NoNode)) => {
-                let exists = Op::Exists {
-                    path: self.path.clone(),
-                    watch: true,
-                };
-                self.send(Phase::Missing { again: false }, exists)
-            }
-            (Phase::Missing { .. }, Ok(OpResult::Exists(Some(_)))) => self.read(),
-            (Phase::Missing { .. }, Ok(OpResult::Exists(None))) => {
-                self.phase = Phase::Watching;
-                Step::wait()
-            }
+            (Phase::Following, reply) => match self.follow.on_reply(reply) {
+                Followed::Send(op) => self.send(Phase::Following, op),
+                Followed::Read(OpResult::Data { data, stat }) => {
+                    self.read_value(data, stat.version)
+                }
+                Followed::Wait => {
+                    self.phase = Phase::Following;
+                    Step::wait()
+                }
+                Followed::Read(_) | Followed::Unexpected(Ok(_)) => {
+                    self.done(ConfigOutcome::Failed(ZkError::MarshallingError))
+                }
+                Followed::Unexpected(Err(error)) => self.done(ConfigOutcome::Failed(error)),
+            },
             (_, Err(error)) => self.done(ConfigOutcome::Failed(error)),
             (_, Ok(_)) => self.done(ConfigOutcome::Failed(ZkError::MarshallingError)),
         }
@@ -310,23 +302,21 @@ impl Recipe for ConfigMachine {
                     return self.done(ConfigOutcome::Lost);
                 }
                 // Back in the same session: a change may have gone unheard while away.
-                if event == SessionEvent::SyncConnected && self.phase == Phase::Watching {
-                    return self.read();
+                if event == SessionEvent::SyncConnected && self.phase == Phase::Following {
+                    if let Some(read) = self.follow.on_reconnected() {
+                        return Step::send(self.link.send(read));
+                    }
                 }
                 Step::wait()
             }
-            Input::Event(ZkEvent::Watch(event)) if event.path == self.path => match self.phase {
-                Phase::Watching => self.read(),
-                Phase::Reading { .. } => {
-                    self.phase = Phase::Reading { again: true };
-                    Step::wait()
+            Input::Event(ZkEvent::Watch(event))
+                if event.path == self.path && self.phase == Phase::Following =>
+            {
+                match self.follow.on_news() {
+                    Some(read) => Step::send(self.link.send(read)),
+                    None => Step::wait(),
                 }
-                Phase::Missing { .. } => {
-                    self.phase = Phase::Missing { again: true };
-                    Step::wait()
-                }
-                _ => Step::wait(),
-            },
+            }
             Input::App(()) | Input::Event(_) | Input::Timeout => Step::wait(),
         }
     }

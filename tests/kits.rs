@@ -228,6 +228,20 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "no stuck state",
     },
     Expected {
+        name: "group-bug-no-reread",
+        violations: &[ViolationKind::GroupStale],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "no stuck state",
+    },
+    Expected {
+        name: "group-bug-persistent-member",
+        violations: &[ViolationKind::RecipeFailed, ViolationKind::GroupGhost],
+        clients: 2,
+        budget: EXPIRY_ONLY,
+        property: "no view holds a dead member",
+    },
+    Expected {
         name: "priority-queue-bug-stale-listing",
         violations: &[ViolationKind::PriorityInverted],
         clients: 2,

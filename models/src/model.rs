@@ -682,6 +682,8 @@ impl<W: Workload> RecipeModel<W> {
             PriorityInverted,
             ConfigBackwards,
             ConfigStale,
+            GroupGhost,
+            GroupStale,
             Orphan,
             Liveness,
             Deadlock,

@@ -119,6 +119,19 @@ pub enum Outcome {
         /// The value's digest ([`Outcome::digest`]).
         value: i64,
     },
+    /// The client joined a group: its member node is made, and stays until it leaves or its
+    /// session ends.
+    Joined,
+    /// The client's view of a group's membership: `count` members, the sorted names' digest
+    /// `members` ([`Outcome::digest_names`]).
+    Viewed {
+        /// The digest of the members' names.
+        members: i64,
+        /// How many members.
+        count: i64,
+    },
+    /// The client left a group: its member node is gone.
+    Departed,
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -130,6 +143,13 @@ impl Outcome {
             (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
         });
         hash as i64
+    }
+
+    /// The digest of a set of names (a group's members), whatever their order.
+    pub fn digest_names(names: &[String]) -> i64 {
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        Outcome::digest(sorted.join("/").as_bytes())
     }
 
     /// Whether the client holds something from now on (a role, a place inside a gate, a
@@ -147,7 +167,8 @@ impl Outcome {
 
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
     /// missed, a transaction decided, an item put, taken or acknowledged, a value written or read
-    /// (a configuration's reader goes on reading, but has read once). The model checker and a real run count rounds by it, so
+    /// (a configuration's reader goes on reading, but has read once), a group joined, viewed
+    /// or left. The model checker and a real run count rounds by it, so
     /// a recipe's new outcome that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
@@ -163,6 +184,9 @@ impl Outcome {
                 | Outcome::Acked { .. }
                 | Outcome::Wrote { .. }
                 | Outcome::Read { .. }
+                | Outcome::Joined
+                | Outcome::Viewed { .. }
+                | Outcome::Departed
         )
     }
 }
@@ -192,6 +216,11 @@ impl fmt::Display for Outcome {
             Outcome::Read { version, value } => {
                 write!(f, "read version={version} value=#{:016x}", *value as u64)
             }
+            Outcome::Joined => write!(f, "joined group"),
+            Outcome::Viewed { members, count } => {
+                write!(f, "viewed group members={count} #{:016x}", *members as u64)
+            }
+            Outcome::Departed => write!(f, "left group"),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

@@ -3,8 +3,8 @@
 
 use crate::scenario::Scenario;
 use crate::{
-    barrier, config, double_barrier, election, lock, queue, revocable_lock, rw_lock, semaphore,
-    two_phase_commit,
+    barrier, config, double_barrier, election, group, lock, queue, revocable_lock, rw_lock,
+    semaphore, two_phase_commit,
 };
 
 /// Every recipe's scenarios, in listing order.
@@ -19,6 +19,7 @@ const RECIPES: &[&[Scenario]] = &[
     two_phase_commit::SCENARIOS,
     queue::SCENARIOS,
     config::SCENARIOS,
+    group::SCENARIOS,
 ];
 
 /// Every scenario, in listing order.

@@ -7,12 +7,9 @@
 //! Herd-freedom is not asked: a write is meant to wake every reader. Its known bug: a reader
 //! that takes no news after its first read ([`IgnoresNews`]).
 
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::pin;
 use std::time::Duration;
 
-use futures::future::{select, Either};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
@@ -20,7 +17,7 @@ use zklab_recipes::parts::link::RecipeError;
 use zklab_sim::monitor::config::ConfigFreshness;
 use zklab_sim::monitor::failure::NoFailures;
 
-use crate::host::Host;
+use crate::host::{first_of, Host};
 use crate::kit::Kit;
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
 use crate::scenario::Scenario;
@@ -111,14 +108,6 @@ impl<X: Mutation> ConfigKit<X> {
                 Err(_) => return None,
             }
         }
-    }
-}
-
-/// What `work` gives, or `None` if `timer` goes off first.
-async fn first_of<T>(work: impl Future<Output = T>, timer: impl Future<Output = ()>) -> Option<T> {
-    match select(pin!(work), pin!(timer)).await {
-        Either::Left((done, _)) => Some(done),
-        Either::Right(((), _)) => None,
     }
 }
 

@@ -4,9 +4,11 @@
 //! simulator and against a real ZooKeeper (`crate::real`).
 
 use std::future::{ready, Future};
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::{select, Either};
 use madsim::rand::{thread_rng, Rng};
 use zklab_recipes::client::ZkClient;
 use zklab_recipes::outcome::Recorder;
@@ -97,5 +99,17 @@ impl Host for ClientContext {
     fn fence(&self) -> Fence {
         let resource = self.resource.clone();
         Arc::new(move |token| resource.refuse(token))
+    }
+}
+
+/// What `work` gives, or `None` if `timer` goes off first: how a follower waits for news no
+/// longer than it must.
+pub async fn first_of<T>(
+    work: impl Future<Output = T>,
+    timer: impl Future<Output = ()>,
+) -> Option<T> {
+    match select(pin!(work), pin!(timer)).await {
+        Either::Left((done, _)) => Some(done),
+        Either::Right(((), _)) => None,
     }
 }

@@ -893,6 +893,23 @@ impl Mutation for PersistentClaim {
     }
 }
 
+/// A group member that joins with a persistent node: it stays in everyone's view after its
+/// session ends, and blocks its own next join.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct PersistentMember;
+
+impl Mutation for PersistentMember {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let mut step = inner.step(input);
+        if let Action::Send(Op::Create { mode, .. }) = &mut step.action {
+            if *mode == CreateMode::Ephemeral {
+                *mode = CreateMode::Persistent;
+            }
+        }
+        step
+    }
+}
+
 /// A priority queue's consumer that works through its listing though the queue's watch fired
 /// meanwhile: news that comes while an op is in flight is held back until it waits, as a plain
 /// queue's consumer may do, so it may take an item while one of higher priority has come.

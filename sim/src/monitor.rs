@@ -8,6 +8,7 @@ pub mod double_barrier;
 pub mod exclusion;
 pub mod failure;
 pub mod fencing;
+pub mod group;
 pub mod herd;
 pub mod priority;
 pub mod queue;
@@ -194,6 +195,10 @@ pub enum ViolationKind {
     ConfigBackwards,
     /// A configuration's reader finished with a value older than the newest written.
     ConfigStale,
+    /// A group member's view held a member whose session had ended when it was served.
+    GroupGhost,
+    /// A live group member ended with a view other than the group's members.
+    GroupStale,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -230,6 +235,8 @@ impl ViolationKind {
             ViolationKind::PriorityInverted => "priority-inverted",
             ViolationKind::ConfigBackwards => "config-backwards",
             ViolationKind::ConfigStale => "config-stale",
+            ViolationKind::GroupGhost => "group-ghost",
+            ViolationKind::GroupStale => "group-stale",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -259,6 +266,8 @@ impl ViolationKind {
             ViolationKind::PriorityInverted => "priority order",
             ViolationKind::ConfigBackwards => "config never goes back",
             ViolationKind::ConfigStale => "readers end with the last value",
+            ViolationKind::GroupGhost => "no view holds a dead member",
+            ViolationKind::GroupStale => "members end with the members' view",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

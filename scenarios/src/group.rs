@@ -1,0 +1,194 @@
+//! Group membership's kit. Each client, each round, joins as `member-<client>`, works a while
+//! taking in the membership's news, and leaves; after its rounds it joins for good and follows
+//! the membership until its view holds every client, or until it has heard nothing for
+//! [`IDLE`], and finishes a member, for the monitor to judge its view. The model: client 0
+//! follows the membership until it has changed once per other client, which join and are done.
+//! (Not until it holds every member: a member whose session expires after it is done never
+//! joins again, but its join and its going both count as changes.)
+//!
+//! Herd-freedom is not asked: a change of membership is meant to reach every follower. Its
+//! known bugs: a member that joins with a persistent node ([`PersistentMember`]), and one that takes
+//! no news after its first read ([`IgnoresNews`]).
+
+use std::marker::PhantomData;
+
+use zklab_models::workload::Workload;
+use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
+use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
+use zklab_recipes::parts::link::RecipeError;
+use zklab_sim::monitor::failure::NoFailures;
+use zklab_sim::monitor::group::GroupViews;
+
+use crate::config::IDLE;
+use crate::host::{first_of, Host};
+use crate::kit::Kit;
+use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation, PersistentMember};
+use crate::scenario::Scenario;
+
+/// The group's node.
+pub const GROUP_DIR: &str = "/group";
+
+/// How many pieces of work a member does between joining and leaving.
+const HOLD_WORKS: u32 = 5;
+
+/// In the model, the part of client 0, the watcher, carries this bit, and the number of
+/// changes it waits for in the rest; a member's part is its client's index.
+const WATCHER: u8 = 0x80;
+
+/// The name client `client` joins as.
+fn member_name(client: usize) -> String {
+    format!("member-{client}")
+}
+
+/// Group membership's kit, its machine under mutation `X`.
+#[derive(Clone, Debug)]
+pub struct GroupKit<X>(PhantomData<X>);
+
+impl<X> GroupKit<X> {
+    /// The kit.
+    pub const KIT: Self = GroupKit(PhantomData);
+}
+
+impl<X: Mutation> GroupKit<X> {
+    fn mutated(part: GroupPart, session: SessionId) -> Mutated<GroupMachine, X> {
+        Mutated::new(GroupMachine::new(GROUP_DIR, part, session))
+    }
+
+    /// One membership: joins, then works a while and leaves, or for the last one follows the
+    /// membership until it holds `everyone` or nothing is heard for [`IDLE`].
+    async fn membership<S: ZkClient + Sync>(
+        host: &impl Host,
+        group: &Group,
+        session: &S,
+        last: Option<usize>,
+    ) -> Result<(), GroupError> {
+        let part = GroupPart::Member {
+            name: member_name(host.index()),
+        };
+        let machine = Self::mutated(part, session.session_id());
+        let mut member = group.join_with(session, machine).await?;
+        let Some(everyone) = last else {
+            for _ in 0..HOLD_WORKS {
+                host.work().await;
+                member.catch_up().await?;
+            }
+            return member.leave().await;
+        };
+        loop {
+            match first_of(member.changed(), session.sleep(IDLE)).await {
+                None => return Ok(()),
+                Some(Ok(view)) if view.len() >= everyone => return Ok(()),
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error),
+            }
+        }
+    }
+}
+
+impl<X: Mutation> Workload for GroupKit<X> {
+    type Machine = Mutated<GroupMachine, X>;
+    type Monitors = (GroupViews, NoFailures);
+
+    fn part(&self, client: usize, clients: usize) -> u8 {
+        match client {
+            0 => WATCHER | (clients - 1) as u8,
+            member => member as u8,
+        }
+    }
+
+    /// A watcher and a member.
+    fn min_clients(&self) -> usize {
+        2
+    }
+
+    /// The group's node.
+    fn setup(&self, _: usize) -> Vec<Op> {
+        vec![Op::Create {
+            path: GROUP_DIR.to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        }]
+    }
+
+    fn machine(&self, part: u8, session: SessionId) -> Self::Machine {
+        let part = match part & WATCHER {
+            0 => GroupPart::Announcer {
+                name: member_name(usize::from(part)),
+            },
+            _ => GroupPart::Watcher {
+                until: Some(i32::from(part & !WATCHER)),
+            },
+        };
+        Self::mutated(part, session)
+    }
+
+    fn request_when_holding(&self) -> GroupRequest {
+        GroupRequest::Leave
+    }
+
+    /// No dead member in a view, and members end with the members' view; no recipe failure.
+    fn monitors(&self) -> Self::Monitors {
+        (GroupViews::new(GROUP_DIR), NoFailures)
+    }
+
+    /// Members that are still in the group.
+    fn may_remain(&self, child: &str) -> bool {
+        child.starts_with("member-")
+    }
+
+    fn root(&self) -> &str {
+        GROUP_DIR
+    }
+
+    fn symmetric(&self) -> bool {
+        X::SYMMETRIC
+    }
+
+    fn reads_zxids(&self) -> bool {
+        false
+    }
+}
+
+impl<X: Mutation> Kit for GroupKit<X> {
+    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
+        let group = Group::new(GROUP_DIR).recording(host.recorder());
+        let mut session = host.connect().await;
+        let mut round = 0;
+        loop {
+            let last = (round == rounds).then(|| host.clients());
+            match Self::membership(host, &group, &session, last).await {
+                Ok(()) if last.is_some() => return Some(session),
+                Ok(()) => round += 1,
+                Err(RecipeError::SessionLost) => session = host.connect().await,
+                // The recipe reported the failure in the trace, where a monitor judges it.
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Group membership's scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "group",
+        about: "members join and leave each round, then stay and follow the membership",
+        known_bug: false,
+        kit: &GroupKit::<Documented>::KIT,
+        states: Some(1_948),
+    },
+    Scenario {
+        name: "group-bug-no-reread",
+        about: "a member takes no news after its first read: its view misses every change",
+        known_bug: true,
+        kit: &GroupKit::<IgnoresNews>::KIT,
+        states: Some(1_533),
+    },
+    Scenario {
+        name: "group-bug-persistent-member",
+        about:
+            "a member joins with a persistent node: it stays in every view once its session ends",
+        known_bug: true,
+        kit: &GroupKit::<PersistentMember>::KIT,
+        states: Some(1_947),
+    },
+];

@@ -1,0 +1,298 @@
+//! Group views: nobody's view of a group holds a dead member, and every live member ends with
+//! the group's members.
+//!
+//! Judged from the server's applied ops and what the clients were told (`Viewed`):
+//!
+//! - **No ghost.** A member node whose creating session the server ended while the node stayed
+//!   (a persistent member node) is a ghost. A client told a view equal to the listing last
+//!   served to it, when that listing held a ghost, viewed a dead member.
+//! - **Not stale at the end.** A client that finishes as a live member (its session made a
+//!   member node that stands) must hold a view equal to the group's members then. A change of
+//!   membership less than [`GRACE`] before is not held against it: its news may be on the way.
+//!
+//! A real server's trace has no applied ops: neither rule judges it. The model has no end of a
+//! client: there, a watcher that misses a change never reaches its goal, which its "no stuck
+//! state" catches.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
+use zklab_recipes::outcome::Outcome;
+use zklab_recipes::symmetry::RenameSessions;
+
+use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
+use crate::trace::{ClientId, TraceEntry, TraceEvent};
+
+/// How long after a membership change a finishing member's view may still miss it: far longer
+/// than any message's latency.
+pub const GRACE: Duration = Duration::from_secs(1);
+
+/// A session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
+struct Session(#[rename(session)] SessionId);
+
+/// A client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
+struct Client(#[rename(keep)] ClientId);
+
+/// A listing served to a client.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct Served {
+    /// Its members' digest ([`Outcome::digest_names`]).
+    #[rename(keep)]
+    members: i64,
+    /// A ghost it held, if any.
+    #[rename(keep)]
+    ghost: Option<String>,
+}
+
+/// A view a client was told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+struct Viewed {
+    #[rename(session)]
+    session: SessionId,
+    #[rename(keep)]
+    members: i64,
+}
+
+/// The group-views monitor of one group.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+pub struct GroupViews {
+    #[rename(keep)]
+    dir: String,
+    /// Each member node standing, by name, and the session that made it.
+    #[rename(keep)]
+    members: BTreeMap<String, Session>,
+    /// Member nodes whose session ended.
+    #[rename(keep)]
+    ghosts: BTreeSet<String>,
+    /// The listing last served to each client.
+    served: BTreeMap<Client, Served>,
+    /// The view each client was told last.
+    views: BTreeMap<Client, Viewed>,
+    /// When the membership last changed.
+    #[rename(keep)]
+    changed_at: Duration,
+}
+
+impl GroupViews {
+    /// A monitor of the group whose members are the children of `dir`.
+    pub fn new(dir: &str) -> Self {
+        GroupViews {
+            dir: dir.to_owned(),
+            members: BTreeMap::new(),
+            ghosts: BTreeSet::new(),
+            served: BTreeMap::new(),
+            views: BTreeMap::new(),
+            changed_at: Duration::ZERO,
+        }
+    }
+
+    /// Takes in an applied op; the membership changed if it made or deleted a member node.
+    fn applied(&mut self, client: ClientId, session: SessionId, op: &Op, reply: &OpReply) -> bool {
+        if let (Op::GetChildren { path, .. }, Ok(OpResult::Children { children, .. })) = (op, reply)
+        {
+            if *path == self.dir {
+                let ghost = children
+                    .iter()
+                    .find(|child| self.ghosts.contains(*child))
+                    .cloned();
+                let members = Outcome::digest_names(children);
+                self.served
+                    .insert(Client(client), Served { members, ghost });
+            }
+            return false;
+        }
+        let mut changed = false;
+        for change in changes(op, reply) {
+            let (Change::Created { path, .. } | Change::Deleted(path)) = change else {
+                continue;
+            };
+            let Some(name) = child_of(&self.dir, path) else {
+                continue;
+            };
+            self.ghosts.remove(name);
+            match change {
+                Change::Created { .. } => self.members.insert(name.to_owned(), Session(session)),
+                _ => self.members.remove(name),
+            };
+            changed = true;
+        }
+        changed
+    }
+
+    fn viewed(&mut self, client: ClientId, viewed: Viewed) -> Option<String> {
+        self.views.insert(Client(client), viewed);
+        let served = self.served.get(&Client(client))?;
+        let ghost = served.ghost.as_ref()?;
+        (served.members == viewed.members).then(|| {
+            format!(
+                "c{client}'s view holds {ghost}, whose session had ended when the listing was \
+                 served"
+            )
+        })
+    }
+
+    fn finished(&self, client: ClientId, at: Duration) -> Option<String> {
+        let view = self.views.get(&Client(client))?;
+        let live = self
+            .members
+            .iter()
+            .any(|(name, by)| by.0 == view.session && !self.ghosts.contains(name));
+        let names: Vec<String> = self.members.keys().cloned().collect();
+        let quiet = at.saturating_sub(self.changed_at) >= GRACE;
+        (live && quiet && view.members != Outcome::digest_names(&names)).then(|| {
+            format!(
+                "c{client} finished a member with a view other than the group's {} members: {}",
+                names.len(),
+                names.join(", ")
+            )
+        })
+    }
+}
+
+impl Monitor for GroupViews {
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        let (kind, message) = match &entry.event {
+            TraceEvent::Applied {
+                client,
+                session,
+                op,
+                reply,
+                ..
+            } => {
+                if self.applied(*client, *session, op, reply) {
+                    self.changed_at = entry.at;
+                }
+                return None;
+            }
+            TraceEvent::SessionEnded {
+                session, deleted, ..
+            } => {
+                for path in deleted {
+                    if let Some(name) = child_of(&self.dir, path) {
+                        self.members.remove(name);
+                        self.changed_at = entry.at;
+                    }
+                }
+                for (name, by) in &self.members {
+                    if by.0 == *session {
+                        self.ghosts.insert(name.clone());
+                    }
+                }
+                return None;
+            }
+            TraceEvent::Outcome {
+                client,
+                session,
+                outcome: Outcome::Viewed { members, .. },
+            } => {
+                let viewed = Viewed {
+                    session: *session,
+                    members: *members,
+                };
+                (ViolationKind::GroupGhost, self.viewed(*client, viewed)?)
+            }
+            TraceEvent::Finished { client } => {
+                (ViolationKind::GroupStale, self.finished(*client, entry.at)?)
+            }
+            _ => return None,
+        };
+        Some(Violation {
+            kind,
+            at: entry.at,
+            message,
+        })
+    }
+
+    fn kinds(&self) -> Vec<ViolationKind> {
+        vec![ViolationKind::GroupGhost, ViolationKind::GroupStale]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::testing::{at, created, ended, outcome};
+    use zklab_recipes::client::Stat;
+
+    fn listed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
+        let children: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+        TraceEvent::Applied {
+            client,
+            session,
+            zxid: 1,
+            op: Op::GetChildren {
+                path: "/g".into(),
+                watch: true,
+            },
+            reply: Ok(OpResult::Children {
+                children,
+                stat: Stat::default(),
+            }),
+        }
+    }
+
+    fn viewed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
+        let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+        let members = Outcome::digest_names(&names);
+        let count = names.len() as i64;
+        outcome(client, session, Outcome::Viewed { members, count })
+    }
+
+    fn first(entries: Vec<TraceEntry>) -> Option<ViolationKind> {
+        let mut monitor = GroupViews::new("/g");
+        entries
+            .iter()
+            .find_map(|entry| monitor.observe(entry))
+            .map(|violation| violation.kind)
+    }
+
+    #[test]
+    fn a_view_served_after_a_persistent_members_session_ended_holds_a_ghost() {
+        let ghost = vec![
+            at(0, created(1, 3, "/g/b")),
+            at(1, ended(1, 3, &[])),
+            at(2, listed(0, 2, &["b"])),
+            at(3, viewed(0, 2, &["b"])),
+        ];
+        assert_eq!(first(ghost), Some(ViolationKind::GroupGhost));
+        // An ephemeral member goes with its session: the listing after it is empty.
+        let gone = vec![
+            at(0, created(1, 3, "/g/b")),
+            at(1, listed(0, 2, &["b"])),
+            at(2, ended(1, 3, &["/g/b"])),
+            at(3, viewed(0, 2, &["b"])),
+        ];
+        assert_eq!(first(gone), None);
+    }
+
+    #[test]
+    fn a_member_finishing_with_a_view_older_than_the_members_is_stale_once_quiet() {
+        let finished = TraceEvent::Finished { client: 0 };
+        let stale = vec![
+            at(0, created(0, 2, "/g/a")),
+            at(1, listed(0, 2, &["a"])),
+            at(2, viewed(0, 2, &["a"])),
+            at(3, created(1, 3, "/g/b")),
+            at(3_000, finished.clone()),
+        ];
+        assert_eq!(first(stale), Some(ViolationKind::GroupStale));
+        // The change came just before: its news may be on the way.
+        let recent = vec![
+            at(0, created(0, 2, "/g/a")),
+            at(2, viewed(0, 2, &["a"])),
+            at(3, created(1, 3, "/g/b")),
+            at(500, finished.clone()),
+        ];
+        assert_eq!(first(recent), None);
+        let fresh = vec![
+            at(0, created(0, 2, "/g/a")),
+            at(3, created(1, 3, "/g/b")),
+            at(4, viewed(0, 2, &["b", "a"])),
+            at(3_000, finished),
+        ];
+        assert_eq!(first(fresh), None);
+    }
+}

@@ -242,6 +242,13 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "no view holds a dead member",
     },
     Expected {
+        name: "names-bug-create-only",
+        violations: &[ViolationKind::NameStale],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "a name resolves to its latest registration",
+    },
+    Expected {
         name: "priority-queue-bug-stale-listing",
         violations: &[ViolationKind::PriorityInverted],
         clients: 2,

@@ -684,6 +684,7 @@ impl<W: Workload> RecipeModel<W> {
             ConfigStale,
             GroupGhost,
             GroupStale,
+            NameStale,
             Orphan,
             Liveness,
             Deadlock,

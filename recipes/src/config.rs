@@ -50,6 +50,8 @@ pub enum ConfigOutcome {
     Written(Setting),
     /// The reader read this value (a newer version than it last told).
     Read(Setting),
+    /// A lookup found no node: nothing was ever written.
+    Absent,
     /// The session ended first.
     Lost,
     /// ZooKeeper answered with an error the recipe cannot handle (a conditional write over
@@ -67,11 +69,18 @@ impl From<ConfigOutcome> for Outcome {
                 version: i64::from(setting.version),
                 value: Outcome::digest(&setting.data),
             },
+            ConfigOutcome::Absent => Outcome::Read {
+                version: ABSENT,
+                value: Outcome::digest(&[]),
+            },
             ConfigOutcome::Lost => Outcome::Lost,
             ConfigOutcome::Failed(error) => Outcome::Failed(error),
         }
     }
 }
+
+/// The version an [`Outcome::Read`] carries for a lookup that found no node.
+pub const ABSENT: i64 = -1;
 
 /// A configuration machine asks nothing of its application.
 pub type ConfigRequest = ();
@@ -87,6 +96,8 @@ pub enum ConfigPart {
         /// The version it must be written over, or -1.
         version: i32,
     },
+    /// Reads the value once, without a watch: a lookup.
+    Lookup,
     /// Reads the value and every change, until it reads `until` (if given).
     Reader {
         /// The value to stop at.
@@ -108,6 +119,8 @@ enum Phase {
     CreatingParent(Parents),
     /// A conditional write tried again found another version: reading whose write it is.
     Checking,
+    /// A lookup's read is in flight.
+    Looking,
     /// The reader follows the node.
     Following,
     Done,
@@ -225,7 +238,7 @@ impl ConfigMachine {
     fn on_reply(&mut self, reply: OpReply) -> Step<ConfigOutcome> {
         let expected = match &self.part {
             ConfigPart::Writer { version, .. } => *version,
-            ConfigPart::Reader { .. } => -1,
+            ConfigPart::Lookup | ConfigPart::Reader { .. } => -1,
         };
         match (std::mem::replace(&mut self.phase, Phase::Idle), reply) {
             (Phase::Writing { .. }, Ok(OpResult::SetData(stat))) => self.written(stat.version),
@@ -246,6 +259,11 @@ impl ConfigMachine {
                     false => self.done(ConfigOutcome::Failed(ZkError::BadVersion)),
                 }
             }
+            (Phase::Looking, Ok(OpResult::Data { data, stat })) => {
+                let version = stat.version;
+                self.done(ConfigOutcome::Read(Setting { version, data }))
+            }
+            (Phase::Looking, Err(ZkError::NoNode)) => self.done(ConfigOutcome::Absent),
             (Phase::Creating, Ok(OpResult::Created { .. })) => self.written(0),
             // Created meanwhile by another writer (or by this create, sent again): set it.
             (Phase::Creating, Err(ZkError::NodeExists)) => self.write(false),
@@ -291,6 +309,13 @@ impl Recipe for ConfigMachine {
             Input::Start => match self.part {
                 ConfigPart::Writer { .. } => self.write(false),
                 ConfigPart::Reader { .. } => self.read(),
+                ConfigPart::Lookup => {
+                    let read = Op::GetData {
+                        path: self.path.clone(),
+                        watch: false,
+                    };
+                    self.send(Phase::Looking, read)
+                }
             },
             Input::Reply(reply) => match self.link.on_reply(reply) {
                 Delivery::Resend(op) => Step::send(op),
@@ -396,6 +421,32 @@ impl Config {
         match written.await? {
             ConfigOutcome::Written(setting) => Ok(setting.version),
             _ => Err(RecipeError::SessionLost),
+        }
+    }
+
+    /// The value now, once; `None` if nothing was ever written.
+    pub async fn get<C: ZkClient>(&self, client: &C) -> Result<Option<Setting>, ConfigError> {
+        self.get_with(client, ConfigMachine::new(&self.path, ConfigPart::Lookup))
+            .await
+    }
+
+    /// Looks up with `machine`: a lookup's machine, or one built around it.
+    pub async fn get_with<C, M>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<Option<Setting>, ConfigError>
+    where
+        C: ZkClient,
+        M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
+    {
+        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
+        let read = run_until(&mut driver, Input::Start, |outcome| {
+            matches!(outcome, ConfigOutcome::Read(_) | ConfigOutcome::Absent)
+        });
+        match read.await? {
+            ConfigOutcome::Read(setting) => Ok(Some(setting)),
+            _ => Ok(None),
         }
     }
 

@@ -9,7 +9,7 @@
 //! [`semaphore`] are the role part under their own names, and
 //! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
 //! leaves together, [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and
-//! consumers that neither lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers set and readers follow, [`group`] members that join and a membership anyone follows. The same machine runs in the simulator, in the
+//! consumers that neither lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers set and readers follow, [`group`] members that join and a membership anyone follows, [`names`] names registered to values. The same machine runs in the simulator, in the
 //! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
 
 extern crate self as zklab_recipes;
@@ -22,6 +22,7 @@ pub mod election;
 pub mod group;
 pub mod lock;
 pub mod machine;
+pub mod names;
 pub mod outcome;
 pub mod parts;
 pub mod priority_queue;

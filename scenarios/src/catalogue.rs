@@ -3,7 +3,7 @@
 
 use crate::scenario::Scenario;
 use crate::{
-    barrier, config, double_barrier, election, group, lock, queue, revocable_lock, rw_lock,
+    barrier, config, double_barrier, election, group, lock, names, queue, revocable_lock, rw_lock,
     semaphore, two_phase_commit,
 };
 
@@ -20,6 +20,7 @@ const RECIPES: &[&[Scenario]] = &[
     queue::SCENARIOS,
     config::SCENARIOS,
     group::SCENARIOS,
+    names::SCENARIOS,
 ];
 
 /// Every scenario, in listing order.

@@ -17,6 +17,7 @@ pub mod host;
 pub mod kit;
 pub mod lock;
 pub mod mutation;
+pub mod names;
 pub mod oracle;
 pub mod queue;
 pub mod real;

@@ -910,6 +910,41 @@ impl Mutation for PersistentMember {
     }
 }
 
+/// A name registered by create alone, NodeExists taken as registered: a name registered before
+/// keeps its old value, though the registration is told done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct CreateOnly {
+    /// The write in flight was turned into a create: its answer is told as a write's.
+    turned: bool,
+}
+
+impl Mutation for CreateOnly {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Reply(Ok(OpResult::Created { .. }) | Err(ZkError::NodeExists))
+                if self.turned =>
+            {
+                Input::Reply(Ok(OpResult::SetData(Stat::default())))
+            }
+            input => input,
+        };
+        if matches!(input, Input::Reply(_)) {
+            self.turned = false;
+        }
+        let mut step = inner.step(input);
+        if let Action::Send(Op::SetData { path, data, .. }) = &step.action {
+            let create = Op::Create {
+                path: path.clone(),
+                data: data.clone(),
+                mode: CreateMode::Persistent,
+            };
+            step.action = Action::Send(create);
+            self.turned = true;
+        }
+        step
+    }
+}
+
 /// A priority queue's consumer that works through its listing though the queue's watch fired
 /// meanwhile: news that comes while an op is in flight is held back until it waits, as a plain
 /// queue's consumer may do, so it may take an item while one of higher priority has come.

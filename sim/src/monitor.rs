@@ -10,6 +10,7 @@ pub mod failure;
 pub mod fencing;
 pub mod group;
 pub mod herd;
+pub mod names;
 pub mod priority;
 pub mod queue;
 pub mod revocation;
@@ -199,6 +200,8 @@ pub enum ViolationKind {
     GroupGhost,
     /// A live group member ended with a view other than the group's members.
     GroupStale,
+    /// A lookup read an older value of a name than one registered before it was sent.
+    NameStale,
     /// Recipe znodes were left behind after every client finished.
     Orphan,
     /// A client did not finish its workload within the sim-time bound.
@@ -237,6 +240,7 @@ impl ViolationKind {
             ViolationKind::ConfigStale => "config-stale",
             ViolationKind::GroupGhost => "group-ghost",
             ViolationKind::GroupStale => "group-stale",
+            ViolationKind::NameStale => "name-stale",
             ViolationKind::Orphan => "orphan",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "deadlock",
@@ -268,6 +272,7 @@ impl ViolationKind {
             ViolationKind::ConfigStale => "readers end with the last value",
             ViolationKind::GroupGhost => "no view holds a dead member",
             ViolationKind::GroupStale => "members end with the members' view",
+            ViolationKind::NameStale => "a name resolves to its latest registration",
             ViolationKind::Orphan => "no orphans",
             ViolationKind::Liveness => "liveness",
             ViolationKind::Deadlock => "no deadlock",

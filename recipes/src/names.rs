@@ -12,6 +12,7 @@
 //! let names = Names::new("/services/names");
 //! names.register(client, "db", b"10.0.0.7:5432".to_vec()).await?;
 //! let address = names.resolve(client, "db").await?; // Some(value), or None if never registered
+//! let job = names.register_unique(client, "job-", b"payload".to_vec()).await?; // "job-0000000003"
 //! # let _ = address;
 //! # Ok(()) }
 //! ```
@@ -19,9 +20,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::ZkClient;
+use crate::client::{SessionId, ZkClient};
 use crate::config::{Config, ConfigError};
+use crate::machine::Recipe;
 use crate::outcome::Recorder;
+use crate::parts::consumer::{QueueOutcome, QueueRequest};
+use crate::parts::producer::PutMachine;
+use crate::queue::Queue;
 
 /// Why a name service operation did not complete: the session ended first, or ZooKeeper
 /// answered with an error the recipe cannot handle.
@@ -32,6 +37,8 @@ pub type NamesError = ConfigError;
 pub struct Names {
     dir: String,
     recorder: Option<Arc<dyn Recorder>>,
+    /// Makes unique names: a queue's puts, under the caller's names.
+    unique: Queue,
 }
 
 impl fmt::Debug for Names {
@@ -48,11 +55,13 @@ impl Names {
         Names {
             dir: dir.to_owned(),
             recorder: None,
+            unique: Queue::new(dir),
         }
     }
 
     /// The same service, writing down everything it tells the application with `recorder`.
     pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.unique = self.unique.recording(recorder.clone());
         self.recorder = recorder;
         self
     }
@@ -81,4 +90,45 @@ impl Names {
         let setting = self.entry(name).get(client).await?;
         Ok(setting.map(|setting| setting.data))
     }
+
+    /// Registers `value` under a new name, `<prefix><seq>`, unique in the service (ZooKeeper's
+    /// sequence number, ten digits); returns the name. Made exactly once while the session
+    /// lives, even when the reply is lost: see [`PutMachine`]. If the session ends first, the
+    /// name may or may not have been made.
+    pub async fn register_unique<C: ZkClient>(
+        &self,
+        client: &C,
+        prefix: &str,
+        value: Vec<u8>,
+    ) -> Result<String, NamesError> {
+        let tag = self.unique.next_tag(client.session_id());
+        let machine = PutMachine::named(&self.dir, prefix.to_owned(), tag, value);
+        self.register_unique_with(client, prefix, machine).await
+    }
+
+    /// Registers a unique name with `machine`: a put named `prefix` (see
+    /// [`Names::unique_tag`]), or a machine built around it.
+    pub async fn register_unique_with<C, M>(
+        &self,
+        client: &C,
+        prefix: &str,
+        machine: M,
+    ) -> Result<String, NamesError>
+    where
+        C: ZkClient,
+        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
+    {
+        let seq = self.unique.put_with(client, machine).await?;
+        Ok(unique_name(prefix, seq))
+    }
+
+    /// A tag for the next unique name registered through this handle in `session`.
+    pub fn unique_tag(&self, session: SessionId) -> String {
+        self.unique.next_tag(session)
+    }
+}
+
+/// The unique name of sequence number `seq` under `prefix`, as ZooKeeper names it.
+pub fn unique_name(prefix: &str, seq: i64) -> String {
+    format!("{prefix}{seq:010}")
 }

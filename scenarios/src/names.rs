@@ -1,5 +1,6 @@
 //! The name service's kit. Each client, each round, registers one of [`NAMES`] names with a
-//! value of its own (`c<client> r<round>`), works a while, and resolves the next name. The
+//! value of its own (`c<client> r<round>`), works a while, resolves the next name, registers a
+//! value under a unique name and resolves that. The
 //! model starts with `name-0` registered; its client 0 registers it again, and the others
 //! resolve it once, before or after.
 //!
@@ -9,10 +10,11 @@
 use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
-use zklab_recipes::client::{CreateMode, Op, SessionId};
+use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::names::{Names, NamesError};
 use zklab_recipes::parts::link::RecipeError;
+use zklab_recipes::parts::producer::PutMachine;
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::names::NameResolution;
 
@@ -26,6 +28,9 @@ pub const NAMES_DIR: &str = "/names";
 
 /// How many names the clients share.
 pub const NAMES: usize = 3;
+
+/// What unique names start with.
+pub const UNIQUE: &str = "unique-";
 
 /// The model's registering client.
 const REGISTRAR: u8 = 0;
@@ -63,8 +68,21 @@ impl<X: Mutation> NamesKit<X> {
         names.entry(&register).write_with(session, machine).await?;
         host.work().await;
         let resolve = name(index + 1);
-        let machine = Self::mutated(names, &resolve, ConfigPart::Lookup);
-        names.entry(&resolve).get_with(session, machine).await?;
+        Self::resolve(names, session, &resolve).await?;
+        let tag = names.unique_tag(session.session_id());
+        let data = format!("c{} r{round} unique", host.index()).into_bytes();
+        let put = Mutated::<_, X>::new(PutMachine::named(NAMES_DIR, UNIQUE.into(), tag, data));
+        let unique = names.register_unique_with(session, UNIQUE, put).await?;
+        Self::resolve(names, session, &unique).await
+    }
+
+    async fn resolve<S: ZkClient>(
+        names: &Names,
+        session: &S,
+        name: &str,
+    ) -> Result<(), NamesError> {
+        let machine = Self::mutated(names, name, ConfigPart::Lookup);
+        names.entry(name).get_with(session, machine).await?;
         Ok(())
     }
 }
@@ -118,7 +136,7 @@ impl<X: Mutation> Workload for NamesKit<X> {
 
     /// The names registered.
     fn may_remain(&self, child: &str) -> bool {
-        child.starts_with("name-")
+        child.starts_with("name-") || child.starts_with(UNIQUE)
     }
 
     fn root(&self) -> &str {
@@ -155,7 +173,7 @@ impl<X: Mutation> Kit for NamesKit<X> {
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names",
-        about: "each client registers a name and resolves the next, round after round",
+        about: "each client registers a name, resolves the next, and registers a unique name",
         known_bug: false,
         kit: &NamesKit::<Documented>::KIT,
         states: Some(861),

@@ -44,6 +44,9 @@ pub struct PutMachine {
     /// Names this put: unique to it, and no other put's tag followed by `-item-` or `-put-`.
     #[rename(guid)]
     tag: String,
+    /// The item's name before its sequence number: `<tag>-item-`, or one of the caller's.
+    #[rename(guid)]
+    item: String,
     #[rename(keep)]
     data: Vec<u8>,
     /// Taken up again in a new session: look for the item first.
@@ -55,9 +58,18 @@ pub struct PutMachine {
 impl PutMachine {
     /// Puts `data` into the queue at `dir` as `<dir>/<tag>-item-<seq>`.
     pub fn new(dir: &str, tag: String, data: Vec<u8>) -> Self {
+        let item = format!("{tag}{ITEM}");
+        PutMachine::named(dir, item, tag, data)
+    }
+
+    /// Puts `data` as `<dir>/<item><seq>` (a unique name of the caller's choosing, such as
+    /// `job-`), with the marker of `tag`. Not for a put taken up again: its item does not carry
+    /// the tag to be found by.
+    pub fn named(dir: &str, item: String, tag: String, data: Vec<u8>) -> Self {
         PutMachine {
             dir: dir.to_owned(),
             tag,
+            item,
             data,
             again: false,
             phase: Phase::Idle,
@@ -88,7 +100,7 @@ impl PutMachine {
     fn put(&mut self) -> Step<QueueOutcome> {
         let put = Op::Multi(vec![
             Op::Create {
-                path: format!("{}/{}{ITEM}", self.dir, self.tag),
+                path: format!("{}/{}", self.dir, self.item),
                 data: self.data.clone(),
                 mode: CreateMode::PersistentSequential,
             },
@@ -115,6 +127,12 @@ impl PutMachine {
         rest.parse::<i32>().ok().map(i64::from)
     }
 
+    /// The sequence number of an item of this put's name.
+    fn item_number(&self, name: &str) -> Option<i64> {
+        let rest = name.strip_prefix(self.item.as_str())?;
+        rest.parse::<i32>().ok().map(i64::from)
+    }
+
     /// The put landed as item `item`: tells it, and deletes its marker `marker`.
     fn landed(&mut self, item: i64, marker: String) -> Step<QueueOutcome> {
         let clear = Op::Delete {
@@ -135,7 +153,7 @@ impl PutMachine {
         }
         let item = children
             .iter()
-            .find_map(|name| self.numbered(name, ITEM))
+            .find_map(|name| self.item_number(name))
             .filter(|_| self.again);
         match item {
             Some(item) => self.done(QueueOutcome::Put { item }),
@@ -148,7 +166,7 @@ impl PutMachine {
             (Phase::Putting, Ok(OpResult::Multi(results))) => match results.as_slice() {
                 [Ok(OpResult::Created { path: item, .. }), Ok(OpResult::Created { path, .. })] => {
                     let name = item.rsplit('/').next().unwrap_or_default();
-                    let item = self.numbered(name, ITEM).unwrap_or_default();
+                    let item = self.item_number(name).unwrap_or_default();
                     self.landed(item, path.clone())
                 }
                 [Err(ZkError::NoNode), ..] => {
@@ -282,6 +300,20 @@ mod tests {
         // An item of its tag without a marker is another attempt's; this one did not land.
         let step = put.step(children(&["t1-item-0000000003"]));
         assert!(matches!(op(&step), Op::Multi(_)));
+    }
+
+    #[test]
+    fn a_named_put_makes_its_item_under_that_name_and_finds_it_by_its_marker() {
+        let mut put = PutMachine::named("/n", "job-".into(), "t1".into(), b"x".to_vec());
+        let step = put.step(Input::Start);
+        let Op::Multi(ops) = op(&step) else {
+            panic!("a multi")
+        };
+        assert_eq!(ops[0].path(), "/n/job-");
+        put.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        put.step(Input::Reply(Ok(OpResult::Synced)));
+        let step = put.step(children(&["job-0000000006", "t1-put-0000000007"]));
+        assert_eq!(step.outcome, Some(QueueOutcome::Put { item: 6 }));
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! told: a `Wrote` is the registration of the name its client last asked to write; a lookup
 //! (`getData` of a name without a watch) sent after a registration of that name was told must
 //! read that value or one applied after it. A registration told but never applied (a write
-//! that did not land) is missed by every later lookup. A real server's trace has neither
+//! that did not land) is missed by every later lookup. A unique name told made (`Put`) is
+//! registered with the value of the sequential node its client made last. A real server's trace has neither
 //! requests nor applied ops: nothing is judged there.
 
 use std::collections::BTreeMap;
 
-use zklab_recipes::client::Op;
+use zklab_recipes::client::{CreateMode, Op};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
@@ -54,6 +55,8 @@ pub struct NameResolution {
     writing: BTreeMap<Client, String>,
     /// Each client's lookup in flight.
     looking: BTreeMap<Client, Lookup>,
+    /// The sequential name each client made last (a unique name, until told).
+    made: BTreeMap<Client, String>,
 }
 
 impl NameResolution {
@@ -65,6 +68,7 @@ impl NameResolution {
             registered: BTreeMap::new(),
             writing: BTreeMap::new(),
             looking: BTreeMap::new(),
+            made: BTreeMap::new(),
         }
     }
 
@@ -93,6 +97,20 @@ impl NameResolution {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A unique name was told made, with sequence number `item`: the one the client made last.
+    fn unique_told(&mut self, client: ClientId, item: i64) {
+        let Some(name) = self.made.remove(&Client(client)) else {
+            return;
+        };
+        let numbered = name
+            .get(name.len().saturating_sub(10)..)
+            .and_then(|digits| digits.parse::<i64>().ok());
+        let value = self.applied.get(&name).and_then(|values| values.last());
+        if let (Some(value), true) = (value, numbered == Some(item)) {
+            self.registered.insert(name, *value);
         }
     }
 
@@ -128,17 +146,35 @@ impl Monitor for NameResolution {
                 self.requested(*client, op);
                 return None;
             }
-            TraceEvent::Applied { op, reply, .. } => {
+            TraceEvent::Applied {
+                client, op, reply, ..
+            } => {
                 for change in changes(op, reply) {
                     let (Change::Created { path, data, .. } | Change::Set { path, data }) = change
                     else {
                         continue;
                     };
-                    if let Some(name) = child_of(&self.dir, path) {
-                        let values = self.applied.entry(name.to_owned()).or_default();
-                        values.push(Outcome::digest(data));
+                    let Some(name) = child_of(&self.dir, path) else {
+                        continue;
+                    };
+                    let values = self.applied.entry(name.to_owned()).or_default();
+                    values.push(Outcome::digest(data));
+                    if let Change::Created {
+                        mode: CreateMode::PersistentSequential,
+                        ..
+                    } = change
+                    {
+                        self.made.insert(Client(*client), name.to_owned());
                     }
                 }
+                return None;
+            }
+            TraceEvent::Outcome {
+                client,
+                outcome: Outcome::Put { item },
+                ..
+            } => {
+                self.unique_told(*client, *item);
                 return None;
             }
             TraceEvent::Outcome {
@@ -249,6 +285,36 @@ mod tests {
         events.extend(set(0, b"1"));
         events.extend([read(2, b"2")]);
         assert_eq!(first(events), None);
+    }
+
+    #[test]
+    fn a_unique_name_told_made_resolves_to_its_value() {
+        let create = Op::Create {
+            path: "/n/u-".into(),
+            data: b"v".to_vec(),
+            mode: CreateMode::PersistentSequential,
+        };
+        let made = TraceEvent::Applied {
+            client: 0,
+            session: 1,
+            zxid: 1,
+            op: create,
+            reply: Ok(OpResult::Created {
+                path: "/n/u-0000000003".into(),
+                stat: Stat::default(),
+            }),
+        };
+        let told = outcome(0, 1, Outcome::Put { item: 3 });
+        let lookup = request(
+            1,
+            Op::GetData {
+                path: "/n/u-0000000003".into(),
+                watch: false,
+            },
+        );
+        let wrong = vec![made.clone(), told.clone(), lookup.clone(), read(1, b"w")];
+        assert_eq!(first(wrong), Some(ViolationKind::NameStale));
+        assert_eq!(first(vec![made, told, lookup, read(1, b"v")]), None);
     }
 
     #[test]

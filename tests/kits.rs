@@ -249,6 +249,13 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "a name resolves to its latest registration",
     },
     Expected {
+        name: "queue-bug-name-order",
+        violations: &[ViolationKind::OutOfSequence],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "sequence order",
+    },
+    Expected {
         name: "priority-queue-bug-stale-listing",
         violations: &[ViolationKind::PriorityInverted],
         clients: 2,

@@ -680,6 +680,7 @@ impl<W: Workload> RecipeModel<W> {
             ItemLost,
             DeadClaim,
             PriorityInverted,
+            OutOfSequence,
             ConfigBackwards,
             ConfigStale,
             GroupGhost,

@@ -14,7 +14,7 @@ use zklab_recipes::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEv
 use zklab_recipes::client::{OpReply, SessionEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::parts::contender::UNLOCK;
-use zklab_recipes::queue::CLAIM;
+use zklab_recipes::queue::{item_sequence, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, vote_site, ABORT, COMMIT};
 
@@ -942,6 +942,37 @@ impl Mutation for CreateOnly {
             self.turned = true;
         }
         step
+    }
+}
+
+/// A queue's consumer that takes items in the order of their names (as a listing sorted by
+/// name gives them), not of their sequence numbers: names start with the producer's tag, so
+/// an item put later may come first. Each listing it is handed holds its first item by name
+/// only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct FirstByName;
+
+impl Mutation for FirstByName {
+    const SYMMETRIC: bool = false;
+
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        let input = match input {
+            Input::Reply(Ok(OpResult::Children { children, stat })) => {
+                let first = children
+                    .iter()
+                    .filter(|name| item_sequence(name).is_some())
+                    .filter(|name| !children.contains(&format!("{name}{CLAIM}")))
+                    .min()
+                    .cloned();
+                let children = children
+                    .into_iter()
+                    .filter(|name| item_sequence(name).is_none() || Some(name) == first.as_ref())
+                    .collect();
+                Input::Reply(Ok(OpResult::Children { children, stat }))
+            }
+            input => input,
+        };
+        inner.step(input)
     }
 }
 

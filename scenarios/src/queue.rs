@@ -34,13 +34,15 @@ use zklab_recipes::queue::{holds_an_item, Order, PutMachine, Queue, QueueOutcome
 use zklab_recipes::queue::{TakeMachine, TakeMode, ITEM};
 use zklab_recipes::symmetry::{session_guid, RenameSessions};
 use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::priority::PriorityOrder;
 use zklab_sim::monitor::queue::QueueDelivery;
+use zklab_sim::monitor::take_order::TakeOrder;
 
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::mutation::StaleListing;
-use crate::mutation::{Documented, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly};
+use crate::mutation::{
+    Documented, FirstByName, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly,
+};
 use crate::scenario::Scenario;
 
 /// Where the plainly taken queue lives.
@@ -219,7 +221,7 @@ impl<X: Mutation> QueueKit<X> {
 
 impl<X: Mutation> Workload for QueueKit<X> {
     type Machine = Mutated<QueueClient, X>;
-    type Monitors = (QueueDelivery, PriorityOrder, NoFailures);
+    type Monitors = (QueueDelivery, TakeOrder, NoFailures);
 
     /// Client 0 produces; a plain take's consumer is its client, in every session.
     fn part(&self, client: usize, _: usize) -> u8 {
@@ -272,10 +274,14 @@ impl<X: Mutation> Workload for QueueKit<X> {
         QueueRequest::Ack
     }
 
-    /// Nothing twice, nothing lost, no dead claim, priority order, no recipe failure.
+    /// Nothing twice, nothing lost, no dead claim, taken in order, no recipe failure.
     fn monitors(&self) -> Self::Monitors {
         let dir = self.dir();
-        (QueueDelivery::new(dir), PriorityOrder::new(dir), NoFailures)
+        (
+            QueueDelivery::new(dir),
+            TakeOrder::new(dir, self.order),
+            NoFailures,
+        )
     }
 
     fn root(&self) -> &str {
@@ -318,55 +324,62 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every client puts an item and takes one, round after round; a take is recorded",
         known_bug: false,
         kit: &QueueKit::<Documented>::TAKE,
-        states: Some(38_135),
+        states: Some(51_943),
     },
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
-        states: Some(37_963),
+        states: Some(51_928),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
         known_bug: true,
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
-        states: Some(44_654),
+        states: Some(60_424),
     },
     Scenario {
         name: "queue-bug-put-blindly",
         about: "a put whose reply was lost is made again without looking: two items of one put",
         known_bug: true,
         kit: &QueueKit::<PutBlindly>::TAKE,
-        states: Some(48_581),
+        states: Some(48_975),
+    },
+    Scenario {
+        name: "queue-bug-name-order",
+        about: "a consumer takes items by name, not by sequence number: a later item first",
+        known_bug: true,
+        kit: &QueueKit::<FirstByName>::TAKE,
+        states: Some(51_484),
     },
     Scenario {
         name: "priority-queue",
         about: "every client puts an item of some priority and takes the highest, round after round",
         known_bug: false,
         kit: &QueueKit::<Documented>::PRIORITY,
-        states: Some(50_454),
+        states: Some(50_768),
     },
     Scenario {
         name: "priority-queue-bug-stale-listing",
         about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
         known_bug: true,
         kit: &QueueKit::<StaleListing>::PRIORITY,
-        states: Some(76_445),
+        states: Some(76_757),
     },
     Scenario {
         name: "locked-queue",
         about: "every client puts an item, then claims one, works on it and acknowledges it",
         known_bug: false,
         kit: &QueueKit::<Documented>::LOCKED,
-        states: Some(60_147),
+        states: Some(83_747),
     },
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
         known_bug: true,
         kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(65_513),
+        states: Some(90_621),
     },
 ];

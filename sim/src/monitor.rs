@@ -11,11 +11,11 @@ pub mod fencing;
 pub mod group;
 pub mod herd;
 pub mod names;
-pub mod priority;
 pub mod queue;
 pub mod revocation;
 pub mod shared_line;
 pub mod stuck_waiter;
+pub mod take_order;
 #[cfg(test)]
 mod testing;
 pub mod two_phase_commit;
@@ -192,6 +192,9 @@ pub enum ViolationKind {
     /// A priority queue's consumer took an item while one of higher priority that it knew of
     /// stood there for the taking.
     PriorityInverted,
+    /// A queue's consumer took an item while one earlier in sequence that its listing held
+    /// stood for the taking.
+    OutOfSequence,
     /// A configuration's reader read a lower version than it had read before.
     ConfigBackwards,
     /// A configuration's reader finished with a value older than the newest written.
@@ -236,6 +239,7 @@ impl ViolationKind {
             ViolationKind::ItemLost => "item-lost",
             ViolationKind::DeadClaim => "dead-claim",
             ViolationKind::PriorityInverted => "priority-inverted",
+            ViolationKind::OutOfSequence => "out-of-sequence",
             ViolationKind::ConfigBackwards => "config-backwards",
             ViolationKind::ConfigStale => "config-stale",
             ViolationKind::GroupGhost => "group-ghost",
@@ -268,6 +272,7 @@ impl ViolationKind {
             ViolationKind::ItemLost => "nothing lost",
             ViolationKind::DeadClaim => "no claim outlives its session",
             ViolationKind::PriorityInverted => "priority order",
+            ViolationKind::OutOfSequence => "sequence order",
             ViolationKind::ConfigBackwards => "config never goes back",
             ViolationKind::ConfigStale => "readers end with the last value",
             ViolationKind::GroupGhost => "no view holds a dead member",

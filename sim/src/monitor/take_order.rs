@@ -1,13 +1,16 @@
-//! Priority order: a consumer of a priority queue never takes an item while one of higher
-//! priority that it knew of, or should have, was there for the taking.
+//! Take order: a queue's consumer never takes an item while one that comes before it, that it
+//! knew of (or should have), was there for the taking. Under `Order::Priority`, one of higher
+//! priority; under `Order::Sequence`, one of a lower sequence number: a single consumer takes
+//! items in sequence order.
 //!
 //! Judged from the server's applied ops and what each session heard and sent. A consumer knows
-//! the items of its latest listing; once it hears the queue's watch fire (a change since that
-//! listing), it knows its listing is stale and must list again before it takes. So a take (a
-//! `multi` that deletes an item, or claims it) that the server applies is a violation when an
-//! unclaimed item of higher priority stood then, and either it was in the consumer's latest
-//! listing, or the consumer had heard its listing go stale before it sent the take. A real
-//! server's trace has no applied ops: it is not judged.
+//! the unclaimed items of its latest listing. A priority consumer that hears the queue's watch
+//! fire (a change since that listing) knows its listing is stale and must list again before it
+//! takes; a sequence consumer works through its listing first, by design. So a take (a `multi`
+//! that deletes an item, or claims it) that the server applies is a violation when an
+//! unclaimed item that comes before it stood then, and either it was in the consumer's latest
+//! listing, or a priority consumer had heard its listing go stale before it sent the take. A
+//! real server's trace has no applied ops: it is not judged.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,7 +24,7 @@ use crate::trace::{TraceEntry, TraceEvent};
 /// What one session knows of the queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 struct View {
-    /// The items of its latest listing.
+    /// The unclaimed items of its latest listing it has not tried in vain.
     listing: BTreeSet<String>,
     /// It heard the watch fire since that listing.
     stale: bool,
@@ -33,11 +36,12 @@ struct View {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 struct Session(#[rename(session)] SessionId);
 
-/// The priority-order monitor of one priority queue's directory.
+/// The take-order monitor of one queue's directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
-pub struct PriorityOrder {
+pub struct TakeOrder {
     #[rename(keep)]
     dir: String,
+    order: Order,
     /// The items standing, by name.
     items: BTreeSet<String>,
     /// The items claimed.
@@ -45,14 +49,23 @@ pub struct PriorityOrder {
     views: BTreeMap<Session, View>,
 }
 
-impl PriorityOrder {
-    /// A monitor of the priority queue whose items are the children of `dir`.
-    pub fn new(dir: &str) -> Self {
-        PriorityOrder {
+impl TakeOrder {
+    /// A monitor of the queue whose items are the children of `dir`, taken in `order`.
+    pub fn new(dir: &str, order: Order) -> Self {
+        TakeOrder {
             dir: dir.to_owned(),
+            order,
             items: BTreeSet::new(),
             claimed: BTreeSet::new(),
             views: BTreeMap::new(),
+        }
+    }
+
+    /// What a take out of order breaks.
+    fn kind(&self) -> ViolationKind {
+        match self.order {
+            Order::Priority => ViolationKind::PriorityInverted,
+            Order::Sequence => ViolationKind::OutOfSequence,
         }
     }
 
@@ -67,25 +80,27 @@ impl PriorityOrder {
         match ops.first()? {
             Op::Delete { path, .. } | Op::Check { path, .. } => {
                 let name = self.child(path)?;
-                Order::Priority.key(name).map(|_| name)
+                self.order.key(name).map(|_| name)
             }
             _ => None,
         }
     }
 
-    /// An item passed over by a take of `item` by `session`: of higher priority, standing and
-    /// unclaimed, and known to the consumer.
+    /// An item passed over by a take of `item` by `session`: one that comes before it,
+    /// standing and unclaimed, and known to the consumer.
     fn passed_over(&self, session: SessionId, item: &str) -> Option<String> {
-        let (priority, _) = Order::Priority.key(item)?;
+        let key = self.order.key(item)?;
         let view = self.views.get(&Session(session))?;
+        let heard = view.sent_stale && self.order == Order::Priority;
         self.items
             .iter()
             .filter(|other| !self.claimed.contains(*other))
-            .filter(|other| view.sent_stale || view.listing.contains(*other))
+            .filter(|other| heard || view.listing.contains(*other))
             .find(|other| {
-                Order::Priority
-                    .key(other)
-                    .is_some_and(|(p, _)| p < priority)
+                self.order.key(other).is_some_and(|other| match self.order {
+                    Order::Priority => other.0 < key.0,
+                    Order::Sequence => other < key,
+                })
             })
             .cloned()
     }
@@ -94,9 +109,15 @@ impl PriorityOrder {
         if let (Op::GetChildren { path, .. }, Ok(OpResult::Children { children, .. })) = (op, reply)
         {
             if *path == self.dir {
+                // Items made before the run (a model's setup) are known from the first listing.
+                let items = children
+                    .iter()
+                    .filter(|name| self.order.key(name).is_some());
+                self.items.extend(items.cloned());
                 let listing = children
                     .iter()
-                    .filter(|name| Order::Priority.key(name).is_some())
+                    .filter(|name| self.order.key(name).is_some())
+                    .filter(|name| !children.contains(&format!("{name}{CLAIM}")))
                     .cloned()
                     .collect();
                 let view = self.views.entry(Session(session)).or_default();
@@ -111,12 +132,20 @@ impl PriorityOrder {
             (true, Some(item)) => self
                 .passed_over(session, item)
                 .map(|other| format!("session {session:#x} took {item} while {other} stood")),
+            // Tried and found taken or claimed: the consumer goes on with its listing, and
+            // may rightly pass the item over if it is given up later.
+            (false, Some(item)) => {
+                if let Some(view) = self.views.get_mut(&Session(session)) {
+                    view.listing.remove(item);
+                }
+                None
+            }
             _ => None,
         };
         for change in changes(op, reply) {
             match change {
                 Change::Created { path, .. } => match self.child(path) {
-                    Some(name) if Order::Priority.key(name).is_some() => {
+                    Some(name) if self.order.key(name).is_some() => {
                         self.items.insert(name.to_owned());
                     }
                     Some(name) => {
@@ -141,7 +170,7 @@ impl PriorityOrder {
     }
 }
 
-impl Monitor for PriorityOrder {
+impl Monitor for TakeOrder {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         let message = match &entry.event {
             TraceEvent::Applied {
@@ -170,14 +199,14 @@ impl Monitor for PriorityOrder {
             _ => return None,
         };
         Some(Violation {
-            kind: ViolationKind::PriorityInverted,
+            kind: self.kind(),
             at: entry.at,
             message,
         })
     }
 
     fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::PriorityInverted]
+        vec![self.kind()]
     }
 }
 
@@ -265,7 +294,11 @@ mod tests {
     }
 
     fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
-        PriorityOrder::new("/q")
+        first_in_order(Order::Priority, events)
+    }
+
+    fn first_in_order(order: Order, events: Vec<TraceEvent>) -> Option<ViolationKind> {
+        TakeOrder::new("/q", order)
             .first_in(&trace(events))
             .map(|v| v.kind)
     }
@@ -290,5 +323,24 @@ mod tests {
         let take = takes(1, LOW);
         late.extend([take[0].clone(), hears(1), take[1].clone()]);
         assert_eq!(first(late), None);
+    }
+
+    #[test]
+    fn a_sequence_consumer_taking_a_later_item_over_a_listed_earlier_one_is_out_of_sequence() {
+        const EARLY: &str = "b-item-0000000001";
+        const LATE: &str = "a-item-0000000002";
+        let mut skipped = vec![put(EARLY), put(LATE), lists(1, &[LATE, EARLY])];
+        skipped.extend(takes(1, LATE));
+        let found = first_in_order(Order::Sequence, skipped);
+        assert_eq!(found, Some(ViolationKind::OutOfSequence));
+        // An earlier item that came after the listing: the consumer works its listing first.
+        let mut later = vec![put(LATE), lists(1, &[LATE]), put(EARLY), hears(1)];
+        later.extend(takes(1, LATE));
+        assert_eq!(first_in_order(Order::Sequence, later), None);
+        // An earlier item claimed when listed: not there for the taking.
+        let claim = format!("{EARLY}{CLAIM}");
+        let mut claimed = vec![put(EARLY), put(LATE), lists(1, &[LATE, EARLY, &claim])];
+        claimed.extend(takes(1, LATE));
+        assert_eq!(first_in_order(Order::Sequence, claimed), None);
     }
 }

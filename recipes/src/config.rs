@@ -26,7 +26,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::{CreateMode, Op, OpReply, OpResult, SessionEvent, ZkClient, ZkError, ZkEvent};
+use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::follow::{Follow, Followed, Reading};
@@ -322,27 +322,21 @@ impl Recipe for ConfigMachine {
                 Delivery::SessionLost => self.done(ConfigOutcome::Lost),
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
-            Input::Event(ZkEvent::Session(event)) => {
-                if self.link.on_session(event, false) == Some(Connection::Lost) {
-                    return self.done(ConfigOutcome::Lost);
-                }
-                // Back in the same session: a change may have gone unheard while away.
-                if event == SessionEvent::SyncConnected && self.phase == Phase::Following {
-                    if let Some(read) = self.follow.on_reconnected() {
-                        return Step::send(self.link.send(read));
+            Input::Event(event) => {
+                if let ZkEvent::Session(state) = event {
+                    if self.link.on_session(state, false) == Some(Connection::Lost) {
+                        return self.done(ConfigOutcome::Lost);
                     }
                 }
-                Step::wait()
-            }
-            Input::Event(ZkEvent::Watch(event))
-                if event.path == self.path && self.phase == Phase::Following =>
-            {
-                match self.follow.on_news() {
+                let news = (self.phase == Phase::Following)
+                    .then(|| self.follow.on_event(&event))
+                    .flatten();
+                match news {
                     Some(read) => Step::send(self.link.send(read)),
                     None => Step::wait(),
                 }
             }
-            Input::App(()) | Input::Event(_) | Input::Timeout => Step::wait(),
+            Input::App(()) | Input::Timeout => Step::wait(),
         }
     }
 }

@@ -26,7 +26,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::{CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient};
+use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
@@ -289,29 +289,23 @@ impl Recipe for GroupMachine {
                 Delivery::SessionLost => self.done(GroupOutcome::Lost),
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
-            Input::Event(ZkEvent::Session(event)) => {
-                if self.link.on_session(event, false) == Some(Connection::Lost) {
-                    return self.done(GroupOutcome::Lost);
-                }
-                // Back in the same session: a change may have gone unheard while away.
-                if event == SessionEvent::SyncConnected && self.phase == Phase::Following {
-                    if let Some(read) = self.follow.on_reconnected() {
-                        return Step::send(self.link.send(read));
+            Input::Event(event) => {
+                if let ZkEvent::Session(state) = event {
+                    if self.link.on_session(state, false) == Some(Connection::Lost) {
+                        return self.done(GroupOutcome::Lost);
                     }
                 }
-                Step::wait()
-            }
-            Input::Event(ZkEvent::Watch(event))
-                if event.path == self.dir && self.phase == Phase::Following =>
-            {
-                match self.follow.on_news() {
+                let news = (self.phase == Phase::Following)
+                    .then(|| self.follow.on_event(&event))
+                    .flatten();
+                match news {
                     Some(read) => Step::send(self.link.send(read)),
                     None => Step::wait(),
                 }
             }
             // A read in flight is let go: the driver asks only between ops.
             Input::App(GroupRequest::Leave) if self.phase == Phase::Following => self.leave(),
-            Input::App(_) | Input::Event(_) | Input::Timeout => Step::wait(),
+            Input::App(_) | Input::Timeout => Step::wait(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! comes, since that answer may predate the change. A missing node is watched with `exists`
 //! until it is made.
 
-use crate::client::{Op, OpReply, OpResult, ZkError};
+use crate::client::{Op, OpReply, OpResult, SessionEvent, ZkError, ZkEvent};
 use crate::symmetry::RenameSessions;
 
 /// What is read of the node.
@@ -126,6 +126,16 @@ impl Follow {
     /// away, so a watching part reads again; the op to send, if any.
     pub fn on_reconnected(&mut self) -> Option<Op> {
         (self.phase == Phase::Watching).then(|| self.read())
+    }
+
+    /// An event while following: a watch on the node fired ([`Follow::on_news`]), or the client
+    /// is back in its session ([`Follow::on_reconnected`]); the op to send, if any.
+    pub fn on_event(&mut self, event: &ZkEvent) -> Option<Op> {
+        match event {
+            ZkEvent::Watch(watched) if watched.path == self.path => self.on_news(),
+            ZkEvent::Session(SessionEvent::SyncConnected) => self.on_reconnected(),
+            _ => None,
+        }
     }
 
     /// Stops following: news is no longer read (and the part keeps nothing of its last read).

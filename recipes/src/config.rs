@@ -286,10 +286,8 @@ impl ConfigMachine {
                     self.phase = Phase::Following;
                     Step::wait()
                 }
-                Followed::Read(_) | Followed::Unexpected(Ok(_)) => {
-                    self.done(ConfigOutcome::Failed(ZkError::MarshallingError))
-                }
-                Followed::Unexpected(Err(error)) => self.done(ConfigOutcome::Failed(error)),
+                Followed::Read(_) => self.done(ConfigOutcome::Failed(ZkError::MarshallingError)),
+                Followed::Failed(error) => self.done(ConfigOutcome::Failed(error)),
             },
             (_, Err(error)) => self.done(ConfigOutcome::Failed(error)),
             (_, Ok(_)) => self.done(ConfigOutcome::Failed(ZkError::MarshallingError)),

@@ -259,10 +259,8 @@ impl GroupMachine {
                     self.phase = Phase::Following;
                     Step::wait()
                 }
-                Followed::Read(_) | Followed::Unexpected(Ok(_)) => {
-                    self.done(GroupOutcome::Failed(ZkError::MarshallingError))
-                }
-                Followed::Unexpected(Err(error)) => self.done(GroupOutcome::Failed(error)),
+                Followed::Read(_) => self.done(GroupOutcome::Failed(ZkError::MarshallingError)),
+                Followed::Failed(error) => self.done(GroupOutcome::Failed(error)),
             },
             // Gone already: deleted by this delete sent before.
             (Phase::Leaving, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {

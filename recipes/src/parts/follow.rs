@@ -41,8 +41,9 @@ pub enum Followed {
     Read(OpResult),
     /// Nothing to do until news comes.
     Wait,
-    /// A reply the part cannot handle.
-    Unexpected(OpReply),
+    /// ZooKeeper answered with an error the part cannot handle (`MarshallingError` for an
+    /// answer of the wrong kind).
+    Failed(ZkError),
 }
 
 /// Follows one node.
@@ -101,7 +102,8 @@ impl Follow {
                 self.phase = Phase::Watching;
                 Followed::Wait
             }
-            (_, reply) => Followed::Unexpected(reply),
+            (_, Err(error)) => Followed::Failed(error),
+            (_, Ok(_)) => Followed::Failed(ZkError::MarshallingError),
         }
     }
 
@@ -191,7 +193,7 @@ mod tests {
         ));
         assert_eq!(
             part.on_reply(Err(ZkError::NoAuth)),
-            Followed::Unexpected(Err(ZkError::NoAuth))
+            Followed::Failed(ZkError::NoAuth)
         );
     }
 }

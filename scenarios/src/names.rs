@@ -2,7 +2,8 @@
 //! value of its own (`c<client> r<round>`), works a while, resolves the next name, registers a
 //! value under a unique name and resolves that. The
 //! model starts with `name-0` registered; its client 0 registers it again, and the others
-//! resolve it once, before or after.
+//! resolve it once: sent at once, so after the registration only when sent again after a lost
+//! connection.
 //!
 //! Herd-freedom is not asked: nothing waits. Its known bug: a registration by create alone,
 //! NodeExists taken as registered ([`CreateOnly`]).

@@ -218,8 +218,10 @@ impl GroupMachine {
 
     fn leave(&mut self) -> Step<GroupOutcome> {
         self.follow.stop();
+        // A watcher was never in the group: it only stops.
         let Some(path) = self.node() else {
-            return self.done(GroupOutcome::Left);
+            self.phase = Phase::Done;
+            return Step::stop();
         };
         self.send(Phase::Leaving, Op::Delete { path, version: -1 })
     }

@@ -54,7 +54,8 @@ impl<X: Mutation> NamesKit<X> {
         Mutated::new(ConfigMachine::new(names.entry(name).path(), part))
     }
 
-    /// One round: registers a name, works, resolves the next.
+    /// One round: registers a name, works, resolves the next, then registers a unique name and
+    /// resolves it.
     async fn round<H: Host>(
         host: &H,
         names: &Names,

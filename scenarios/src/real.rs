@@ -15,7 +15,7 @@ use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkEr
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_recipes::parts::exclusive::Fence;
 use zklab_recipes::real::RealZk;
-use zklab_recipes::tree::{delete_tree, read_tree};
+use zklab_recipes::tree::{delete_tree, read_tree, Znode};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::{Host, WORK_MS};
@@ -314,7 +314,7 @@ pub async fn run(
     for (client, worker) in workers.into_iter().enumerate() {
         let remaining = options.time_bound.saturating_sub(started.elapsed());
         match tokio::time::timeout(remaining, worker).await {
-            Ok(Ok(session)) => sessions.extend(session),
+            Ok(Ok(session)) => sessions.extend(session.map(|session| (client, session))),
             Ok(Err(_)) | Err(_) => violations.push(Violation {
                 kind: ViolationKind::Liveness,
                 at: started.elapsed(),
@@ -327,12 +327,20 @@ pub async fn run(
         let child = path.strip_prefix(root).and_then(|p| p.strip_prefix('/'));
         child.is_some_and(|child| scenario.kit.may_remain(child))
     };
+    // Whose each leftover is, so that a failure says which session kept it.
+    let owner = |node: &Znode| match node.stat.ephemeral_owner {
+        0 => String::new(),
+        owner => match sessions.iter().find(|(_, s)| s.session_id() == owner) {
+            Some((client, _)) => format!(" (ephemeral of c{client}'s session {owner:#x})"),
+            None => format!(" (ephemeral of session {owner:#x}, which no client holds)"),
+        },
+    };
     let left: Vec<String> = read_tree(&admin, root)
         .await
         .into_iter()
         .skip(1)
-        .map(|node| node.path)
-        .filter(|path| !may_remain(path))
+        .filter(|node| !may_remain(&node.path))
+        .map(|node| format!("{}{}", node.path, owner(&node)))
         .collect();
     if !left.is_empty() {
         violations.push(Violation {
@@ -341,7 +349,7 @@ pub async fn run(
             message: format!("left after every client finished: {}", left.join(", ")),
         });
     }
-    for session in &sessions {
+    for (_, session) in &sessions {
         let _ = session.close().await;
     }
     let _ = delete_tree(&admin, root).await;

@@ -95,6 +95,17 @@ struct Setup {
     /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash).
     #[arg(long, default_value = "all", value_parser = parse_faults)]
     faults: String,
+    /// Servers in the simulated ensemble: 1 (standalone, every read up to date), 3 or 5
+    /// (sessions spread over them; a follower's reads can lag behind the leader's writes).
+    #[arg(long, default_value_t = 1, value_parser = parse_servers)]
+    servers: usize,
+}
+
+fn parse_servers(count: &str) -> Result<usize, String> {
+    match count.parse::<usize>() {
+        Ok(n @ (1 | 3 | 5)) => Ok(n),
+        _ => Err(format!("{count:?} is not an ensemble size: use 1, 3 or 5")),
+    }
 }
 
 fn parse_faults(spec: &str) -> Result<String, String> {
@@ -109,14 +120,19 @@ impl Setup {
             faults: FaultRates::parse(&self.faults).expect("validated by clap"),
             ..RunOptions::default()
         }
+        .on_servers(self.servers)
     }
 
     /// The exact command that replays `seed` of `scenario` with these options.
     fn replay_command(&self, scenario: &str, seed: u64) -> String {
-        format!(
+        let mut command = format!(
             "cargo run --release -- replay {scenario} --seed {seed} --clients {} --rounds {} --faults {}",
             self.clients, self.rounds, self.faults
-        )
+        );
+        if self.servers != 1 {
+            command.push_str(&format!(" --servers {}", self.servers));
+        }
+        command
     }
 }
 
@@ -319,6 +335,7 @@ fn sweep_json(scenario: &Scenario, report: &SweepReport, setup: &Setup) -> Value
         "clients": setup.clients,
         "rounds": setup.rounds,
         "faults": setup.faults,
+        "servers": setup.servers,
         "failures": failures,
         "faults_injected": faults,
         "max_wakeups_per_deletion": report.max_wakeups_per_deletion,

@@ -60,6 +60,12 @@ impl Default for RunOptions {
 pub const ROUND_ALLOWANCE: Duration = Duration::from_millis(50);
 
 impl RunOptions {
+    /// The same options on a simulated ensemble of `servers` servers.
+    pub fn on_servers(mut self, servers: usize) -> Self {
+        self.sim.servers = servers;
+        self
+    }
+
     /// Every client must finish within this much sim time: the base bound, plus an allowance
     /// that grows with the workload.
     pub fn liveness_bound(&self) -> Duration {

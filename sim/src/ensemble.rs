@@ -1,5 +1,6 @@
-//! The simulated ZooKeeper service under madsim: the pure server, the wire between it and every
-//! client, the server's session tracker, and the fault injector.
+//! The simulated ZooKeeper service under madsim: the servers (one standalone, or a leader and
+//! its followers, see [`crate::replicas`]), the wire between them and every client, the leader's
+//! session tracker, and the fault injector.
 //!
 //! The wire is one queue of deliveries ordered by (sim time, sequence). A message's delivery time
 //! is never earlier than the previous one of the same session in the same direction, so each
@@ -8,11 +9,15 @@
 //!
 //! Connection state is kept as the client library keeps it: `Connected`, `Disconnected` (ops wait
 //! for the reconnect), `Expired` or `Closed`. A broken connection fails the ops in flight with
-//! ConnectionLoss; watch events in flight are held and delivered after the reconnect, as
-//! ZooKeeper's watch re-registration does.
+//! ConnectionLoss and loses the watch events in flight; the server drops the session's watches,
+//! and the client re-registers those it holds when it reconnects, as ZooKeeper's client does.
+//!
+//! A session is attached to one server. Its reads are served there, possibly stale on a
+//! follower; its writes go through the leader, and their replies wait until its own server has
+//! applied them.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,13 +28,15 @@ use futures::channel::{mpsc, oneshot};
 use madsim::rand::{thread_rng, GlobalRng, Rng};
 use madsim::task::NodeId;
 use madsim::time::{Instant, Sleep, TimeHandle};
-use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId};
+use zklab_recipes::client::{EventType, Op, OpReply, SessionEvent, SessionId, Zxid};
 use zklab_recipes::client::{ZkError, ZkEvent};
 
 use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
+use crate::replicas::Replicas;
 use crate::server::{Notification, Server};
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
+use crate::watch::SessionWatches;
 
 /// madsim's shortest sleep: a timer set for sooner goes off this long after it was set.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
@@ -48,6 +55,13 @@ pub struct SimConfig {
     pub jitter: Duration,
     /// The range of the pause before a client tries to reconnect.
     pub reconnect_delay: (Duration, Duration),
+    /// How many servers the ensemble has. One is a standalone server, whose every read is up
+    /// to date; with more, each session attaches to one of them, and a follower serves its
+    /// sessions' reads from a state that can lag behind the leader's writes.
+    pub servers: usize,
+    /// The range of the delay after which a follower applies a transaction the leader has
+    /// committed (drawn per follower and transaction, in commit order).
+    pub follower_lag: (Duration, Duration),
 }
 
 impl Default for SimConfig {
@@ -57,6 +71,8 @@ impl Default for SimConfig {
             latency: (Duration::from_millis(1), Duration::from_millis(5)),
             jitter: Duration::from_millis(1),
             reconnect_delay: (Duration::from_millis(10), Duration::from_millis(200)),
+            servers: 1,
+            follower_lag: (Duration::from_millis(1), Duration::from_millis(20)),
         }
     }
 }
@@ -81,7 +97,12 @@ enum Request {
 /// What travels from the server to a client.
 #[derive(Debug)]
 enum Response {
-    Reply { id: u64, reply: OpReply },
+    /// The reply, and the zxid of the state that answered (the client's last zxid seen).
+    Reply {
+        id: u64,
+        reply: OpReply,
+        zxid: Zxid,
+    },
     Pong,
     Watch(Notification, i64, bool),
 }
@@ -101,6 +122,10 @@ enum Delivery {
     },
     ExpiryCheck {
         session: SessionId,
+    },
+    /// A follower applies the next transaction it has not.
+    Replicate {
+        server: usize,
     },
 }
 
@@ -155,9 +180,33 @@ impl Wire {
     }
 }
 
+/// A request its server answers only once it has applied zxid `until`: a write's reply (the
+/// client reads its own writes), a sync, or a read behind them (a session's requests are
+/// answered in order).
+struct Parked {
+    id: u64,
+    until: Zxid,
+    answer: Answer,
+}
+
+/// What a parked request gets when its turn comes.
+enum Answer {
+    /// The leader's reply to a write.
+    Reply(OpReply),
+    /// A read (or sync) to serve from the server's state then.
+    Read(Op),
+}
+
 /// One session's connection, both ends.
 struct Conn {
     client: ClientId,
+    /// The server it is attached to.
+    server: usize,
+    /// The last zxid the client has seen in a reply: it never attaches to a server behind it,
+    /// and re-registers its watches with it.
+    seen: Zxid,
+    /// Requests answered, in order, once the server has applied what they wait for.
+    parked: VecDeque<Parked>,
     state: ConnState,
     /// Bumped on every break: deliveries of an older connection are dropped.
     epoch: u64,
@@ -165,8 +214,10 @@ struct Conn {
     pending: BTreeMap<u64, oneshot::Sender<OpReply>>,
     /// Ops issued while disconnected, sent once reconnected.
     held_ops: Vec<(u64, Request, oneshot::Sender<OpReply>)>,
-    /// Watch events that could not be delivered while disconnected.
-    held_events: Vec<(Notification, i64, bool)>,
+    /// The reads in flight that ask for a watch, by request id: their replies set it.
+    watching: BTreeMap<u64, Op>,
+    /// The watches the client holds, which it re-registers on reconnecting.
+    watches: SessionWatches,
     events: mpsc::UnboundedSender<ZkEvent>,
     heartbeat: mpsc::UnboundedSender<()>,
     base_latency: Duration,
@@ -177,6 +228,21 @@ struct Conn {
     client_sent: Duration,
     partitioned_until: Duration,
     next_id: u64,
+}
+
+impl Conn {
+    /// Notes an op sent on the current connection: a read that asks for a watch sets it when
+    /// its reply arrives.
+    fn note_sent(&mut self, id: u64, op: &Op) {
+        if matches!(
+            op,
+            Op::Exists { watch: true, .. }
+                | Op::GetData { watch: true, .. }
+                | Op::GetChildren { watch: true, .. }
+        ) {
+            self.watching.insert(id, op.clone());
+        }
+    }
 }
 
 /// One simulated client process.
@@ -197,7 +263,9 @@ struct World {
     /// The sim time, read once per lock of the world: madsim's clock stands still while a task
     /// runs, and every reading of it takes a lock of its own.
     now: Duration,
-    server: Server,
+    servers: Replicas,
+    /// Per follower, when it applies the last transaction scheduled for it.
+    follower_due: Vec<Duration>,
     config: SimConfig,
     plan: FaultPlan,
     trace: Trace,
@@ -237,7 +305,8 @@ impl SimZk {
             pump_timer: clock.sleep_until(start),
             clock,
             rng: thread_rng(),
-            server: Server::new(),
+            servers: Replicas::new(config.servers),
+            follower_due: vec![Duration::ZERO; config.servers.max(1)],
             config,
             plan,
             trace: Trace::new(),
@@ -277,24 +346,48 @@ impl SimZk {
         self.lock().processes.insert(client, process);
     }
 
-    /// Opens a new session for `client`. Call it from a task on the client's own node: the
-    /// session's heartbeat runs there, so pausing the process stops its pings.
+    /// Opens a new session for `client`, attached to a server drawn from the seed. Call it from
+    /// a task on the client's own node: the session's heartbeat runs there, so pausing the
+    /// process stops its pings.
     pub fn connect(&self, client: ClientId) -> SimClient {
+        self.open(client, None)
+    }
+
+    /// Opens a new session for `client` attached to server `server` (the leader is 0), as a
+    /// client with that one server in its connect string would; it may still move on a
+    /// reconnect. Panics if the ensemble has no such server.
+    pub fn connect_to(&self, client: ClientId, server: usize) -> SimClient {
+        let servers = self.lock().servers.len();
+        assert!(
+            server < servers,
+            "server {server} of an ensemble of {servers}"
+        );
+        self.open(client, Some(server))
+    }
+
+    fn open(&self, client: ClientId, server: Option<usize>) -> SimClient {
         let (events_tx, events_rx) = mpsc::unbounded();
         let (beat_tx, beat_rx) = mpsc::unbounded();
         let session = {
             let mut w = self.lock();
             let now = w.now();
-            let session = w.server.open_session();
+            let before = w.servers.applied(w.servers.leader());
+            let session = w.servers.open_session();
+            w.replicate_since(before);
             let (low, high) = w.config.latency;
             let base_latency = w.rng.gen_range(low..=high);
+            let server = server.unwrap_or_else(|| w.pick_server(0));
             let conn = Conn {
                 client,
+                server,
+                seen: 0,
+                parked: VecDeque::new(),
                 state: ConnState::Connected,
                 epoch: 0,
                 pending: BTreeMap::new(),
                 held_ops: Vec::new(),
-                held_events: Vec::new(),
+                watching: BTreeMap::new(),
+                watches: SessionWatches::default(),
                 events: events_tx,
                 heartbeat: beat_tx,
                 base_latency,
@@ -312,6 +405,7 @@ impl SimZk {
             }
             w.trace
                 .push(now, TraceEvent::SessionOpened { client, session });
+            w.trace_attached(session);
             let timeout = w.config.session_timeout;
             w.schedule(now + timeout, Delivery::ExpiryCheck { session });
             session
@@ -343,6 +437,7 @@ impl SimZk {
             );
             let refused = match state {
                 ConnState::Connected => {
+                    w.conn(session).note_sent(id, &op);
                     w.send_to_server(session, Request::Op { id, op });
                     w.conn(session).pending.insert(id, tx);
                     None
@@ -418,9 +513,10 @@ impl SimZk {
             .is_some_and(|p| p.crashed)
     }
 
-    /// Reads the server's state.
+    /// Reads the leader's state: every committed transaction.
     pub fn with_server<T>(&self, read: impl FnOnce(&Server) -> T) -> T {
-        read(&self.lock().server)
+        let w = self.lock();
+        read(w.servers.server(w.servers.leader()))
     }
 
     /// The trace and the faults injected, taken out at the end of a run without copying the
@@ -574,7 +670,7 @@ impl SimZk {
                 return;
             }
             FaultKind::SessionExpiry => {
-                let Some(session) = session.filter(|&s| w.server.session_alive(s)) else {
+                let Some(session) = session.filter(|&s| w.servers.session_alive(s)) else {
                     return;
                 };
                 w.expire(session);
@@ -792,8 +888,9 @@ impl World {
     fn deliver(&mut self, sequence: u64, delivery: Delivery) {
         let now = self.now();
         match delivery {
+            Delivery::Replicate { server } => self.replay(server),
             Delivery::ExpiryCheck { session } => {
-                if !self.server.session_alive(session) {
+                if !self.servers.session_alive(session) {
                     return;
                 }
                 let deadline = self.conn(session).server_heard + self.config.session_timeout;
@@ -848,13 +945,20 @@ impl World {
                     return;
                 }
                 match response {
-                    Response::Watch(notification, zxid, deletion) => {
-                        self.deliver_watch(session, notification, zxid, deletion);
-                    }
+                    // Lost with its connection: the client re-registers the watch it holds.
                     _ if conn.epoch != epoch || conn.state != ConnState::Connected => {}
+                    Response::Watch(notification, zxid, deletion) => {
+                        if conn.watches.fire(&notification.event) {
+                            self.deliver_watch(session, notification, zxid, deletion);
+                        }
+                    }
                     Response::Pong => conn.client_heard = now,
-                    Response::Reply { id, reply } => {
+                    Response::Reply { id, reply, zxid } => {
                         conn.client_heard = now;
+                        conn.seen = conn.seen.max(zxid);
+                        if let Some(op) = conn.watching.remove(&id) {
+                            conn.watches.register(&op, &reply);
+                        }
                         let client = conn.client;
                         if let Some(waiter) = conn.pending.remove(&id) {
                             self.trace.push(
@@ -877,7 +981,7 @@ impl World {
     /// expired (while a partition kept the news from its client) gets its connection closed, so
     /// the client learns on contact: Disconnected, then Expired when it reconnects.
     fn serve(&mut self, session: SessionId, request: Request) {
-        if !self.server.session_alive(session) {
+        if !self.servers.session_alive(session) {
             self.disconnect(session);
             return;
         }
@@ -907,7 +1011,6 @@ impl World {
                 );
             }
             Request::Op { id, op } => {
-                let is_create = matches!(op, Op::Create { .. });
                 let drop_before = self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
                     || self.rng.gen_bool(self.plan.rates.connection_loss);
                 if drop_before {
@@ -916,20 +1019,23 @@ impl World {
                     self.disconnect(session);
                     return;
                 }
-                let applied = self.server.apply(session, &op, now.as_millis() as i64);
+                let (server, leader) = (self.conn(session).server, self.servers.leader());
+                let linearized = op.is_write() || matches!(op, Op::Check { .. });
+                if server != leader && !linearized {
+                    let until = match op {
+                        Op::Sync { .. } => self.servers.applied(leader),
+                        _ => 0,
+                    };
+                    let answer = Answer::Read(op);
+                    self.answer_in_order(session, Parked { id, until, answer });
+                    return;
+                }
+                let before = self.servers.applied(leader);
+                let applied = self.servers.apply(session, &op, now.as_millis() as i64);
+                self.replicate_since(before);
                 let (zxid, reply) = (applied.zxid, applied.reply);
-                let notified = self.notify(session, applied.notifications, zxid);
-                let (kind, rate) = if is_create {
-                    (
-                        FaultKind::LostCreateReply,
-                        self.plan.rates.lost_create_reply,
-                    )
-                } else {
-                    (FaultKind::LostReply, self.plan.rates.lost_reply)
-                };
-                let lost = self.take_armed(client, |k| k == kind || k == FaultKind::LostReply)
-                    || self.rng.gen_bool(rate);
-                let detail = lost.then(|| format!("reply lost after apply: {}", OpText(&op)));
+                let notified = self.notify(leader, session, applied.notifications, zxid);
+                let lost = self.draw_lost_reply(client, &op);
                 self.trace.push(
                     now,
                     TraceEvent::Applied {
@@ -943,36 +1049,74 @@ impl World {
                 for change in notified {
                     self.trace.push(now, change);
                 }
-                if let Some(detail) = detail {
-                    if kind == FaultKind::LostCreateReply {
-                        self.counts.add(FaultKind::LostReply);
-                    }
-                    self.fault(kind, client, detail);
-                    self.disconnect(session);
+                if let Some(lost) = lost {
+                    self.lose_reply(session, lost);
                     return;
                 }
-                self.send_to_client(session, Response::Reply { id, reply });
+                if server == leader {
+                    self.send_to_client(session, Response::Reply { id, reply, zxid });
+                } else {
+                    let answer = Answer::Reply(reply);
+                    self.answer_in_order(
+                        session,
+                        Parked {
+                            id,
+                            until: zxid,
+                            answer,
+                        },
+                    );
+                }
             }
         }
+    }
+
+    /// Draws whether the reply to `op`, which the server has applied, is lost (an armed scripted
+    /// fault first): the fault's kind and its trace line.
+    fn draw_lost_reply(&mut self, client: ClientId, op: &Op) -> Option<(FaultKind, String)> {
+        let (kind, rate) = if matches!(op, Op::Create { .. }) {
+            let rate = self.plan.rates.lost_create_reply;
+            (FaultKind::LostCreateReply, rate)
+        } else {
+            (FaultKind::LostReply, self.plan.rates.lost_reply)
+        };
+        let lost = self.take_armed(client, |k| k == kind || k == FaultKind::LostReply)
+            || self.rng.gen_bool(rate);
+        lost.then(|| (kind, format!("reply lost after apply: {}", OpText(op))))
+    }
+
+    /// A reply is lost: the fault is recorded and the connection breaks.
+    fn lose_reply(&mut self, session: SessionId, (kind, detail): (FaultKind, String)) {
+        if kind == FaultKind::LostCreateReply {
+            self.counts.add(FaultKind::LostReply);
+        }
+        let client = self.conn(session).client;
+        self.fault(kind, client, detail);
+        self.disconnect(session);
     }
 
     /// Sends fired watches to their sessions; `zxid` is the change behind them, made by `by`.
     /// Returns the trace's record of which sessions each changed node notified.
     fn notify(
         &mut self,
+        server: usize,
         by: SessionId,
         notifications: Vec<Notification>,
         zxid: i64,
     ) -> Vec<TraceEvent> {
-        let changes = TraceEvent::notified(&self.server, by, zxid, &notifications);
+        let changes = TraceEvent::notified(self.servers.server(server), by, zxid, &notifications);
         for notification in notifications {
             let deletion = changes.iter().any(|change| {
                 matches!(change, TraceEvent::Notified { cause, deletion: true, .. } if *cause == notification.cause)
             });
-            let session = notification.session;
-            self.send_to_client(session, Response::Watch(notification, zxid, deletion));
+            self.send_watch(notification, zxid, deletion);
         }
         changes
+    }
+
+    /// Sends a fired watch's event to its session.
+    fn send_watch(&mut self, notification: Notification, zxid: i64, deletion: bool) {
+        let session = notification.session;
+        self.send_to_client(session, Response::Watch(notification, zxid, deletion));
     }
 
     fn deliver_watch(
@@ -1002,8 +1146,7 @@ impl World {
                     },
                 );
             }
-            ConnState::Disconnected => conn.held_events.push((notification, zxid, deletion)),
-            ConnState::Expired | ConnState::Closed => {}
+            ConnState::Disconnected | ConnState::Expired | ConnState::Closed => {}
         }
     }
 
@@ -1011,14 +1154,12 @@ impl World {
     fn end_session(&mut self, session: SessionId, expired: bool) {
         let now = self.now();
         let now_ms = now.as_millis() as i64;
-        let ended = if expired {
-            self.server.expire_session(session, now_ms)
-        } else {
-            self.server.close_session(session, now_ms)
-        };
-        let Some(ended) = ended else {
+        let leader = self.servers.leader();
+        let before = self.servers.applied(leader);
+        let Some(ended) = self.servers.end_session(session, now_ms, expired) else {
             return;
         };
+        self.replicate_since(before);
         let client = self.conn(session).client;
         let deleted = ended.deleted.clone();
         self.trace.push(
@@ -1030,7 +1171,7 @@ impl World {
                 deleted,
             },
         );
-        for change in self.notify(session, ended.notifications, ended.zxid) {
+        for change in self.notify(leader, session, ended.notifications, ended.zxid) {
             self.trace.push(now, change);
         }
     }
@@ -1045,15 +1186,22 @@ impl World {
     }
 
     /// The connection breaks: ops in flight fail with ConnectionLoss, the client sees
-    /// Disconnected, and its heartbeat starts reconnecting.
+    /// Disconnected, and its heartbeat starts reconnecting. The server drops the session's
+    /// watches with the connection, and what was on its way is lost; the client keeps the
+    /// watches it holds, to re-register.
     fn disconnect(&mut self, session: SessionId) {
         let now = self.now();
         let conn = self.conn(session);
         if conn.state != ConnState::Connected {
             return;
         }
+        let server = conn.server;
+        self.servers.server_mut(server).take_watches(session);
+        let conn = self.conn(session);
         conn.state = ConnState::Disconnected;
         conn.epoch += 1;
+        conn.parked.clear();
+        conn.watching.clear();
         let client = conn.client;
         let pending = std::mem::take(&mut conn.pending);
         let _ = conn
@@ -1083,11 +1231,12 @@ impl World {
         );
     }
 
-    /// A disconnected client tries again: within its session it resumes (held watch events
-    /// first, then held ops); past it, it learns the session expired.
+    /// A disconnected client tries again: within its session it resumes on a server that is not
+    /// behind it, re-registering its watches there (what changed since fires first), then
+    /// sending the ops it held; past it, it learns the session expired.
     fn reconnect(&mut self, session: SessionId) {
         let now = self.now();
-        let alive = self.server.session_alive(session);
+        let alive = self.servers.session_alive(session);
         let conn = self.conn(session);
         if conn.state != ConnState::Disconnected || conn.partitioned_until > now {
             return;
@@ -1095,7 +1244,7 @@ impl World {
         let client = conn.client;
         if !alive {
             conn.state = ConnState::Expired;
-            conn.held_events.clear();
+            conn.watches = SessionWatches::default();
             let _ = conn
                 .events
                 .unbounded_send(ZkEvent::Session(SessionEvent::Expired));
@@ -1123,13 +1272,16 @@ impl World {
             }
             return;
         }
+        let (old, seen) = (conn.server, conn.seen);
+        let server = self.pick_server(seen);
+        let conn = self.conn(session);
         conn.state = ConnState::Connected;
+        conn.server = server;
         conn.client_heard = now;
         conn.server_heard = now;
         let _ = conn
             .events
             .unbounded_send(ZkEvent::Session(SessionEvent::SyncConnected));
-        let held_events = std::mem::take(&mut conn.held_events);
         let held_ops = std::mem::take(&mut conn.held_ops);
         self.trace.push(
             now,
@@ -1139,12 +1291,143 @@ impl World {
                 event: SessionEvent::SyncConnected,
             },
         );
-        for (notification, zxid, deletion) in held_events {
-            self.deliver_watch(session, notification, zxid, deletion);
+        if server != old {
+            self.trace_attached(session);
+        }
+        let watches = self.conn(session).watches.clone();
+        let fired = self
+            .servers
+            .server_mut(server)
+            .set_watches(session, seen, &watches);
+        let zxid = self.servers.applied(server);
+        for notification in fired {
+            let deletion = notification.event.event_type == EventType::NodeDeleted;
+            self.send_watch(notification, zxid, deletion);
         }
         for (id, request, waiter) in held_ops {
+            if let Request::Op { op, .. } = &request {
+                self.conn(session).note_sent(id, op);
+            }
             self.send_to_server(session, request);
             self.conn(session).pending.insert(id, waiter);
+        }
+    }
+
+    /// The server a session attaches to: any that has applied every zxid the client has seen
+    /// (a server behind it refuses the client, which tries another), drawn from the seed. A
+    /// standalone server draws nothing.
+    fn pick_server(&mut self, seen: Zxid) -> usize {
+        if self.servers.len() == 1 {
+            return 0;
+        }
+        let ready: Vec<usize> = (0..self.servers.len())
+            .filter(|&server| self.servers.applied(server) >= seen)
+            .collect();
+        ready[self.rng.gen_range(0..ready.len())]
+    }
+
+    /// Writes which server a session is attached to, in an ensemble.
+    fn trace_attached(&mut self, session: SessionId) {
+        if self.servers.len() == 1 {
+            return;
+        }
+        let now = self.now();
+        let conn = self.conn(session);
+        let (client, server) = (conn.client, conn.server);
+        self.trace.push(
+            now,
+            TraceEvent::Attached {
+                client,
+                session,
+                server,
+                leader: server == self.servers.leader(),
+            },
+        );
+    }
+
+    /// Schedules every follower's apply of the transactions the leader committed after
+    /// `before`, each after a lag of its own, in commit order.
+    fn replicate_since(&mut self, before: Zxid) {
+        let leader = self.servers.leader();
+        let committed = self.servers.applied(leader) - before;
+        let now = self.now();
+        let (low, high) = self.config.follower_lag;
+        for server in (0..self.servers.len()).filter(|&server| server != leader) {
+            for _ in 0..committed {
+                let lag = self.rng.gen_range(low..=high);
+                let at = (now + lag).max(self.follower_due[server] + Duration::from_nanos(1));
+                self.follower_due[server] = at;
+                self.schedule(at, Delivery::Replicate { server });
+            }
+        }
+    }
+
+    /// A follower applies its next transaction: it fires the watches left on it, then answers
+    /// the requests that waited for it.
+    fn replay(&mut self, server: usize) {
+        let Some(replayed) = self.servers.replay_next(server) else {
+            return;
+        };
+        let now = self.now();
+        let changes = self.notify(server, replayed.by, replayed.notifications, replayed.zxid);
+        for change in changes {
+            self.trace.push(now, change);
+        }
+        let waiting: Vec<SessionId> = self
+            .conns
+            .iter()
+            .filter(|(_, conn)| conn.server == server && !conn.parked.is_empty())
+            .map(|(&session, _)| session)
+            .collect();
+        for session in waiting {
+            self.release(session);
+        }
+    }
+
+    /// Queues a request behind the session's earlier ones, and answers what is ready.
+    fn answer_in_order(&mut self, session: SessionId, parked: Parked) {
+        self.conn(session).parked.push_back(parked);
+        self.release(session);
+    }
+
+    /// Answers a session's parked requests, in order, as far as its server has applied.
+    fn release(&mut self, session: SessionId) {
+        let now = self.now();
+        loop {
+            let conn = self.conn(session);
+            let (server, client) = (conn.server, conn.client);
+            let applied = self.servers.applied(server);
+            let conn = self.conn(session);
+            if conn.parked.front().is_none_or(|head| head.until > applied) {
+                return;
+            }
+            let Some(Parked { id, until, answer }) = conn.parked.pop_front() else {
+                return;
+            };
+            let (reply, zxid) = match answer {
+                Answer::Reply(reply) => (reply, until),
+                Answer::Read(op) => {
+                    let served = self.servers.server_mut(server).serve_read(session, &op);
+                    let (reply, zxid) = (served.reply, served.zxid);
+                    let lost = self.draw_lost_reply(client, &op);
+                    self.trace.push(
+                        now,
+                        TraceEvent::Applied {
+                            client,
+                            session,
+                            zxid,
+                            op,
+                            reply: reply.clone(),
+                        },
+                    );
+                    if let Some(lost) = lost {
+                        self.lose_reply(session, lost);
+                        return;
+                    }
+                    (reply, zxid)
+                }
+            };
+            self.send_to_client(session, Response::Reply { id, reply, zxid });
         }
     }
 }

@@ -1,12 +1,14 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid};
+use zklab_recipes::client::{
+    EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
+};
 use zklab_recipes::symmetry::RenameSessions;
 
 use crate::path;
 use crate::session::Sessions;
 use crate::tree::{Tree, Undo};
-use crate::watch::Watches;
+use crate::watch::{SessionWatches, Watches};
 
 /// A watch that fired: the session it belongs to, the event it gets, and the node whose
 /// creation, deletion or data change caused it.
@@ -171,6 +173,80 @@ impl Server {
             deleted,
             notifications,
         })
+    }
+
+    /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check) from this server's
+    /// state as it stands, leaving the watch it asks for. A follower serves the reads of the
+    /// sessions attached to it without looking the session up: it may not have applied the
+    /// session's creation yet, and the leader decides whether a session lives.
+    pub fn serve_read(&mut self, session: SessionId, op: &Op) -> Applied {
+        let reply = match validate_paths(op) {
+            Err(error) => Err(error),
+            Ok(()) if op.is_write() => Err(ZkError::BadArguments),
+            Ok(()) => self.read(session, op),
+        };
+        Applied {
+            reply,
+            zxid: self.zxid,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Takes every watch `session` holds off this server, as its connection to it breaks.
+    pub fn take_watches(&mut self, session: SessionId) -> SessionWatches {
+        let (on_nodes, child) = self.watches.take_session(session);
+        let (data, exist) = on_nodes
+            .into_iter()
+            .partition(|path| self.tree.get(path).is_some());
+        SessionWatches { data, exist, child }
+    }
+
+    /// Re-registers a session's watches on this server, the client having seen every change up
+    /// to zxid `seen` (ZooKeeper's `DataTree.setWatches`). What changed since fires at once: a
+    /// data watch NodeDeleted if the node is gone or NodeDataChanged if its mzxid is newer; an
+    /// exists watch NodeCreated if the node is there; a child watch NodeDeleted if the node is
+    /// gone or NodeChildrenChanged if its pzxid is newer. The rest is left in place. An exists
+    /// watch therefore misses a node created and deleted while its client was away.
+    pub fn set_watches(
+        &mut self,
+        session: SessionId,
+        seen: Zxid,
+        watches: &SessionWatches,
+    ) -> Vec<Notification> {
+        let mut fired = Vec::new();
+        let mut fire = |path: &str, event_type: EventType| {
+            fired.push(Notification {
+                session,
+                event: WatchedEvent {
+                    event_type,
+                    path: path.to_owned(),
+                },
+                cause: path.to_owned(),
+            });
+        };
+        for path in &watches.data {
+            match self.tree.get(path) {
+                None => fire(path, EventType::NodeDeleted),
+                Some(node) if node.stat().mzxid > seen => fire(path, EventType::NodeDataChanged),
+                Some(_) => self.watches.add_data(path, session),
+            }
+        }
+        for path in &watches.exist {
+            match self.tree.get(path) {
+                Some(_) => fire(path, EventType::NodeCreated),
+                None => self.watches.add_data(path, session),
+            }
+        }
+        for path in &watches.child {
+            match self.tree.get(path) {
+                None => fire(path, EventType::NodeDeleted),
+                Some(node) if node.stat().pzxid > seen => {
+                    fire(path, EventType::NodeChildrenChanged);
+                }
+                Some(_) => self.watches.add_child(path, session),
+            }
+        }
+        fired
     }
 
     /// The sorted child names of a node, or `None` if it does not exist.
@@ -1364,6 +1440,86 @@ mod tests {
         assert_eq!(
             applied.notifications,
             [note(a, EventType::NodeCreated, "/n", "/n")]
+        );
+    }
+
+    #[test]
+    fn watches_taken_off_a_server_say_data_exists_or_child_and_leave_none_behind() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        ok(&mut s, a, persistent("/x"));
+        ok(&mut s, a, exists("/x", true));
+        ok(&mut s, a, exists("/gone", true));
+        ok(&mut s, a, get_children("/x", true));
+        let watches = s.take_watches(a);
+        assert_eq!(watches.data, vec!["/x"]);
+        assert_eq!(watches.exist, vec!["/gone"]);
+        assert_eq!(watches.child, vec!["/x"]);
+        assert!(s.watches.is_empty());
+        assert!(s.take_watches(a).is_empty());
+    }
+
+    #[test]
+    fn reregistered_watches_fire_for_what_changed_since_the_zxid_seen_and_stay_otherwise() {
+        let mut s = Server::new();
+        let a = s.open_session();
+        for path in ["/same", "/set", "/deleted", "/kids", "/kids-same"] {
+            ok(&mut s, a, persistent(path));
+        }
+        let seen = s.last_zxid();
+        ok(&mut s, a, set("/set", b"v", -1));
+        ok(&mut s, a, delete("/deleted", -1));
+        ok(&mut s, a, persistent("/kids/k"));
+        ok(&mut s, a, persistent("/created"));
+        let watches = SessionWatches {
+            data: vec!["/same".into(), "/set".into(), "/deleted".into()],
+            exist: vec!["/created".into(), "/absent".into()],
+            child: vec!["/kids".into(), "/kids-same".into(), "/deleted".into()],
+        };
+        let fired = s.set_watches(a, seen, &watches);
+        assert_eq!(
+            fired,
+            vec![
+                note(a, EventType::NodeDataChanged, "/set", "/set"),
+                note(a, EventType::NodeDeleted, "/deleted", "/deleted"),
+                note(a, EventType::NodeCreated, "/created", "/created"),
+                note(a, EventType::NodeChildrenChanged, "/kids", "/kids"),
+                note(a, EventType::NodeDeleted, "/deleted", "/deleted"),
+            ]
+        );
+        for path in ["/same", "/absent"] {
+            assert!(s.watches.has_data(path, a), "{path}");
+        }
+        assert!(s.watches.has_child("/kids-same", a));
+        assert!(!s.watches.has_data("/set", a));
+    }
+
+    #[test]
+    fn an_exists_watch_misses_a_node_created_and_deleted_while_its_client_was_away() {
+        let mut s = Server::new();
+        let (a, b) = (s.open_session(), s.open_session());
+        ok(&mut s, a, exists("/x", true));
+        let watches = s.take_watches(a);
+        let seen = s.last_zxid();
+        ok(&mut s, b, persistent("/x"));
+        ok(&mut s, b, delete("/x", -1));
+        assert!(s.set_watches(a, seen, &watches).is_empty());
+        assert!(s.watches.has_data("/x", a), "still waiting for a creation");
+    }
+
+    #[test]
+    fn a_follower_serves_a_read_of_a_session_it_has_not_heard_of() {
+        let mut s = Server::new();
+        let applied = s.serve_read(7, &exists("/zookeeper", true));
+        assert!(matches!(applied.reply, Ok(OpResult::Exists(Some(_)))));
+        assert!(s.watches.has_data("/zookeeper", 7));
+        assert_eq!(
+            s.serve_read(7, &persistent("/x")).reply,
+            Err(ZkError::BadArguments)
+        );
+        assert_eq!(
+            s.serve_read(7, &exists("bad", false)).reply,
+            Err(ZkError::BadArguments)
         );
     }
 

@@ -137,6 +137,18 @@ pub enum TraceEvent {
         /// Whether the resource accepted it.
         accepted: bool,
     },
+    /// In an ensemble, a session attached to a server (on opening, and on reconnecting to
+    /// another one).
+    Attached {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The server's index.
+        server: usize,
+        /// Whether that server leads.
+        leader: bool,
+    },
     /// A client finished its workload.
     Finished {
         /// The client.
@@ -330,6 +342,18 @@ impl fmt::Display for TraceEntry {
             }
             TraceEvent::SessionOpened { client, session } => {
                 write!(f, "c{client} s{session} ++ session opened")
+            }
+            TraceEvent::Attached {
+                client,
+                session,
+                server,
+                leader,
+            } => {
+                let role = if *leader { "leader" } else { "follower" };
+                write!(
+                    f,
+                    "c{client} s{session} ** attached to server {server} ({role})"
+                )
             }
             TraceEvent::SessionEnded {
                 client,

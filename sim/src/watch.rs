@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
 
-use zklab_recipes::client::{EventType, SessionId, WatchedEvent};
+use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, WatchedEvent};
 
 use crate::path;
 use crate::server::Notification;
@@ -96,6 +96,24 @@ impl Watches {
         }
     }
 
+    /// Takes every watch the session holds out of the tables: its data watches' paths, then its
+    /// child watches', each sorted (its connection to this server is gone).
+    pub fn take_session(&mut self, session: SessionId) -> (Vec<String>, Vec<String>) {
+        let take = |table: &mut Table| {
+            let mut paths = Vec::new();
+            table.retain(|path, sessions| {
+                if sessions.remove(&session) {
+                    paths.push(path.clone());
+                }
+                !sessions.is_empty()
+            });
+            paths
+        };
+        let data = take(&mut self.data);
+        let child = take(&mut self.child);
+        (data, child)
+    }
+
     fn fire_parent(&mut self, path: &str, out: &mut Vec<Notification>) {
         if self.child.is_empty() {
             return;
@@ -104,6 +122,70 @@ impl Watches {
         if let Some(sessions) = self.child.remove(parent) {
             emit(out, sessions, EventType::NodeChildrenChanged, parent, path);
         }
+    }
+}
+
+/// The watches one session's client holds, as it re-registers them after a reconnect
+/// (ZooKeeper's `SetWatches`): data watches on nodes that existed when they were set, exists
+/// watches on nodes that did not, and child watches.
+///
+/// The client holds a watch from the reply that set it until the event it fires arrives; one
+/// whose reply was lost it never held, one whose event was lost it still holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SessionWatches {
+    /// Paths of data watches (`getData`, or `exists` on a node that was there).
+    pub data: Vec<String>,
+    /// Paths of exists watches on nodes that were missing.
+    pub exist: Vec<String>,
+    /// Paths of child watches.
+    pub child: Vec<String>,
+}
+
+impl SessionWatches {
+    /// Whether there is nothing to re-register.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty() && self.exist.is_empty() && self.child.is_empty()
+    }
+
+    /// The client received `reply` to `op`: a read that asked for a watch and succeeded now
+    /// holds one (an `exists` on a missing node, an exists watch).
+    pub fn register(&mut self, op: &Op, reply: &OpReply) {
+        let (list, path) = match (op, reply) {
+            (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_))))
+            | (Op::GetData { path, watch: true }, Ok(_)) => (&mut self.data, path),
+            (Op::Exists { path, watch: true }, Ok(_)) => (&mut self.exist, path),
+            (Op::GetChildren { path, watch: true }, Ok(_)) => (&mut self.child, path),
+            _ => return,
+        };
+        if !list.contains(path) {
+            list.push(path.clone());
+        }
+    }
+
+    /// The client received `event`: the watches it fired are gone (a deletion ends every watch
+    /// on the node, as ZooKeeper's client does). Whether any was held: an event no watch waits
+    /// for reaches nobody.
+    pub fn fire(&mut self, event: &WatchedEvent) -> bool {
+        let path = event.path.as_str();
+        let mut held = false;
+        let mut drop = |list: &mut Vec<String>| {
+            let before = list.len();
+            list.retain(|watched| watched != path);
+            held |= list.len() != before;
+        };
+        match event.event_type {
+            EventType::NodeCreated | EventType::NodeDataChanged => {
+                drop(&mut self.data);
+                drop(&mut self.exist);
+            }
+            EventType::NodeChildrenChanged => drop(&mut self.child),
+            EventType::NodeDeleted => {
+                drop(&mut self.data);
+                drop(&mut self.exist);
+                drop(&mut self.child);
+            }
+        }
+        held
     }
 }
 
@@ -259,5 +341,63 @@ mod tests {
         assert!(w.has_child("/b", 2));
         w.remove_session(2);
         assert!(w.is_empty());
+    }
+
+    fn event(event_type: EventType, path: &str) -> WatchedEvent {
+        WatchedEvent {
+            event_type,
+            path: path.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_client_holds_the_watches_of_the_reads_answered_by_kind_and_a_failed_read_none() {
+        use zklab_recipes::client::{Stat, ZkError};
+        let mut held = SessionWatches::default();
+        let exists = |path: &str| Op::Exists {
+            path: path.to_owned(),
+            watch: true,
+        };
+        held.register(&exists("/a"), &Ok(OpResult::Exists(Some(Stat::UNKNOWN))));
+        held.register(&exists("/b"), &Ok(OpResult::Exists(None)));
+        let get = Op::GetData {
+            path: "/c".to_owned(),
+            watch: true,
+        };
+        held.register(&get, &Err(ZkError::NoNode));
+        let children = Op::GetChildren {
+            path: "/d".to_owned(),
+            watch: true,
+        };
+        let listing = OpResult::Children {
+            children: Vec::new(),
+            stat: Stat::UNKNOWN,
+        };
+        held.register(&children, &Ok(listing));
+        let unwatched = Op::Exists {
+            path: "/e".to_owned(),
+            watch: false,
+        };
+        held.register(&unwatched, &Ok(OpResult::Exists(None)));
+        assert_eq!(held.data, vec!["/a"]);
+        assert_eq!(held.exist, vec!["/b"]);
+        assert_eq!(held.child, vec!["/d"]);
+    }
+
+    #[test]
+    fn an_event_ends_the_watches_it_fired_and_one_nobody_holds_reaches_nobody() {
+        let mut held = SessionWatches {
+            data: vec!["/a".into()],
+            exist: vec!["/b".into()],
+            child: vec!["/a".into(), "/c".into()],
+        };
+        assert!(held.fire(&event(EventType::NodeCreated, "/b")));
+        assert!(!held.fire(&event(EventType::NodeCreated, "/b")));
+        assert!(held.fire(&event(EventType::NodeChildrenChanged, "/c")));
+        assert!(!held.fire(&event(EventType::NodeDataChanged, "/c")));
+        // A deletion ends the data and the child watch on the node at once.
+        assert!(held.fire(&event(EventType::NodeDeleted, "/a")));
+        assert!(!held.fire(&event(EventType::NodeDeleted, "/a")));
+        assert!(held.is_empty());
     }
 }

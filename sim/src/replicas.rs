@@ -1,0 +1,281 @@
+//! The ensemble's servers: one leader and its followers, each a whole [`Server`].
+//!
+//! The leader applies every transaction first, in zxid order, and its answer is the answer.
+//! Each follower applies the same transactions later, in the same order, each when its own lag
+//! says. The pure server is deterministic, so a follower that has replayed the leader's
+//! transactions up to a zxid holds the leader's tree as it was at that zxid: a read it serves
+//! can be stale, never wrong. Each server keeps the watches of the sessions attached to it and
+//! fires them as it applies a change, as ZooKeeper's servers do. Zab itself is not simulated.
+
+use std::collections::VecDeque;
+
+use zklab_recipes::client::{Op, SessionId, Zxid};
+
+use crate::server::{Applied, Ended, Notification, Server};
+
+/// A transaction, as the leader hands it to its followers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Txn {
+    /// A session was created.
+    Open,
+    /// A write (a failed one too: it takes a zxid all the same).
+    Apply {
+        session: SessionId,
+        op: Op,
+        now_ms: i64,
+    },
+    /// A session was closed by its client or expired by the leader.
+    End {
+        session: SessionId,
+        now_ms: i64,
+        expired: bool,
+    },
+}
+
+/// What a follower's replay of one transaction did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// The session whose transaction it was.
+    pub by: SessionId,
+    /// Its zxid.
+    pub zxid: Zxid,
+    /// The watches it fired on this follower.
+    pub notifications: Vec<Notification>,
+}
+
+/// The ensemble: its servers, and what each follower has still to apply.
+#[derive(Clone, Debug)]
+pub struct Replicas {
+    servers: Vec<Server>,
+    /// Per server, the transactions committed by the leader it has not applied (the leader's
+    /// own is always empty).
+    backlogs: Vec<VecDeque<Txn>>,
+    leader: usize,
+}
+
+impl Replicas {
+    /// `count` fresh servers (at least one); the first leads.
+    pub fn new(count: usize) -> Self {
+        let count = count.max(1);
+        Replicas {
+            servers: vec![Server::new(); count],
+            backlogs: vec![VecDeque::new(); count],
+            leader: 0,
+        }
+    }
+
+    /// How many servers the ensemble has.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Whether the ensemble has no server (never: it has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The leader's index.
+    pub fn leader(&self) -> usize {
+        self.leader
+    }
+
+    /// A server's state.
+    pub fn server(&self, index: usize) -> &Server {
+        &self.servers[index]
+    }
+
+    /// A server's state, to serve a read (and leave its watch) or move watches.
+    pub fn server_mut(&mut self, index: usize) -> &mut Server {
+        &mut self.servers[index]
+    }
+
+    /// The zxid of the last transaction a server has applied.
+    pub fn applied(&self, index: usize) -> Zxid {
+        self.servers[index].last_zxid()
+    }
+
+    /// Whether a session is alive: the leader decides.
+    pub fn session_alive(&self, session: SessionId) -> bool {
+        self.servers[self.leader].session_alive(session)
+    }
+
+    /// The leader creates a session.
+    pub fn open_session(&mut self) -> SessionId {
+        let session = self.servers[self.leader].open_session();
+        self.commit(Txn::Open);
+        session
+    }
+
+    /// The leader applies an op of a session: a write is a transaction its followers apply
+    /// later; a read is served from the leader's state.
+    pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
+        let leader = &mut self.servers[self.leader];
+        let before = leader.last_zxid();
+        let applied = leader.apply(session, op, now_ms);
+        if applied.zxid != before {
+            self.commit(Txn::Apply {
+                session,
+                op: op.clone(),
+                now_ms,
+            });
+        }
+        applied
+    }
+
+    /// The leader ends a session, closed or `expired`. `None` if it was not alive.
+    pub fn end_session(&mut self, session: SessionId, now_ms: i64, expired: bool) -> Option<Ended> {
+        let leader = &mut self.servers[self.leader];
+        let ended = if expired {
+            leader.expire_session(session, now_ms)
+        } else {
+            leader.close_session(session, now_ms)
+        }?;
+        self.commit(Txn::End {
+            session,
+            now_ms,
+            expired,
+        });
+        Some(ended)
+    }
+
+    fn commit(&mut self, txn: Txn) {
+        let leader = self.leader;
+        for (index, backlog) in self.backlogs.iter_mut().enumerate() {
+            if index != leader {
+                backlog.push_back(txn.clone());
+            }
+        }
+    }
+
+    /// A follower applies the oldest transaction it has not; `None` if it is up to date.
+    pub fn replay_next(&mut self, follower: usize) -> Option<Replayed> {
+        let txn = self.backlogs[follower].pop_front()?;
+        let server = &mut self.servers[follower];
+        let (by, notifications) = match txn {
+            Txn::Open => (server.open_session(), Vec::new()),
+            Txn::Apply {
+                session,
+                op,
+                now_ms,
+            } => (session, server.apply(session, &op, now_ms).notifications),
+            Txn::End {
+                session,
+                now_ms,
+                expired,
+            } => {
+                let ended = if expired {
+                    server.expire_session(session, now_ms)
+                } else {
+                    server.close_session(session, now_ms)
+                };
+                (session, ended.map(|e| e.notifications).unwrap_or_default())
+            }
+        };
+        Some(Replayed {
+            by,
+            zxid: server.last_zxid(),
+            notifications,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zklab_recipes::client::{CreateMode, EventType, OpResult};
+
+    fn create(path: &str, data: &[u8], mode: CreateMode) -> Op {
+        Op::Create {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            mode,
+        }
+    }
+
+    fn get(path: &str, watch: bool) -> Op {
+        Op::GetData {
+            path: path.to_owned(),
+            watch,
+        }
+    }
+
+    fn data(applied: &Applied) -> Vec<u8> {
+        match &applied.reply {
+            Ok(OpResult::Data { data, .. }) => data.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_follower_serves_the_leaders_state_as_of_what_it_has_applied() {
+        let mut ensemble = Replicas::new(3);
+        let s = ensemble.open_session();
+        ensemble.apply(s, &create("/x", b"old", CreateMode::Persistent), 1);
+        while ensemble.replay_next(1).is_some() {}
+        let set = Op::SetData {
+            path: "/x".to_owned(),
+            data: b"new".to_vec(),
+            version: -1,
+        };
+        ensemble.apply(s, &set, 2);
+        assert_eq!(
+            data(&ensemble.server_mut(1).serve_read(s, &get("/x", false))),
+            b"old"
+        );
+        assert_eq!(
+            data(&ensemble.server_mut(0).serve_read(s, &get("/x", false))),
+            b"new"
+        );
+        ensemble.replay_next(1);
+        assert_eq!(
+            data(&ensemble.server_mut(1).serve_read(s, &get("/x", false))),
+            b"new"
+        );
+        assert_eq!(ensemble.applied(1), ensemble.applied(0));
+        assert_eq!(ensemble.server(1), ensemble.server(0));
+        // The other follower has applied nothing yet, and catches up to the same state.
+        while ensemble.replay_next(2).is_some() {}
+        assert_eq!(ensemble.server(2), ensemble.server(0));
+    }
+
+    #[test]
+    fn a_follower_fires_the_watches_left_on_it_when_it_applies_the_change() {
+        let mut ensemble = Replicas::new(2);
+        let (a, b) = (ensemble.open_session(), ensemble.open_session());
+        ensemble.apply(a, &create("/x", b"", CreateMode::Persistent), 1);
+        while ensemble.replay_next(1).is_some() {}
+        ensemble.server_mut(1).serve_read(b, &get("/x", true));
+        let delete = Op::Delete {
+            path: "/x".to_owned(),
+            version: -1,
+        };
+        let at_leader = ensemble.apply(a, &delete, 2);
+        assert!(
+            at_leader.notifications.is_empty(),
+            "the watch is on the follower"
+        );
+        let replayed = ensemble.replay_next(1).expect("a transaction to apply");
+        assert_eq!(replayed.by, a);
+        assert_eq!(replayed.zxid, at_leader.zxid);
+        assert_eq!(replayed.notifications.len(), 1);
+        assert_eq!(replayed.notifications[0].session, b);
+        assert_eq!(
+            replayed.notifications[0].event.event_type,
+            EventType::NodeDeleted
+        );
+    }
+
+    #[test]
+    fn an_expiry_is_replayed_and_deletes_the_ephemerals_on_every_follower() {
+        let mut ensemble = Replicas::new(2);
+        let s = ensemble.open_session();
+        ensemble.apply(s, &create("/e", b"", CreateMode::Ephemeral), 1);
+        while ensemble.replay_next(1).is_some() {}
+        ensemble.end_session(s, 2, true).expect("a live session");
+        assert!(ensemble.server(0).node("/e").is_none());
+        assert!(ensemble.server(1).node("/e").is_some(), "not applied yet");
+        while ensemble.replay_next(1).is_some() {}
+        assert!(ensemble.server(1).node("/e").is_none());
+        assert!(!ensemble.server(1).session_alive(s));
+    }
+}

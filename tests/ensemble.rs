@@ -1,0 +1,252 @@
+//! The simulated ensemble: a follower's reads can be stale, `sync` brings them up to date, a
+//! client reads its own writes, a follower fires the watches left on it when it applies the
+//! change, and a reconnecting client re-registers its watches as ZooKeeper's clients do.
+
+use std::time::Duration;
+
+use madsim::runtime::{Handle, Runtime};
+use madsim::time::Instant;
+use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::sim::ensemble::{SimConfig, SimZk};
+use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
+use zklab::sim::trace::TraceEvent;
+
+/// Every follower applies each transaction this long after the leader.
+const LAG: Duration = Duration::from_millis(400);
+
+fn ensemble() -> SimZk {
+    let config = SimConfig {
+        servers: 3,
+        follower_lag: (LAG, LAG),
+        ..SimConfig::default()
+    };
+    let plan = FaultPlan {
+        rates: FaultRates::none(),
+        script: Vec::new(),
+    };
+    SimZk::start(config, plan)
+}
+
+fn run<T>(test: impl std::future::Future<Output = T>) -> T {
+    Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(test)
+}
+
+#[test]
+fn a_follower_serves_a_stale_read_and_sync_brings_it_up_to_date() {
+    let (stale, synced) = run(async {
+        let zk = ensemble();
+        let (writer, reader) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
+        writer
+            .create("/x", b"old", CreateMode::Persistent)
+            .await
+            .expect("created");
+        madsim::time::sleep(2 * LAG).await;
+        writer.set_data("/x", b"new", -1).await.expect("set");
+        let (stale, _) = reader.get_data("/x", false).await.expect("read");
+        reader.sync("/x").await.expect("synced");
+        let (synced, _) = reader.get_data("/x", false).await.expect("read");
+        (stale, synced)
+    });
+    assert_eq!(stale, b"old");
+    assert_eq!(synced, b"new");
+}
+
+#[test]
+fn a_client_on_a_follower_reads_its_own_write_which_it_hears_of_once_the_follower_has_it() {
+    let (took, read) = run(async {
+        let zk = ensemble();
+        let client = zk.connect_to(0, 2);
+        madsim::time::sleep(2 * LAG).await;
+        let started = Instant::now();
+        client
+            .create("/x", b"mine", CreateMode::Persistent)
+            .await
+            .expect("created");
+        let took = started.elapsed();
+        let (read, _) = client.get_data("/x", false).await.expect("read");
+        (took, read)
+    });
+    assert!(took >= LAG, "{took:?}");
+    assert_eq!(read, b"mine");
+}
+
+#[test]
+fn a_watch_left_on_a_follower_fires_when_the_follower_applies_the_change() {
+    let (event, after) = run(async {
+        let zk = ensemble();
+        let (writer, watcher) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
+        writer
+            .create("/x", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        madsim::time::sleep(2 * LAG).await;
+        watcher.get_data("/x", true).await.expect("read");
+        let started = Instant::now();
+        writer.delete("/x", -1).await.expect("deleted");
+        let event = watcher.next_event().await;
+        (event, started.elapsed())
+    });
+    let Some(ZkEvent::Watch(event)) = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(event.event_type, EventType::NodeDeleted);
+    assert!(after >= LAG, "{after:?}");
+}
+
+/// How long the client of the reconnection tests stays away.
+const AWAY: Duration = Duration::from_millis(300);
+
+/// A standalone server, or an ensemble with followers `lag` behind; `kind` strikes client 0's
+/// first request after 50 ms, and it reconnects [`AWAY`] later.
+fn striking(kind: FaultKind, servers: usize, lag: Duration) -> SimZk {
+    let config = SimConfig {
+        servers,
+        follower_lag: (lag, lag),
+        reconnect_delay: (AWAY, AWAY),
+        ..SimConfig::default()
+    };
+    let fault = ScriptedFault {
+        at: Duration::from_millis(50),
+        kind,
+        client: 0,
+        duration: Duration::ZERO,
+    };
+    let plan = FaultPlan {
+        rates: FaultRates::none(),
+        script: vec![fault],
+    };
+    SimZk::start(config, plan)
+}
+
+#[test]
+fn a_reconnected_client_hears_of_a_deletion_but_misses_a_node_created_and_deleted_meanwhile() {
+    let (events, trace) = run(async {
+        let zk = striking(FaultKind::ConnectionLoss, 1, Duration::ZERO);
+        let writer = zk.connect(1);
+        writer
+            .create("/d", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        let node = Handle::current().create_node().name("c0").build();
+        zk.add_process(0, node.id());
+        let watcher = node
+            .spawn({
+                let zk = zk.clone();
+                async move {
+                    let watcher = zk.connect(0);
+                    watcher.get_data("/d", true).await.expect("a data watch");
+                    assert_eq!(watcher.exists("/y", true).await, Ok(None));
+                    madsim::time::sleep(Duration::from_millis(100)).await;
+                    // The connection breaks under this request.
+                    let lost = watcher.exists("/other", false).await;
+                    assert_eq!(lost, Err(ZkError::ConnectionLoss));
+                    watcher
+                }
+            })
+            .await
+            .expect("the watcher's task");
+        writer
+            .create("/y", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        writer.delete("/y", -1).await.expect("deleted");
+        writer.delete("/d", -1).await.expect("deleted");
+        madsim::time::sleep(2 * AWAY).await;
+        let events: Vec<ZkEvent> = std::iter::from_fn(|| watcher.try_next_event()).collect();
+        (events, zk.take_report().0)
+    });
+    // The server dropped the watches with the connection: the changes notified nobody.
+    let notified = trace.entries().iter().filter(|entry| {
+        matches!(&entry.event, TraceEvent::Notified { cause, .. } if cause == "/y" || cause == "/d")
+    });
+    assert_eq!(notified.count(), 0, "{}", trace.render());
+    let deleted = |event: &ZkEvent| matches!(event, ZkEvent::Watch(w) if w.event_type == EventType::NodeDeleted && w.path == "/d");
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ZkEvent::Session(SessionEvent::Disconnected),
+                ZkEvent::Session(SessionEvent::SyncConnected),
+                event,
+            ] if deleted(event)
+        ),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_watch_whose_reply_was_lost_is_not_held_and_fires_nothing_after_the_reconnect() {
+    let events = run(async {
+        let zk = striking(FaultKind::LostReply, 1, Duration::ZERO);
+        let writer = zk.connect(1);
+        writer
+            .create("/d", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        let node = Handle::current().create_node().name("c0").build();
+        zk.add_process(0, node.id());
+        let watcher = node
+            .spawn({
+                let zk = zk.clone();
+                async move {
+                    let watcher = zk.connect(0);
+                    madsim::time::sleep(Duration::from_millis(100)).await;
+                    let lost = watcher.get_data("/d", true).await;
+                    assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
+                    watcher
+                }
+            })
+            .await
+            .expect("the watcher's task");
+        madsim::time::sleep(2 * AWAY).await;
+        writer.delete("/d", -1).await.expect("deleted");
+        madsim::time::sleep(AWAY).await;
+        std::iter::from_fn(|| watcher.try_next_event()).collect::<Vec<_>>()
+    });
+    assert_eq!(
+        events,
+        vec![
+            ZkEvent::Session(SessionEvent::Disconnected),
+            ZkEvent::Session(SessionEvent::SyncConnected),
+        ]
+    );
+}
+
+#[test]
+fn a_client_never_reattaches_to_a_server_behind_what_it_has_seen() {
+    for seed in 0..10 {
+        let attached =
+            Runtime::with_seed_and_config(seed, madsim::Config::default()).block_on(async {
+                let zk = striking(FaultKind::ConnectionLoss, 3, Duration::from_secs(5));
+                let node = Handle::current().create_node().name("c0").build();
+                zk.add_process(0, node.id());
+                node.spawn({
+                    let zk = zk.clone();
+                    async move {
+                        let client = zk.connect_to(0, 0);
+                        client
+                            .create("/x", b"", CreateMode::Persistent)
+                            .await
+                            .expect("created");
+                        madsim::time::sleep(Duration::from_millis(100)).await;
+                        let lost = client.exists("/x", false).await;
+                        assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
+                        // Back, on a server that has the node.
+                        assert!(client.exists("/x", false).await.expect("a reply").is_some());
+                    }
+                })
+                .await
+                .expect("the client's task");
+                let trace = zk.take_report().0;
+                trace
+                    .entries()
+                    .iter()
+                    .filter_map(|entry| match entry.event {
+                        TraceEvent::Attached { server, .. } => Some(server),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+            });
+        assert_eq!(attached, vec![0], "seed {seed}");
+    }
+}

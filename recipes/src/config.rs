@@ -96,7 +96,8 @@ pub enum ConfigPart {
         /// The version it must be written over, or -1.
         version: i32,
     },
-    /// Reads the value once, without a watch: a lookup.
+    /// Reads the value once, without a watch: a lookup. It syncs first, so that it sees every
+    /// write completed before it began even when its server is a follower behind the leader.
     Lookup,
     /// Reads the value and every change, until it reads `until` (if given).
     Reader {
@@ -119,6 +120,8 @@ enum Phase {
     CreatingParent(Parents),
     /// A conditional write tried again found another version: reading whose write it is.
     Checking,
+    /// A lookup brings its server up to date.
+    Syncing,
     /// A lookup's read is in flight.
     Looking,
     /// The reader follows the node.
@@ -259,6 +262,13 @@ impl ConfigMachine {
                     false => self.done(ConfigOutcome::Failed(ZkError::BadVersion)),
                 }
             }
+            (Phase::Syncing, Ok(OpResult::Synced)) => {
+                let read = Op::GetData {
+                    path: self.path.clone(),
+                    watch: false,
+                };
+                self.send(Phase::Looking, read)
+            }
             (Phase::Looking, Ok(OpResult::Data { data, stat })) => {
                 let version = stat.version;
                 self.done(ConfigOutcome::Read(Setting { version, data }))
@@ -308,11 +318,10 @@ impl Recipe for ConfigMachine {
                 ConfigPart::Writer { .. } => self.write(false),
                 ConfigPart::Reader { .. } => self.read(),
                 ConfigPart::Lookup => {
-                    let read = Op::GetData {
+                    let sync = Op::Sync {
                         path: self.path.clone(),
-                        watch: false,
                     };
-                    self.send(Phase::Looking, read)
+                    self.send(Phase::Syncing, sync)
                 }
             },
             Input::Reply(reply) => match self.link.on_reply(reply) {
@@ -416,7 +425,8 @@ impl Config {
         }
     }
 
-    /// The value now, once; `None` if nothing was ever written.
+    /// The value now, once; `None` if nothing was ever written. It syncs first, so it is never
+    /// older than a write completed before the call, whichever server answers.
     pub async fn get<C: ZkClient>(&self, client: &C) -> Result<Option<Setting>, ConfigError> {
         self.get_with(client, ConfigMachine::new(&self.path, ConfigPart::Lookup))
             .await
@@ -562,6 +572,25 @@ mod tests {
             data: b"v".to_vec(),
         };
         assert_eq!(step.outcome, Some(ConfigOutcome::Written(written)));
+    }
+
+    #[test]
+    fn a_lookup_syncs_then_reads_once_and_a_missing_node_is_absent() {
+        let mut machine = ConfigMachine::new(PATH, ConfigPart::Lookup);
+        assert!(matches!(op(&machine.step(Input::Start)), Op::Sync { .. }));
+        let step = machine.step(Input::Reply(Ok(OpResult::Synced)));
+        assert!(matches!(op(&step), Op::GetData { watch: false, .. }));
+        let step = machine.step(data(b"v", 2));
+        let read = Setting {
+            version: 2,
+            data: b"v".to_vec(),
+        };
+        assert_eq!(step.outcome, Some(ConfigOutcome::Read(read)));
+        let mut machine = ConfigMachine::new(PATH, ConfigPart::Lookup);
+        machine.step(Input::Start);
+        machine.step(Input::Reply(Ok(OpResult::Synced)));
+        let step = machine.step(Input::Reply(Err(ZkError::NoNode)));
+        assert_eq!(step.outcome, Some(ConfigOutcome::Absent));
     }
 
     #[test]

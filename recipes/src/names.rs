@@ -1,7 +1,8 @@
 //! A name service, one of the recipes document's "out of the box" applications: a name is a
 //! persistent node `<dir>/<name>` holding its value. Registering sets it (made, with its
 //! directory, if missing; set at any version, so a write sent again through ConnectionLoss sets
-//! the same value), and resolving reads it. Each name is a configuration node
+//! the same value), and resolving syncs, then reads it: a resolve sees every registration
+//! completed before it began, even on a follower behind the leader. Each name is a configuration node
 //! ([`crate::config`]): registering is its writer, resolving its lookup.
 //!
 //! ```no_run
@@ -81,7 +82,7 @@ impl Names {
         self.entry(name).set(client, value).await.map(|_| ())
     }
 
-    /// The value `name` has now; `None` if it was never registered.
+    /// The value `name` has now (after a sync); `None` if it was never registered.
     pub async fn resolve<C: ZkClient>(
         &self,
         client: &C,

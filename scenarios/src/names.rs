@@ -178,13 +178,13 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "each client registers a name, resolves the next, and registers a unique name",
         known_bug: false,
         kit: &NamesKit::<Documented>::KIT,
-        states: Some(861),
+        states: Some(1386),
     },
     Scenario {
         name: "names-bug-create-only",
         about: "a name is registered by create alone: a name registered before keeps its value",
         known_bug: true,
         kit: &NamesKit::<CreateOnly>::KIT,
-        states: Some(535),
+        states: Some(902),
     },
 ];

@@ -2,8 +2,9 @@
 //!
 //! Judged from the clients' requests, the server's applied writes and what the clients were
 //! told: a `Wrote` is the registration of the name its client last asked to write; a lookup
-//! (`getData` of a name without a watch) sent after a registration of that name was told must
-//! read that value or one applied after it. A registration told but never applied (a write
+//! (`getData` of a name without a watch, after the `sync` of that name that begins it, if any)
+//! begun after a registration of that name was told must read that value or one applied after
+//! it. A lookup without a sync begins with its read, and on a follower may read an older value. A registration told but never applied (a write
 //! that did not land) is missed by every later lookup. A unique name told made (`Put`) is
 //! registered with the value of the sequential node its client made last. A real server's trace has neither
 //! requests nor applied ops: nothing is judged there.
@@ -83,8 +84,12 @@ impl NameResolution {
                     self.writing.insert(Client(client), name.to_owned());
                 }
             }
-            Op::GetData { path, watch: false } => {
+            Op::Sync { path } | Op::GetData { path, watch: false } => {
                 if let Some(name) = self.name(path) {
+                    let begun = self.looking.get(&Client(client));
+                    if matches!(op, Op::GetData { .. }) && begun.is_some_and(|l| l.name == name) {
+                        return;
+                    }
                     let floor = match self.registered.get(name) {
                         None => Floor::None,
                         Some(value) => match self.place(name, *value) {
@@ -272,6 +277,27 @@ mod tests {
         racing.extend(set(0, b"2"));
         racing.extend([told(0, b"2"), read(1, b"1")]);
         assert_eq!(first(racing), None);
+    }
+
+    #[test]
+    fn a_lookup_begins_with_its_sync() {
+        let sync = request(
+            1,
+            Op::Sync {
+                path: "/n/a".into(),
+            },
+        );
+        // Synced before the registration was told, read after: the old value is fair.
+        let mut racing = set(0, b"1");
+        racing.push(sync.clone());
+        racing.extend(set(0, b"2"));
+        racing.extend([told(0, b"2"), lookup(1), read(1, b"1")]);
+        assert_eq!(first(racing), None);
+        // Synced after it: the old value is stale.
+        let mut stale = set(0, b"1");
+        stale.extend(set(0, b"2"));
+        stale.extend([told(0, b"2"), sync, lookup(1), read(1, b"1")]);
+        assert_eq!(first(stale), Some(ViolationKind::NameStale));
     }
 
     #[test]

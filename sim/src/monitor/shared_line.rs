@@ -178,7 +178,12 @@ impl SharedLine {
             }
         }
         if let (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) = (op, reply) {
-            if let Some((sequence, _)) = self.place(path) {
+            // A node already gone is still there on a follower that has not applied its
+            // deletion: the waiter is woken when it does, and waits on nothing meanwhile.
+            let standing = self
+                .place(path)
+                .filter(|(sequence, _)| self.line.contains_key(sequence));
+            if let Some((sequence, _)) = standing {
                 let watched = self.watches.entry(Client(session)).or_default();
                 watched.insert(sequence);
             }
@@ -396,6 +401,19 @@ mod tests {
             ended(0, 1, &["/rw/a-write-0000000001"]),
         ]);
         assert_eq!(readers().first_in(&behind_a_writer), None);
+    }
+
+    #[test]
+    fn a_reader_watching_a_writer_its_lagging_server_still_shows_is_not_held_back() {
+        // The writer's node is gone at the leader; the reader's follower has not applied that
+        // yet, so its exists finds the node and the reader waits to hear of the deletion.
+        let lagging = trace(vec![
+            created(0, 1, "/rw/a-write-0000000001"),
+            created(1, 2, "/rw/b-read-0000000002"),
+            delete(1, "/rw/a-write-0000000001"),
+            watches(1, 2, "/rw/a-write-0000000001"),
+        ]);
+        assert_eq!(readers().first_in(&lagging), None);
     }
 
     #[test]

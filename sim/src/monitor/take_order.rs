@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
 use zklab_recipes::queue::{Order, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
 
@@ -46,6 +46,10 @@ pub struct TakeOrder {
     items: BTreeSet<String>,
     /// The items claimed.
     claimed: BTreeSet<String>,
+    /// The zxid of the last item put or taken: a listing served by a server that had not
+    /// applied it (a lagging follower) may show an item already taken.
+    #[rename(keep)]
+    changed_at: Zxid,
     views: BTreeMap<Session, View>,
 }
 
@@ -57,6 +61,7 @@ impl TakeOrder {
             order,
             items: BTreeSet::new(),
             claimed: BTreeSet::new(),
+            changed_at: 0,
             views: BTreeMap::new(),
         }
     }
@@ -105,15 +110,24 @@ impl TakeOrder {
             .cloned()
     }
 
-    fn applied(&mut self, session: SessionId, op: &Op, reply: &OpReply) -> Option<String> {
+    fn applied(
+        &mut self,
+        session: SessionId,
+        zxid: Zxid,
+        op: &Op,
+        reply: &OpReply,
+    ) -> Option<String> {
         if let (Op::GetChildren { path, .. }, Ok(OpResult::Children { children, .. })) = (op, reply)
         {
-            if *path == self.dir {
-                // Items made before the run (a model's setup) are known from the first listing.
+            if *path == self.dir && zxid >= self.changed_at {
+                // Items made before the run (a model's setup) are known from a listing that
+                // is up to date.
                 let items = children
                     .iter()
                     .filter(|name| self.order.key(name).is_some());
                 self.items.extend(items.cloned());
+            }
+            if *path == self.dir {
                 let listing = children
                     .iter()
                     .filter(|name| self.order.key(name).is_some())
@@ -147,6 +161,7 @@ impl TakeOrder {
                 Change::Created { path, .. } => match self.child(path) {
                     Some(name) if self.order.key(name).is_some() => {
                         self.items.insert(name.to_owned());
+                        self.changed_at = zxid;
                     }
                     Some(name) => {
                         if let Some(item) = name.strip_suffix(CLAIM) {
@@ -157,7 +172,9 @@ impl TakeOrder {
                 },
                 Change::Deleted(path) => {
                     if let Some(name) = self.child(path) {
-                        self.items.remove(name);
+                        if self.items.remove(name) {
+                            self.changed_at = zxid;
+                        }
                         if let Some(item) = name.strip_suffix(CLAIM) {
                             self.claimed.remove(item);
                         }
@@ -174,8 +191,12 @@ impl Monitor for TakeOrder {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         let message = match &entry.event {
             TraceEvent::Applied {
-                session, op, reply, ..
-            } => self.applied(*session, op, reply)?,
+                session,
+                zxid,
+                op,
+                reply,
+                ..
+            } => self.applied(*session, *zxid, op, reply)?,
             TraceEvent::Watch { session, event, .. } if event.path == self.dir => {
                 self.views.entry(Session(*session)).or_default().stale = true;
                 return None;
@@ -301,6 +322,40 @@ mod tests {
         TakeOrder::new("/q", order)
             .first_in(&trace(events))
             .map(|v| v.kind)
+    }
+
+    /// The same event at another zxid.
+    fn at_zxid(zxid: Zxid, mut event: TraceEvent) -> TraceEvent {
+        if let TraceEvent::Applied { zxid: at, .. } = &mut event {
+            *at = zxid;
+        }
+        event
+    }
+
+    #[test]
+    fn a_stale_listing_from_a_lagging_server_does_not_bring_back_an_item_taken() {
+        const FIRST: &str = "p0-a-item-0000000001";
+        const SECOND: &str = "p1-b-item-0000000002";
+        let puts = vec![at_zxid(1, put(FIRST)), at_zxid(2, put(SECOND))];
+        let take = |session, name, zxid| {
+            takes(session, name)
+                .into_iter()
+                .map(move |e| at_zxid(zxid, e))
+        };
+        // The first item is taken at zxid 3; a follower at zxid 2 still lists it.
+        let mut stale = puts.clone();
+        stale.extend(take(3, FIRST, 3));
+        stale.push(at_zxid(2, lists(1, &[FIRST, SECOND])));
+        stale.extend(take(1, SECOND, 4));
+        assert_eq!(first_in_order(Order::Sequence, stale), None);
+        // With the first item still there, taking the second passes it over.
+        let mut passed_over = puts;
+        passed_over.push(at_zxid(2, lists(1, &[FIRST, SECOND])));
+        passed_over.extend(take(1, SECOND, 3));
+        assert_eq!(
+            first_in_order(Order::Sequence, passed_over),
+            Some(ViolationKind::OutOfSequence)
+        );
     }
 
     #[test]

@@ -76,6 +76,16 @@ fn run_json_reports_seeds_failures_faults_and_rate() {
 }
 
 #[test]
+fn a_run_on_an_ensemble_says_so_and_its_replay_shows_where_each_session_is_attached() {
+    let args = ["run", "lock", "--seeds", "20", "--servers", "3", "--json"];
+    let json = json_of(&args, 0);
+    assert_eq!(json["servers"], 3);
+    let output = zklab(&["replay", "lock", "--seed", "1", "--servers", "3"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("attached to server"));
+}
+
+#[test]
 fn a_violation_exits_1_and_prints_a_replay_command_that_reproduces_it() {
     let output = zklab(&["run", "lock-bug-herd", "--seeds", "20"]);
     assert_eq!(output.status.code(), Some(1));
@@ -133,6 +143,8 @@ fn bad_options_are_usage_errors() {
         &["run", "lock", "--seeds", "many"],
         &["run", "lock", "--seeds", "0"],
         &["run", "lock", "--clients", "0"],
+        &["run", "lock", "--servers", "2"],
+        &["replay", "lock", "--seed", "0", "--servers", "0"],
         &["replay", "lock"],
         &["frobnicate"],
     ] {

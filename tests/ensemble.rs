@@ -2,11 +2,13 @@
 //! client reads its own writes, a follower fires the watches left on it when it applies the
 //! change, and a reconnecting client re-registers its watches as ZooKeeper's clients do.
 
+use std::future::Future;
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
 use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::sim::client::SimClient;
 use zklab::sim::ensemble::{SimConfig, SimZk};
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use zklab::sim::trace::TraceEvent;
@@ -118,33 +120,49 @@ fn striking(kind: FaultKind, servers: usize, lag: Duration) -> SimZk {
     SimZk::start(config, plan)
 }
 
+/// Runs `work` as client `client`'s process, on a node of its own where faults strike it (it
+/// opens its session there); returns what it returns.
+async fn as_client<T, F>(zk: &SimZk, client: u32, work: impl FnOnce(SimZk) -> F) -> T
+where
+    T: Send + 'static,
+    F: Future<Output = T> + Send + 'static,
+{
+    let node = Handle::current()
+        .create_node()
+        .name(format!("c{client}"))
+        .build();
+    zk.add_process(client, node.id());
+    node.spawn(work(zk.clone()))
+        .await
+        .expect("the client's task")
+}
+
+/// A writer, client 1, that has made `/d`.
+async fn writer_with_d(zk: &SimZk) -> SimClient {
+    let writer = zk.connect(1);
+    writer
+        .create("/d", b"", CreateMode::Persistent)
+        .await
+        .expect("created");
+    writer
+}
+
 #[test]
 fn a_reconnected_client_hears_of_a_deletion_but_misses_a_node_created_and_deleted_meanwhile() {
     let (events, trace) = run(async {
         let zk = striking(FaultKind::ConnectionLoss, 1, Duration::ZERO);
-        let writer = zk.connect(1);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let node = Handle::current().create_node().name("c0").build();
-        zk.add_process(0, node.id());
-        let watcher = node
-            .spawn({
-                let zk = zk.clone();
-                async move {
-                    let watcher = zk.connect(0);
-                    watcher.get_data("/d", true).await.expect("a data watch");
-                    assert_eq!(watcher.exists("/y", true).await, Ok(None));
-                    madsim::time::sleep(Duration::from_millis(100)).await;
-                    // The connection breaks under this request.
-                    let lost = watcher.exists("/other", false).await;
-                    assert_eq!(lost, Err(ZkError::ConnectionLoss));
-                    watcher
-                }
-            })
-            .await
-            .expect("the watcher's task");
+        let writer = writer_with_d(&zk).await;
+        let watcher = as_client(&zk, 0, |zk| async move {
+            let watcher = zk.connect(0);
+            watcher.get_data("/d", true).await.expect("a data watch");
+            assert_eq!(watcher.exists("/y", true).await, Ok(None));
+            madsim::time::sleep(Duration::from_millis(100)).await;
+            // The connection breaks under this request.
+            let lost = watcher.exists("/other", false).await;
+            assert_eq!(lost, Err(ZkError::ConnectionLoss));
+            watcher
+        })
+        .await;
         writer
             .create("/y", b"", CreateMode::Persistent)
             .await
@@ -178,26 +196,15 @@ fn a_reconnected_client_hears_of_a_deletion_but_misses_a_node_created_and_delete
 fn a_watch_whose_reply_was_lost_is_not_held_and_fires_nothing_after_the_reconnect() {
     let events = run(async {
         let zk = striking(FaultKind::LostReply, 1, Duration::ZERO);
-        let writer = zk.connect(1);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let node = Handle::current().create_node().name("c0").build();
-        zk.add_process(0, node.id());
-        let watcher = node
-            .spawn({
-                let zk = zk.clone();
-                async move {
-                    let watcher = zk.connect(0);
-                    madsim::time::sleep(Duration::from_millis(100)).await;
-                    let lost = watcher.get_data("/d", true).await;
-                    assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
-                    watcher
-                }
-            })
-            .await
-            .expect("the watcher's task");
+        let writer = writer_with_d(&zk).await;
+        let watcher = as_client(&zk, 0, |zk| async move {
+            let watcher = zk.connect(0);
+            madsim::time::sleep(Duration::from_millis(100)).await;
+            let lost = watcher.get_data("/d", true).await;
+            assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
+            watcher
+        })
+        .await;
         madsim::time::sleep(2 * AWAY).await;
         writer.delete("/d", -1).await.expect("deleted");
         madsim::time::sleep(AWAY).await;
@@ -218,25 +225,19 @@ fn a_client_never_reattaches_to_a_server_behind_what_it_has_seen() {
         let attached =
             Runtime::with_seed_and_config(seed, madsim::Config::default()).block_on(async {
                 let zk = striking(FaultKind::ConnectionLoss, 3, Duration::from_secs(5));
-                let node = Handle::current().create_node().name("c0").build();
-                zk.add_process(0, node.id());
-                node.spawn({
-                    let zk = zk.clone();
-                    async move {
-                        let client = zk.connect_to(0, 0);
-                        client
-                            .create("/x", b"", CreateMode::Persistent)
-                            .await
-                            .expect("created");
-                        madsim::time::sleep(Duration::from_millis(100)).await;
-                        let lost = client.exists("/x", false).await;
-                        assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
-                        // Back, on a server that has the node.
-                        assert!(client.exists("/x", false).await.expect("a reply").is_some());
-                    }
+                as_client(&zk, 0, |zk| async move {
+                    let client = zk.connect_to(0, 0);
+                    client
+                        .create("/x", b"", CreateMode::Persistent)
+                        .await
+                        .expect("created");
+                    madsim::time::sleep(Duration::from_millis(100)).await;
+                    let lost = client.exists("/x", false).await;
+                    assert_eq!(lost.map(|_| ()), Err(ZkError::ConnectionLoss));
+                    // Back, on a server that has the node.
+                    assert!(client.exists("/x", false).await.expect("a reply").is_some());
                 })
-                .await
-                .expect("the client's task");
+                .await;
                 let trace = zk.take_report().0;
                 trace
                     .entries()

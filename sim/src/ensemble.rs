@@ -1036,16 +1036,7 @@ impl World {
                 let (zxid, reply) = (applied.zxid, applied.reply);
                 let notified = self.notify(leader, session, applied.notifications, zxid);
                 let lost = self.draw_lost_reply(client, &op);
-                self.trace.push(
-                    now,
-                    TraceEvent::Applied {
-                        client,
-                        session,
-                        zxid,
-                        op,
-                        reply: reply.clone(),
-                    },
-                );
+                self.trace_applied(session, zxid, op, &reply);
                 for change in notified {
                     self.trace.push(now, change);
                 }
@@ -1082,6 +1073,21 @@ impl World {
         let lost = self.take_armed(client, |k| k == kind || k == FaultKind::LostReply)
             || self.rng.gen_bool(rate);
         lost.then(|| (kind, format!("reply lost after apply: {}", OpText(op))))
+    }
+
+    /// Writes what a server answered a session's op, whether or not the client hears it.
+    fn trace_applied(&mut self, session: SessionId, zxid: Zxid, op: Op, reply: &OpReply) {
+        let now = self.now();
+        let client = self.conn(session).client;
+        let reply = reply.clone();
+        let applied = TraceEvent::Applied {
+            client,
+            session,
+            zxid,
+            op,
+            reply,
+        };
+        self.trace.push(now, applied);
     }
 
     /// A reply is lost: the fault is recorded and the connection breaks.
@@ -1392,7 +1398,6 @@ impl World {
 
     /// Answers a session's parked requests, in order, as far as its server has applied.
     fn release(&mut self, session: SessionId) {
-        let now = self.now();
         loop {
             let conn = self.conn(session);
             let (server, client) = (conn.server, conn.client);
@@ -1410,16 +1415,7 @@ impl World {
                     let served = self.servers.server_mut(server).serve_read(session, &op);
                     let (reply, zxid) = (served.reply, served.zxid);
                     let lost = self.draw_lost_reply(client, &op);
-                    self.trace.push(
-                        now,
-                        TraceEvent::Applied {
-                            client,
-                            session,
-                            zxid,
-                            op,
-                            reply: reply.clone(),
-                        },
-                    );
+                    self.trace_applied(session, zxid, op, &reply);
                     if let Some(lost) = lost {
                         self.lose_reply(session, lost);
                         return;

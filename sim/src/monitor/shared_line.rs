@@ -184,8 +184,14 @@ impl SharedLine {
                 .place(path)
                 .filter(|(sequence, _)| self.line.contains_key(sequence));
             if let Some((sequence, _)) = standing {
-                let watched = self.watches.entry(Client(session)).or_default();
-                watched.insert(sequence);
+                // A reader whose node is gone (taken away while it was disconnected, say) is
+                // no longer in line: its watch is as good as left behind.
+                let in_line = self.line.values().any(|node| node.owner == session);
+                let watched = match self.rule {
+                    Rule::Readers { .. } if !in_line => self.left.entry(Client(session)),
+                    _ => self.watches.entry(Client(session)),
+                };
+                watched.or_default().insert(sequence);
             }
         }
     }
@@ -414,6 +420,29 @@ mod tests {
             watches(1, 2, "/rw/a-write-0000000001"),
         ]);
         assert_eq!(readers().first_in(&lagging), None);
+    }
+
+    #[test]
+    fn a_waiter_whose_node_was_taken_away_is_not_counted_in_a_herd() {
+        let mut line = vec![
+            created(0, 1, "/rw/a-read-0000000001"),
+            created(1, 2, "/rw/b-write-0000000002"),
+            created(2, 3, "/rw/c-write-0000000003"),
+            watches(1, 2, "/rw/a-read-0000000001"),
+        ];
+        // Session 3's node is deleted by another (revoked); not knowing, it watches node 1.
+        let mut taken_away = line.clone();
+        taken_away.push(delete(1, "/rw/c-write-0000000003"));
+        taken_away.push(watches(2, 3, "/rw/a-read-0000000001"));
+        taken_away.push(delete(1, "/rw/a-read-0000000001"));
+        taken_away.push(deleted(1, "/rw/a-read-0000000001", &[2, 3]));
+        assert_eq!(readers().first_in(&trace(taken_away)), None);
+        // Still in line, the same watch makes a herd.
+        line.push(watches(2, 3, "/rw/a-read-0000000001"));
+        line.push(delete(1, "/rw/a-read-0000000001"));
+        line.push(deleted(1, "/rw/a-read-0000000001", &[2, 3]));
+        let violation = readers().first_in(&trace(line)).expect("a herd");
+        assert_eq!(violation.kind, ViolationKind::Herd);
     }
 
     #[test]

@@ -189,13 +189,13 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
         known_bug: false,
         kit: &BarrierKit::<Documented>::KIT,
-        states: Some(4_398),
+        states: Some(5_430),
     },
     Scenario {
         name: "barrier-bug-trust-any-event",
         about: "a waiter takes any event for the barrier's removal, without reading it again",
         known_bug: true,
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
-        states: Some(4_709),
+        states: Some(4_964),
     },
 ];

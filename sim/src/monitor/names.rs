@@ -4,10 +4,11 @@
 //! told: a `Wrote` is the registration of the name its client last asked to write; a lookup
 //! (`getData` of a name without a watch, after the `sync` of that name that begins it, if any)
 //! begun after a registration of that name was told must read that value or one applied after
-//! it. A lookup without a sync begins with its read, and on a follower may read an older value. A registration told but never applied (a write
-//! that did not land) is missed by every later lookup. A unique name told made (`Put`) is
-//! registered with the value of the sequential node its client made last. A real server's trace has neither
-//! requests nor applied ops: nothing is judged there.
+//! it. A lookup without a sync begins with its read, and on a follower may read an older value.
+//! A registration told but never applied (a write that did not land) is missed by every later
+//! lookup. A unique name told made (`Put`) is registered with the value of the sequential node
+//! its client made last. A real server's trace has neither requests nor applied ops: nothing is
+//! judged there.
 
 use std::collections::BTreeMap;
 

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
 use zklab::scenarios::catalogue;
-use zklab::scenarios::runner::{self, RunOptions, SweepReport};
+use zklab::scenarios::runner::{self, RunOptions, SweepReport, SCENARIO_SERVERS};
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::{FaultKind, FaultRates};
 
@@ -92,12 +92,13 @@ struct Setup {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     rounds: u32,
     /// Faults: `none`, `all`, or a comma-separated list of kinds
-    /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash).
+    /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash,
+    /// and on an ensemble stale-read and server-crash).
     #[arg(long, default_value = "all", value_parser = parse_faults)]
     faults: String,
     /// Servers in the simulated ensemble: 1 (standalone, every read up to date), 3 or 5
     /// (sessions spread over them; a follower's reads can lag behind the leader's writes).
-    #[arg(long, default_value_t = 1, value_parser = parse_servers)]
+    #[arg(long, default_value_t = SCENARIO_SERVERS, value_parser = parse_servers)]
     servers: usize,
 }
 
@@ -129,7 +130,7 @@ impl Setup {
             "cargo run --release -- replay {scenario} --seed {seed} --clients {} --rounds {} --faults {}",
             self.clients, self.rounds, self.faults
         );
-        if self.servers != 1 {
+        if self.servers != SCENARIO_SERVERS {
             command.push_str(&format!(" --servers {}", self.servers));
         }
         command

@@ -64,6 +64,8 @@ fn run_json_reports_seeds_failures_faults_and_rate() {
         "partition",
         "pause",
         "crash",
+        "stale_read",
+        "server_crash",
     ] {
         assert!(
             json["faults_injected"][key].is_u64(),

@@ -2,12 +2,19 @@
 //! client reads its own writes, a follower fires the watches left on it when it applies the
 //! change, and a reconnecting client re-registers its watches as ZooKeeper's clients do.
 
+mod support;
+
 use std::future::Future;
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
 use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::scenarios::barrier::BarrierKit;
+use zklab::scenarios::mutation::SkipSync;
+use zklab::scenarios::oracle::ViolationKind;
+use zklab::scenarios::runner::{run_seed, RunOptions};
+use zklab::scenarios::scenario::Scenario;
 use zklab::sim::client::SimClient;
 use zklab::sim::ensemble::{SimConfig, SimZk};
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
@@ -250,4 +257,98 @@ fn a_client_never_reattaches_to_a_server_behind_what_it_has_seen() {
             });
         assert_eq!(attached, vec![0], "seed {seed}");
     }
+}
+
+/// Found by the barrier sweep on three servers: the controller's session expired, taking the
+/// barrier with it, and the controller set it again just before a waiter asked; the waiter's
+/// `exists` went to a follower that had not applied the new barrier yet, and it passed the
+/// standing barrier. The waiter now syncs before its first read. Without that sync, the same
+/// seed passes the barrier again. (The sweep drew the faults a standalone server knows too.)
+#[test]
+fn a_barrier_waiter_syncs_before_its_first_read_seed_2555() {
+    let kinds: Vec<FaultKind> = FaultKind::ALL
+        .into_iter()
+        .filter(|kind| !kind.needs_followers())
+        .collect();
+    let options = RunOptions {
+        faults: FaultRates::none().with_all(&kinds),
+        ..RunOptions::default()
+    }
+    .on_servers(3);
+    let recipe = support::scenario("barrier");
+    assert!(run_seed(recipe, 2555, &options).violations.is_empty());
+    const WITHOUT_SYNC: &Scenario = &Scenario {
+        name: "barrier-without-sync",
+        about: "a waiter that reads the barrier without syncing first",
+        known_bug: true,
+        kit: &BarrierKit::<SkipSync>::KIT,
+        states: None,
+    };
+    let first = run_seed(WITHOUT_SYNC, 2555, &options)
+        .violations
+        .into_iter()
+        .next();
+    assert_eq!(first.map(|v| v.kind), Some(ViolationKind::BarrierPassed));
+}
+
+#[test]
+fn the_clients_of_a_crashed_follower_move_to_another_server_and_keep_their_watches() {
+    let down = Duration::from_secs(3);
+    let (events, trace) = run(async {
+        let config = SimConfig {
+            servers: 3,
+            follower_lag: (Duration::from_millis(5), Duration::from_millis(5)),
+            reconnect_delay: (AWAY, AWAY),
+            ..SimConfig::default()
+        };
+        let crash = ScriptedFault {
+            at: Duration::from_millis(100),
+            kind: FaultKind::ServerCrash,
+            client: 0,
+            duration: down,
+        };
+        let plan = FaultPlan {
+            rates: FaultRates::none(),
+            script: vec![crash],
+        };
+        let zk = SimZk::start(config, plan);
+        let writer = zk.connect_to(1, 0);
+        writer
+            .create("/d", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        let watcher = as_client(&zk, 0, |zk| async move {
+            let watcher = zk.connect_to(0, 1);
+            watcher.sync("/d").await.expect("synced");
+            watcher.get_data("/d", true).await.expect("a data watch");
+            watcher
+        })
+        .await;
+        madsim::time::sleep(Duration::from_millis(100) + 2 * AWAY).await;
+        writer.set_data("/d", b"x", -1).await.expect("set");
+        madsim::time::sleep(Duration::from_millis(100)).await;
+        let events: Vec<ZkEvent> = std::iter::from_fn(|| watcher.try_next_event()).collect();
+        (events, zk.take_report().0)
+    });
+    let text = trace.render();
+    assert!(
+        text.contains("fault server-crash: server 1 down for 3s"),
+        "{text}"
+    );
+    let moved = trace.entries().iter().any(|entry| {
+        matches!(entry.event, TraceEvent::Attached { client: 0, server, .. } if server != 1)
+    });
+    assert!(moved, "{text}");
+    let changed = |event: &ZkEvent| matches!(event, ZkEvent::Watch(w) if w.event_type == EventType::NodeDataChanged && w.path == "/d");
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ZkEvent::Session(SessionEvent::Disconnected),
+                ZkEvent::Session(SessionEvent::SyncConnected),
+                event,
+            ] if changed(event)
+        ),
+        "{events:?}\n{text}"
+    );
 }

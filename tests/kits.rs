@@ -1,6 +1,7 @@
 //! Every scenario of the catalogue, in the simulator and in the model checker: each recipe holds
-//! every property under every fault, and each known bug is caught by both, with the violation
-//! that names it. A kit added to the catalogue without its expectations here fails the test.
+//! every property under every fault, and each known bug is caught by both (but for a bug that
+//! needs a lagging follower, which the one-server model cannot show), with the violation that
+//! names it. A kit added to the catalogue without its expectations here fails the test.
 
 mod support;
 
@@ -249,6 +250,13 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "a name resolves to its latest registration",
     },
     Expected {
+        name: "names-bug-no-sync",
+        violations: &[ViolationKind::NameStale],
+        clients: 2,
+        budget: NO_FAULTS,
+        property: "a name resolves to its latest registration",
+    },
+    Expected {
         name: "queue-bug-name-order",
         violations: &[ViolationKind::OutOfSequence],
         clients: 2,
@@ -263,6 +271,11 @@ const KNOWN_BUGS: &[Expected] = &[
         property: "priority order",
     },
 ];
+
+/// Known bugs that only a lagging follower shows: the model has one server, whose reads are
+/// never stale, so its property holds there (a test says so, and fails the day the model gains
+/// followers, to move the bug back among those the model catches).
+const NEEDS_A_FOLLOWER: &[&str] = &["names-bug-no-sync"];
 
 /// Which reductions a check uses.
 #[derive(Clone, Copy)]
@@ -389,7 +402,10 @@ fn every_recipe_holds_every_property_in_the_model_for_two_clients_with_one_of_ea
 
 #[test]
 fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
-    for bug in KNOWN_BUGS {
+    for bug in KNOWN_BUGS
+        .iter()
+        .filter(|bug| !NEEDS_A_FOLLOWER.contains(&bug.name))
+    {
         let report = check(bug.name, bug.clients, bug.budget);
         let property = report
             .properties
@@ -403,6 +419,19 @@ fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
             bug.name,
             property.counterexample.len()
         );
+    }
+}
+
+#[test]
+fn a_bug_that_needs_a_lagging_follower_holds_in_the_one_server_model() {
+    for bug in KNOWN_BUGS
+        .iter()
+        .filter(|bug| NEEDS_A_FOLLOWER.contains(&bug.name))
+    {
+        let report = check(bug.name, bug.clients, ONE_OF_EACH);
+        assert!(report.complete, "{}", bug.name);
+        let property = report.properties.iter().find(|p| p.name == bug.property);
+        assert!(property.expect("the property").holds, "{}", bug.name);
     }
 }
 

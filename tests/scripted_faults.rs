@@ -12,6 +12,7 @@ use zklab::scenarios::runner::{run_seed, RunOptions, SeedReport};
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};
 use zklab::sim::trace::{TraceEntry, TraceEvent};
 
+/// A run with only `script`'s faults, on a standalone server: each story is timed for one.
 fn scripted(clients: u32, rounds: u32, script: Vec<ScriptedFault>) -> RunOptions {
     RunOptions {
         clients,
@@ -20,6 +21,7 @@ fn scripted(clients: u32, rounds: u32, script: Vec<ScriptedFault>) -> RunOptions
         script,
         ..RunOptions::default()
     }
+    .on_servers(1)
 }
 
 fn strike(kind: FaultKind, client: u32, at_ms: u64, duration: Duration) -> ScriptedFault {

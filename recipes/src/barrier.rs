@@ -1,7 +1,9 @@
 //! A barrier, as ZooKeeper's recipes document describes it: a controller sets the barrier node;
 //! waiters call `exists` on it with a watch and go on once it is gone, reading it again after
 //! every event (an event is news, not a verdict: a session event, or a watch fired by the node
-//! being set again, says nothing about whether it is gone now).
+//! being set again, says nothing about whether it is gone now). A waiter syncs before its first
+//! read: it knows of the barrier from elsewhere (its controller told it), and a follower that
+//! has not applied the barrier's creation yet would answer that it is gone.
 //!
 //! ```no_run
 //! # async fn demo(controller: &impl zklab_recipes::client::ZkClient,
@@ -95,6 +97,9 @@ enum Phase {
     Standing,
     /// The delete is in flight.
     Removing,
+    /// A waiter's `sync` is in flight: it learned of the barrier from elsewhere, and its server
+    /// may not have applied the barrier's creation yet.
+    Syncing,
     /// A waiter's `exists` (with a watch) is in flight; `again` once news of the barrier came
     /// meanwhile (the answer may predate it: read again).
     Checking {
@@ -154,6 +159,13 @@ impl BarrierMachine {
         self.send(Phase::Setting, create)
     }
 
+    fn sync(&mut self) -> Step<BarrierOutcome> {
+        let sync = Op::Sync {
+            path: self.path.clone(),
+        };
+        self.send(Phase::Syncing, sync)
+    }
+
     fn check(&mut self) -> Step<BarrierOutcome> {
         let exists = Op::Exists {
             path: self.path.clone(),
@@ -205,6 +217,7 @@ impl BarrierMachine {
             (Phase::Removing, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
                 self.done(BarrierOutcome::Removed)
             }
+            (Phase::Syncing, Ok(_)) => self.check(),
             (Phase::Checking { .. }, Ok(OpResult::Exists(None))) => {
                 self.done(BarrierOutcome::Passed)
             }
@@ -230,7 +243,7 @@ impl Recipe for BarrierMachine {
         match input {
             Input::Start => match self.part {
                 Part::Controller => self.set(),
-                Part::Waiter => self.check(),
+                Part::Waiter => self.sync(),
             },
             Input::Reply(reply) => match self.link.on_reply(reply) {
                 Delivery::Resend(op) => Step::send(op),
@@ -420,10 +433,18 @@ mod tests {
         }))
     }
 
-    fn waiting() -> BarrierMachine {
+    /// A waiter that has synced, its first read in flight.
+    fn checking() -> BarrierMachine {
         let mut waiter = BarrierMachine::new(PATH, Part::Waiter, SESSION);
         let step = waiter.step(Input::Start);
+        assert!(matches!(op(&step), Op::Sync { .. }));
+        let step = waiter.step(Input::Reply(Ok(OpResult::Synced)));
         assert!(matches!(op(&step), Op::Exists { watch: true, .. }));
+        waiter
+    }
+
+    fn waiting() -> BarrierMachine {
+        let mut waiter = checking();
         assert_eq!(waiter.step(exists(true)).action, Action::Wait);
         waiter
     }
@@ -457,8 +478,7 @@ mod tests {
     /// a watch that already fired. Found by the barrier sweep under all faults.
     #[test]
     fn news_that_comes_while_the_read_is_in_flight_is_read_again() {
-        let mut waiter = BarrierMachine::new(PATH, Part::Waiter, SESSION);
-        waiter.step(Input::Start);
+        let mut waiter = checking();
         assert_eq!(
             waiter.step(watch(EventType::NodeDeleted)).action,
             Action::Wait

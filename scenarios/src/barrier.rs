@@ -1,9 +1,9 @@
 //! The barrier's kit. Client 0 is the controller: it sets one barrier per round (each round's
 //! before lifting the last, so a waiter through one round finds the next standing), works a
 //! while, and lifts it. Every other client starts once the first barrier stands (as workers
-//! started by their controller would; it stops looking after a while), then waits at each round's barrier in turn. The model
-//! runs one barrier: a controller that sets and lifts it, and waiters that may come before it is
-//! set.
+//! started by their controller would; it stops looking after a while), then waits at each
+//! round's barrier in turn. The model runs one barrier: a controller that sets and lifts it, and
+//! waiters that may come before it is set.
 //!
 //! Herd-freedom is not asked of a barrier: its removal is meant to wake every waiter. Its known
 //! bug: a waiter that takes any event as the barrier's removal ([`TrustAnyEvent`]).
@@ -189,13 +189,13 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
         known_bug: false,
         kit: &BarrierKit::<Documented>::KIT,
-        states: Some(5_430),
+        states: Some(7_678),
     },
     Scenario {
         name: "barrier-bug-trust-any-event",
         about: "a waiter takes any event for the barrier's removal, without reading it again",
         known_bug: true,
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
-        states: Some(4_964),
+        states: Some(7_046),
     },
 ];

@@ -21,7 +21,7 @@ use zklab_sim::monitor::names::NameResolution;
 
 use crate::host::Host;
 use crate::kit::Kit;
-use crate::mutation::{CreateOnly, Documented, Mutated, Mutation};
+use crate::mutation::{CreateOnly, Documented, Mutated, Mutation, SkipSync};
 use crate::scenario::Scenario;
 
 /// Where the names live.
@@ -186,5 +186,13 @@ pub const SCENARIOS: &[Scenario] = &[
         known_bug: true,
         kit: &NamesKit::<CreateOnly>::KIT,
         states: Some(902),
+    },
+    Scenario {
+        name: "names-bug-no-sync",
+        about:
+            "a name is resolved without a sync: a lagging follower gives a value replaced before",
+        known_bug: true,
+        kit: &NamesKit::<SkipSync>::KIT,
+        states: Some(771),
     },
 ];

@@ -41,6 +41,12 @@ pub struct RunOptions {
     pub sim: SimConfig,
 }
 
+/// The servers a scenario runs on unless told otherwise: an ensemble of three, as ZooKeeper is
+/// deployed. A standalone server never serves a stale read nor sends a client to another
+/// server, so the bugs that live there (a read without its `sync`, a watch lost on reconnection)
+/// would go unseen.
+pub const SCENARIO_SERVERS: usize = 3;
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -49,7 +55,10 @@ impl Default for RunOptions {
             faults: FaultRates::all(),
             script: Vec::new(),
             time_bound: Duration::from_secs(600),
-            sim: SimConfig::default(),
+            sim: SimConfig {
+                servers: SCENARIO_SERVERS,
+                ..SimConfig::default()
+            },
         }
     }
 }

@@ -33,6 +33,7 @@ use zklab_recipes::client::{ZkError, ZkEvent};
 
 use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
+use crate::notified::Gathering;
 use crate::replicas::Replicas;
 use crate::server::{Notification, Server};
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
@@ -264,8 +265,14 @@ struct World {
     /// runs, and every reading of it takes a lock of its own.
     now: Duration,
     servers: Replicas,
+    /// The changes whose notifications are told once every server has applied them.
+    gathering: Gathering,
     /// Per follower, when it applies the last transaction scheduled for it.
     follower_due: Vec<Duration>,
+    /// Per server, until when it is down (a crashed follower restarts then).
+    down_until: Vec<Duration>,
+    /// Per server, until when it lags further behind than usual, and by how much more.
+    lag_spikes: Vec<(Duration, Duration)>,
     config: SimConfig,
     plan: FaultPlan,
     trace: Trace,
@@ -306,7 +313,10 @@ impl SimZk {
             clock,
             rng: thread_rng(),
             servers: Replicas::new(config.servers),
+            gathering: Gathering::default(),
             follower_due: vec![Duration::ZERO; config.servers.max(1)],
+            down_until: vec![Duration::ZERO; config.servers.max(1)],
+            lag_spikes: vec![(Duration::ZERO, Duration::ZERO); config.servers.max(1)],
             config,
             plan,
             trace: Trace::new(),
@@ -376,7 +386,10 @@ impl SimZk {
             w.replicate_since(before);
             let (low, high) = w.config.latency;
             let base_latency = w.rng.gen_range(low..=high);
-            let server = server.unwrap_or_else(|| w.pick_server(0));
+            let server = server.unwrap_or_else(|| {
+                w.pick_server(0)
+                    .expect("the leader is never down, and has applied everything")
+            });
             let conn = Conn {
                 client,
                 server,
@@ -582,10 +595,7 @@ impl SimZk {
             let w = self.lock();
             let mut script = w.plan.script.clone();
             script.sort_by_key(|fault| std::cmp::Reverse(fault.at));
-            let rate: f64 = FaultKind::ALL
-                .iter()
-                .map(|&k| w.plan.rates.per_second(k))
-                .sum();
+            let rate: f64 = FaultKind::ALL.iter().map(|&k| w.rate(k)).sum();
             (script, rate)
         };
         let mut rng = self.lock().rng.clone();
@@ -623,8 +633,8 @@ impl SimZk {
         let mut rng = w.rng.clone();
         let mut pick = rng.gen_range(0.0..total_rate);
         let kind = FaultKind::ALL.into_iter().find(|&kind| {
-            pick -= w.plan.rates.per_second(kind);
-            pick < 0.0 && w.plan.rates.per_second(kind) > 0.0
+            pick -= w.rate(kind);
+            pick < 0.0 && w.rate(kind) > 0.0
         })?;
         let live: Vec<ClientId> = w
             .processes
@@ -698,15 +708,36 @@ impl SimZk {
                 }
                 "process killed".to_owned()
             }
+            FaultKind::StaleRead | FaultKind::ServerCrash => {
+                let Some(session) = session else { return };
+                let server = w.conn(session).server;
+                let until = w.now() + duration;
+                if server == w.servers.leader() || w.down_until[server] > w.now() {
+                    return;
+                }
+                if kind == FaultKind::ServerCrash {
+                    w.crash_server(server, until);
+                    format!("server {server} down for {duration:?}")
+                } else {
+                    let (low, high) = STALE_READ_LAG;
+                    let more = w.rng.gen_range(low..=high);
+                    w.lag_spikes[server] = (until, more);
+                    format!("server {server} falls {more:?} further behind for {duration:?}")
+                }
+            }
         };
         let lasts = match kind {
             FaultKind::Partition | FaultKind::Pause => duration,
+            FaultKind::StaleRead | FaultKind::ServerCrash => duration,
             FaultKind::Crash => Duration::MAX,
             _ => Duration::ZERO,
         };
         w.lasting_fault(kind, client, detail, lasts);
     }
 }
+
+/// How much further behind than usual a follower falls under a stale-read fault.
+const STALE_READ_LAG: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(1));
 
 /// The time to the next random fault, or `None` when the rate is zero.
 fn draw_interval(rng: &mut GlobalRng, rate_per_second: f64) -> Option<Duration> {
@@ -731,6 +762,34 @@ impl World {
         self.conns
             .get_mut(&session)
             .expect("every session the wire names has a connection")
+    }
+
+    /// The per-second rate of a process, session or server fault here: a standalone server has
+    /// no follower to strike.
+    fn rate(&self, kind: FaultKind) -> f64 {
+        if kind.needs_followers() && self.servers.len() == 1 {
+            return 0.0;
+        }
+        self.plan.rates.per_second(kind)
+    }
+
+    /// A follower dies until `until`: its clients lose their connections and move to other
+    /// servers; it applies nothing meanwhile, and catches up when it restarts.
+    fn crash_server(&mut self, server: usize, until: Duration) {
+        self.down_until[server] = until;
+        let attached: Vec<SessionId> = self
+            .conns
+            .iter()
+            .filter(|(_, conn)| conn.server == server)
+            .map(|(&session, _)| session)
+            .collect();
+        for session in attached {
+            self.disconnect(session);
+        }
+        let now = self.now();
+        for record in self.gathering.server_down(server) {
+            self.trace.push(now, record);
+        }
     }
 
     fn fault(&mut self, kind: FaultKind, client: ClientId, detail: String) {
@@ -1035,6 +1094,10 @@ impl World {
                 self.replicate_since(before);
                 let (zxid, reply) = (applied.zxid, applied.reply);
                 let notified = self.notify(leader, session, applied.notifications, zxid);
+                let notified = match self.servers.applied(leader) > before {
+                    true => self.commit_notified(zxid, notified),
+                    false => notified,
+                };
                 let lost = self.draw_lost_reply(client, &op);
                 self.trace_applied(session, zxid, op, &reply);
                 for change in notified {
@@ -1119,6 +1182,17 @@ impl World {
         changes
     }
 
+    /// The leader's records of the change `zxid` it committed: told now on a standalone server,
+    /// with the followers' once every follower that is up has applied it in an ensemble.
+    fn commit_notified(&mut self, zxid: Zxid, records: Vec<TraceEvent>) -> Vec<TraceEvent> {
+        let now = self.now();
+        let leader = self.servers.leader();
+        let followers: Vec<usize> = (0..self.servers.len())
+            .filter(|&server| server != leader && self.down_until[server] <= now)
+            .collect();
+        self.gathering.committed(zxid, followers, records)
+    }
+
     /// Sends a fired watch's event to its session.
     fn send_watch(&mut self, notification: Notification, zxid: i64, deletion: bool) {
         let session = notification.session;
@@ -1177,7 +1251,8 @@ impl World {
                 deleted,
             },
         );
-        for change in self.notify(leader, session, ended.notifications, ended.zxid) {
+        let notified = self.notify(leader, session, ended.notifications, ended.zxid);
+        for change in self.commit_notified(ended.zxid, notified) {
             self.trace.push(now, change);
         }
     }
@@ -1279,7 +1354,9 @@ impl World {
             return;
         }
         let (old, seen) = (conn.server, conn.seen);
-        let server = self.pick_server(seen);
+        let Some(server) = self.pick_server(seen) else {
+            return;
+        };
         let conn = self.conn(session);
         conn.state = ConnState::Connected;
         conn.server = server;
@@ -1319,17 +1396,23 @@ impl World {
         }
     }
 
-    /// The server a session attaches to: any that has applied every zxid the client has seen
-    /// (a server behind it refuses the client, which tries another), drawn from the seed. A
-    /// standalone server draws nothing.
-    fn pick_server(&mut self, seen: Zxid) -> usize {
+    /// The server a session attaches to: any that is up and has applied every zxid the client
+    /// has seen (a server behind it refuses the client, which tries another), drawn from the
+    /// seed; `None` if none is (the client tries again later). A standalone server draws
+    /// nothing.
+    fn pick_server(&mut self, seen: Zxid) -> Option<usize> {
         if self.servers.len() == 1 {
-            return 0;
+            return Some(0);
         }
+        let now = self.now();
         let ready: Vec<usize> = (0..self.servers.len())
+            .filter(|&server| self.down_until[server] <= now)
             .filter(|&server| self.servers.applied(server) >= seen)
             .collect();
-        ready[self.rng.gen_range(0..ready.len())]
+        if ready.is_empty() {
+            return None;
+        }
+        Some(ready[self.rng.gen_range(0..ready.len())])
     }
 
     /// Writes which server a session is attached to, in an ensemble.
@@ -1359,8 +1442,14 @@ impl World {
         let now = self.now();
         let (low, high) = self.config.follower_lag;
         for server in (0..self.servers.len()).filter(|&server| server != leader) {
+            let (spiked_until, more) = self.lag_spikes[server];
+            let more = if now < spiked_until {
+                more
+            } else {
+                Duration::ZERO
+            };
             for _ in 0..committed {
-                let lag = self.rng.gen_range(low..=high);
+                let lag = self.rng.gen_range(low..=high) + more;
                 let at = (now + lag).max(self.follower_due[server] + Duration::from_nanos(1));
                 self.follower_due[server] = at;
                 self.schedule(at, Delivery::Replicate { server });
@@ -1369,14 +1458,19 @@ impl World {
     }
 
     /// A follower applies its next transaction: it fires the watches left on it, then answers
-    /// the requests that waited for it.
+    /// the requests that waited for it. A follower that is down applies it once it restarts.
     fn replay(&mut self, server: usize) {
+        let restart = self.down_until[server];
+        if restart > self.now() {
+            self.schedule(restart, Delivery::Replicate { server });
+            return;
+        }
         let Some(replayed) = self.servers.replay_next(server) else {
             return;
         };
         let now = self.now();
         let changes = self.notify(server, replayed.by, replayed.notifications, replayed.zxid);
-        for change in changes {
+        for change in self.gathering.applied(server, replayed.zxid, changes) {
             self.trace.push(now, change);
         }
         let waiting: Vec<SessionId> = self

@@ -29,11 +29,18 @@ pub enum FaultKind {
     Pause,
     /// The client process dies; its session lives on until the server expires it.
     Crash,
+    /// The follower a client is attached to falls behind the leader for a while: its reads are
+    /// staler than usual (an ensemble only).
+    StaleRead,
+    /// The follower a client is attached to dies and restarts a while later: its clients move
+    /// to other servers, re-registering their watches there, and it catches up on restart (an
+    /// ensemble only).
+    ServerCrash,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::ConnectionLoss,
         FaultKind::LostReply,
         FaultKind::LostCreateReply,
@@ -42,7 +49,14 @@ impl FaultKind {
         FaultKind::Partition,
         FaultKind::Pause,
         FaultKind::Crash,
+        FaultKind::StaleRead,
+        FaultKind::ServerCrash,
     ];
+
+    /// Whether the kind strikes a follower, which a standalone server does not have.
+    pub fn needs_followers(self) -> bool {
+        matches!(self, FaultKind::StaleRead | FaultKind::ServerCrash)
+    }
 
     /// The kind's name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -55,6 +69,8 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::Pause => "pause",
             FaultKind::Crash => "crash",
+            FaultKind::StaleRead => "stale-read",
+            FaultKind::ServerCrash => "server-crash",
         }
     }
 }
@@ -106,6 +122,10 @@ pub struct FaultRates {
     pub pause: f64,
     /// Per second: a random client's process dies.
     pub crash: f64,
+    /// Per second: a random client's follower falls behind for a while.
+    pub stale_read: f64,
+    /// Per second: a random client's follower dies and restarts a while later.
+    pub server_crash: f64,
 }
 
 impl FaultRates {
@@ -121,6 +141,8 @@ impl FaultRates {
             partition: 0.0,
             pause: 0.0,
             crash: 0.0,
+            stale_read: 0.0,
+            server_crash: 0.0,
         }
     }
 
@@ -142,6 +164,8 @@ impl FaultRates {
                 FaultKind::Partition => self.partition = 0.02,
                 FaultKind::Pause => self.pause = 0.02,
                 FaultKind::Crash => self.crash = 0.005,
+                FaultKind::StaleRead => self.stale_read = 0.3,
+                FaultKind::ServerCrash => self.server_crash = 0.1,
             }
         }
         self
@@ -169,6 +193,8 @@ impl FaultRates {
             FaultKind::Partition => self.partition,
             FaultKind::Pause => self.pause,
             FaultKind::Crash => self.crash,
+            FaultKind::StaleRead => self.stale_read,
+            FaultKind::ServerCrash => self.server_crash,
             _ => 0.0,
         }
     }

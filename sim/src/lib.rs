@@ -11,6 +11,7 @@ pub mod ensemble;
 pub mod fault;
 pub mod local;
 pub mod monitor;
+pub mod notified;
 pub mod path;
 pub mod replicas;
 pub mod server;

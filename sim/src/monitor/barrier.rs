@@ -1,15 +1,21 @@
 //! Barrier safety: nobody passes a barrier that stood throughout their wait.
 //!
 //! Judged by the server's applied ops, not by what clients believe: a barrier node under the
-//! directory stands from the create that made it to the delete (or the session end) that took
-//! it. A waiter's wait at a barrier begins with its first `exists` on it; it may pass once the
-//! barrier was down at some moment since (an `exists` applied while it was gone, or its
-//! removal). A pass that no such moment justifies is a violation. A pass whose wait it never
-//! saw begin (a real server's trace has no applied ops) is not judged.
+//! directory stands from the create that the leader applied to the delete (or the session end)
+//! that took it. A waiter's wait at a barrier begins when it first asks about it (`sync` or
+//! `exists`); it may pass once the barrier was down at some moment since (its removal, or an
+//! `exists` applied while it was gone). A pass that no such moment justifies is a violation. A
+//! pass with no `exists` of the waiter's applied (a real server's trace has no applied ops) is
+//! not judged.
+//!
+//! In an ensemble a follower serves an `exists` from its own state, which may predate the
+//! leader's. Its "no node" shows the barrier down at a moment of the wait if the barrier was
+//! down when the waiter first asked: the follower has applied at least what the waiter's
+//! request followed. If the barrier stood then, and stood throughout, the answer is stale.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use zklab_recipes::client::{Op, OpReply, SessionId};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
@@ -36,8 +42,12 @@ struct Waiter(#[rename(session)] SessionId);
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 struct Wait {
     barrier: String,
-    /// The barrier was down at some moment since the wait began.
+    /// The barrier was down at some moment since the waiter first asked about it.
     seen_down: bool,
+    /// It was down when the waiter first asked.
+    asked_while_down: bool,
+    /// An `exists` of the waiter's on it has been applied.
+    begun: bool,
 }
 
 impl BarrierSafety {
@@ -68,6 +78,24 @@ impl BarrierSafety {
         }
     }
 
+    /// The wait of `session` at the barrier `path`: a new one if it waited elsewhere or nowhere.
+    fn ask(&mut self, session: SessionId, path: &str) -> &mut Wait {
+        let fresh = Wait {
+            barrier: path.to_owned(),
+            seen_down: false,
+            asked_while_down: !self.standing.contains(path),
+            begun: false,
+        };
+        let wait = self
+            .waiting
+            .entry(Waiter(session))
+            .or_insert_with(|| fresh.clone());
+        if wait.barrier != path {
+            *wait = fresh;
+        }
+        wait
+    }
+
     /// A barrier node is gone: everyone waiting there has seen it down.
     fn down(&mut self, path: &str) {
         self.standing.remove(path);
@@ -82,22 +110,22 @@ impl BarrierSafety {
 impl Monitor for BarrierSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
+            TraceEvent::Request {
+                session,
+                op: Op::Sync { path } | Op::Exists { path, .. },
+                ..
+            } if self.is_barrier(path) => {
+                self.ask(*session, path);
+            }
             TraceEvent::Applied {
                 session, op, reply, ..
             } => match (op, reply) {
                 (Op::Exists { path, .. }, _) if self.is_barrier(path) => {
-                    let down = !self.standing.contains(path);
-                    let wait = self.waiting.entry(Waiter(*session)).or_insert(Wait {
-                        barrier: path.clone(),
-                        seen_down: false,
-                    });
-                    if wait.barrier != *path {
-                        *wait = Wait {
-                            barrier: path.clone(),
-                            seen_down: false,
-                        };
-                    }
-                    wait.seen_down |= down;
+                    let down_at_leader = !self.standing.contains(path);
+                    let served_gone = matches!(reply, Ok(OpResult::Exists(None)));
+                    let wait = self.ask(*session, path);
+                    wait.begun = true;
+                    wait.seen_down |= down_at_leader || (served_gone && wait.asked_while_down);
                 }
                 (op, reply) => self.write(op, reply),
             },
@@ -114,7 +142,7 @@ impl Monitor for BarrierSafety {
                 outcome: Outcome::Passed { gate },
             } => {
                 let wait = self.waiting.remove(&Waiter(*session))?;
-                if wait.seen_down {
+                if wait.seen_down || !wait.begun {
                     return None;
                 }
                 let message = format!(
@@ -220,6 +248,53 @@ mod tests {
             passed(2),
         ];
         assert_eq!(first(&other), Some(ViolationKind::BarrierPassed));
+    }
+
+    fn asks(session: SessionId, path: &str) -> TraceEntry {
+        let op = Op::Sync {
+            path: path.to_owned(),
+        };
+        at(
+            0,
+            TraceEvent::Request {
+                client: 1,
+                session,
+                op,
+            },
+        )
+    }
+
+    #[test]
+    fn a_follower_s_no_node_counts_only_if_the_barrier_was_down_when_the_waiter_asked() {
+        // Asked before the barrier was set: the follower's state may predate the set.
+        let early = [
+            asks(2, "/b/x"),
+            set("/b/x"),
+            read(2, "/b/x", false),
+            passed(2),
+        ];
+        assert_eq!(first(&early), None);
+        // Asked while it stood: a "no node" is from before the barrier, stale.
+        let stale = [
+            set("/b/x"),
+            asks(2, "/b/x"),
+            read(2, "/b/x", false),
+            passed(2),
+        ];
+        assert_eq!(first(&stale), Some(ViolationKind::BarrierPassed));
+    }
+
+    #[test]
+    fn a_barrier_gone_and_set_again_while_the_waiter_asked_was_down_in_its_wait() {
+        let again = [
+            set("/b/x"),
+            asks(2, "/b/x"),
+            removed("/b/x"),
+            set("/b/x"),
+            read(2, "/b/x", false),
+            passed(2),
+        ];
+        assert_eq!(first(&again), None);
     }
 
     #[test]

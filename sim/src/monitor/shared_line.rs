@@ -63,14 +63,13 @@ pub struct SharedLine {
     line: BTreeMap<Sequence, InLine>,
     /// The `exists` watches each session's current node waits on, set while the node stood.
     watches: BTreeMap<Client, BTreeSet<Sequence>>,
-    /// The sessions whose watches the last deletion fired, until the server's notification.
-    fired_last: BTreeSet<Client>,
-    /// The watches each session's earlier nodes, now gone, left behind (under the read/write
-    /// rule: the semaphore's counts only the watches that fired).
+    /// The watches left behind (under the read/write rule: the semaphore's counts only the
+    /// watches that fired) by each session's earlier nodes, now gone.
     left: BTreeMap<Client, BTreeSet<Sequence>>,
-    /// The sessions the last deletion woke only through a watch left behind, until the server's
-    /// notification.
-    stale_last: BTreeSet<Client>,
+    /// Per deleted node, until the server tells whom its deletion notified: the sessions
+    /// whose watches the monitor saw it fire. On an ensemble that is told once every server has
+    /// applied the deletion, when other nodes may have come and gone.
+    fired: BTreeMap<Sequence, Fired>,
     /// The sessions told they hold a lease (under the semaphore's rule only).
     holders: BTreeSet<Client>,
     /// Sessions whose lease node is among the first, not yet told: since when, and the node.
@@ -85,6 +84,14 @@ struct InLine {
     writer: bool,
 }
 
+/// Whether each session whose watch a deletion fired counts towards a herd if notified, judged
+/// as the node went: on an ensemble the notification is told once every server has applied the
+/// deletion, when the line may have moved on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+struct Fired {
+    counts: BTreeMap<Client, bool>,
+}
+
 /// A session in line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 struct Client(#[rename(session)] SessionId);
@@ -97,9 +104,8 @@ impl SharedLine {
             rule,
             line: BTreeMap::new(),
             watches: BTreeMap::new(),
-            fired_last: BTreeSet::new(),
             left: BTreeMap::new(),
-            stale_last: BTreeSet::new(),
+            fired: BTreeMap::new(),
             holders: BTreeSet::new(),
             free: BTreeMap::new(),
         }
@@ -131,25 +137,28 @@ impl SharedLine {
                         .extend(watched);
                 }
             }
-            let fired = self.fired(sequence);
-            match self.rule {
-                Rule::Leases { .. } => self.fired_last = fired,
-                Rule::Readers { .. } => {
-                    let mut stale = BTreeSet::new();
-                    self.left.retain(|client, watched| {
-                        if watched.remove(&sequence) && !fired.contains(client) {
-                            stale.insert(*client);
-                        }
-                        !watched.is_empty()
-                    });
-                    self.stale_last = stale;
-                }
+            let deleted = self.place(path);
+            let mut fired = Fired::default();
+            for client in self.fire(sequence) {
+                let counts = self.counts(client.0, deleted, true);
+                fired.counts.insert(client, counts);
+            }
+            if let Rule::Readers { .. } = self.rule {
+                self.left.retain(|client, watched| {
+                    if watched.remove(&sequence) {
+                        fired.counts.entry(*client).or_insert(false);
+                    }
+                    !watched.is_empty()
+                });
+            }
+            if fired != Fired::default() {
+                self.fired.insert(sequence, fired);
             }
         }
     }
 
     /// The watches on the node `sequence` fired: returns whose.
-    fn fired(&mut self, sequence: Sequence) -> BTreeSet<Client> {
+    fn fire(&mut self, sequence: Sequence) -> BTreeSet<Client> {
         let mut whose = BTreeSet::new();
         self.watches.retain(|client, watched| {
             if watched.remove(&sequence) {
@@ -172,54 +181,59 @@ impl SharedLine {
                 Change::Deleted(path) => self.gone(path),
                 Change::Set { path, .. } => {
                     if let Some((sequence, _)) = self.place(path) {
-                        self.fired(sequence);
+                        self.fire(sequence);
                     }
                 }
             }
         }
         if let (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) = (op, reply) {
-            // A node already gone is still there on a follower that has not applied its
-            // deletion: the waiter is woken when it does, and waits on nothing meanwhile.
-            let standing = self
-                .place(path)
-                .filter(|(sequence, _)| self.line.contains_key(sequence));
-            if let Some((sequence, _)) = standing {
-                // A reader whose node is gone (taken away while it was disconnected, say) is
-                // no longer in line: its watch is as good as left behind.
-                let in_line = self.line.values().any(|node| node.owner == session);
-                let watched = match self.rule {
-                    Rule::Readers { .. } if !in_line => self.left.entry(Client(session)),
-                    _ => self.watches.entry(Client(session)),
-                };
-                watched.or_default().insert(sequence);
+            let Some((sequence, writer)) = self.place(path) else {
+                return;
+            };
+            // A reader whose node is gone (taken away while it was disconnected, say) is no
+            // longer in line: its watch is as good as left behind.
+            let in_line = self.line.values().any(|node| node.owner == session);
+            let left_behind = matches!(self.rule, Rule::Readers { .. }) && !in_line;
+            if !self.line.contains_key(&sequence) {
+                // A node already gone is still there on a follower that has not applied its
+                // deletion: the waiter is woken when it does, and waits on nothing meanwhile.
+                // Whether its waking counts is judged now, while it waits.
+                let counts = !left_behind && self.counts(session, Some((sequence, writer)), true);
+                let fired = self.fired.entry(sequence).or_default();
+                fired.counts.insert(Client(session), counts);
+                return;
             }
+            let watched = match self.rule {
+                _ if left_behind => self.left.entry(Client(session)),
+                _ => self.watches.entry(Client(session)),
+            };
+            watched.or_default().insert(sequence);
         }
     }
 
-    /// How many of the sessions a deletion of `cause` woke count towards a herd.
-    fn counted(&self, cause: &str, woken: &[SessionId], fired: &BTreeSet<Client>) -> usize {
-        let fired = |session: &&SessionId| fired.contains(&Client(**session));
-        let deleted = self.place(cause);
+    /// Whether `session`, notified of the deletion of `deleted` (`watching` it with an `exists`
+    /// watch of its node in line), counts towards a herd, as the line stands now.
+    fn counts(
+        &self,
+        session: SessionId,
+        deleted: Option<(Sequence, bool)>,
+        watching: bool,
+    ) -> bool {
         match self.rule {
             Rule::Readers { .. } => {
                 let by_writer = deleted.is_some_and(|(_, writer)| writer);
-                let readers = woken.iter().filter(|s| self.is_reader(**s)).count();
-                woken.len() - readers + if by_writer { 0 } else { readers }
+                !by_writer || !self.is_reader(session)
             }
-            Rule::Leases { leases, .. } => woken
-                .iter()
-                .filter(fired)
-                .filter(|session| {
-                    let Some((own, _)) = self.line.iter().find(|(_, n)| n.owner == **session)
-                    else {
-                        return true;
-                    };
-                    let before = deleted.is_some_and(|(sequence, _)| {
-                        sequence < *own && !self.line.contains_key(&sequence)
-                    });
-                    self.line.range(..*own).count() + usize::from(before) >= leases
-                })
-                .count(),
+            Rule::Leases { leases, .. } => {
+                let own = self.line.iter().find(|(_, n)| n.owner == session);
+                let Some((own, _)) = own else {
+                    return watching;
+                };
+                let before = deleted.is_some_and(|(sequence, _)| {
+                    sequence < *own && !self.line.contains_key(&sequence)
+                });
+                watching && self.line.range(..*own).count() + usize::from(before) >= leases
+            }
         }
     }
 
@@ -302,11 +316,18 @@ impl Monitor for SharedLine {
                 _ => {}
             },
             TraceEvent::Notified { cause, .. } => {
-                let fired_last = std::mem::take(&mut self.fired_last);
-                let stale = std::mem::take(&mut self.stale_last);
                 let mut woken = Herd::woken(&entry.event)?;
-                woken.retain(|session| !stale.contains(&Client(*session)));
-                if self.counted(cause, &woken, &fired_last) <= 1 {
+                let deleted = self.place(cause);
+                let fired = deleted
+                    .and_then(|(sequence, _)| self.fired.remove(&sequence))
+                    .unwrap_or_default();
+                // A session whose watch the monitor did not see fire (a child watch) is judged
+                // as the line stands now.
+                woken.retain(|session| match fired.counts.get(&Client(*session)) {
+                    Some(counts) => *counts,
+                    None => self.counts(*session, deleted, false),
+                });
+                if woken.len() <= 1 {
                     return None;
                 }
                 return Herd::violation(entry, &woken);

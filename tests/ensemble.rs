@@ -185,18 +185,23 @@ fn a_reconnected_client_hears_of_a_deletion_but_misses_a_node_created_and_delete
         matches!(&entry.event, TraceEvent::Notified { cause, .. } if cause == "/y" || cause == "/d")
     });
     assert_eq!(notified.count(), 0, "{}", trace.render());
-    let deleted = |event: &ZkEvent| matches!(event, ZkEvent::Watch(w) if w.event_type == EventType::NodeDeleted && w.path == "/d");
     assert!(
-        matches!(
-            events.as_slice(),
-            [
-                ZkEvent::Session(SessionEvent::Disconnected),
-                ZkEvent::Session(SessionEvent::SyncConnected),
-                event,
-            ] if deleted(event)
-        ),
+        reconnected_then(&events, EventType::NodeDeleted, "/d"),
         "{events:?}"
     );
+}
+
+/// Whether `events` are a disconnect, a reconnect, and then the one watch event `event_type`
+/// on `path`.
+fn reconnected_then(events: &[ZkEvent], event_type: EventType, path: &str) -> bool {
+    matches!(
+        events,
+        [
+            ZkEvent::Session(SessionEvent::Disconnected),
+            ZkEvent::Session(SessionEvent::SyncConnected),
+            ZkEvent::Watch(watch),
+        ] if watch.event_type == event_type && watch.path == path
+    )
 }
 
 #[test]
@@ -339,16 +344,8 @@ fn the_clients_of_a_crashed_follower_move_to_another_server_and_keep_their_watch
         matches!(entry.event, TraceEvent::Attached { client: 0, server, .. } if server != 1)
     });
     assert!(moved, "{text}");
-    let changed = |event: &ZkEvent| matches!(event, ZkEvent::Watch(w) if w.event_type == EventType::NodeDataChanged && w.path == "/d");
     assert!(
-        matches!(
-            events.as_slice(),
-            [
-                ZkEvent::Session(SessionEvent::Disconnected),
-                ZkEvent::Session(SessionEvent::SyncConnected),
-                event,
-            ] if changed(event)
-        ),
+        reconnected_then(&events, EventType::NodeDataChanged, "/d"),
         "{events:?}\n{text}"
     );
 }

@@ -726,9 +726,10 @@ impl SimZk {
                 }
             }
         };
+        // How long the client cannot act: a lagging or crashed follower stops nobody (its
+        // clients move on).
         let lasts = match kind {
             FaultKind::Partition | FaultKind::Pause => duration,
-            FaultKind::StaleRead | FaultKind::ServerCrash => duration,
             FaultKind::Crash => Duration::MAX,
             _ => Duration::ZERO,
         };

@@ -114,7 +114,7 @@ pub enum TraceEvent {
         client: ClientId,
         /// What exactly (the op it hit, how long it lasts).
         detail: String,
-        /// How long it lasts (a pause, a partition; a crash for ever), or zero.
+        /// How long the client cannot act (a pause, a partition; a crash for ever), or zero.
         lasts: Duration,
     },
     /// A recipe told the application something.

@@ -17,7 +17,7 @@ done
 {
   echo "# zklab run on a standalone server and on a 3-server ensemble"
   echo
-  echo "Written by \`reports/measure-ensemble.sh\` from the JSON beside it ($(nproc) cores, $(date -u +%Y-%m-%d)), release build: every recipe, 10,000 seeds, all faults, 5 clients, 10 rounds."
+  echo "Written by \`reports/measure-ensemble.sh\` from the JSON beside it ($(nproc) cores, $(date -u +%Y-%m-%d)), release build: every recipe, 10,000 seeds, all faults, 5 clients, 10 rounds. On 3 servers (the scenarios' default) \`--faults all\` also draws the follower faults (stale-read, server-crash), which a standalone server cannot have: the cost is the ensemble's and theirs together."
   echo
   echo "| scenario | seeds/s, 1 server | seeds/s, 3 servers | cost | failing, 1 server | failing, 3 servers | first failure on 3 servers |"
   echo "| --- | --- | --- | --- | --- | --- | --- |"

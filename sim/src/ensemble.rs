@@ -533,9 +533,14 @@ impl SimZk {
     }
 
     /// The trace and the faults injected, taken out at the end of a run without copying the
-    /// trace; the service's own trace is left empty.
+    /// trace; the service's own trace is left empty. Changes some follower has yet to apply
+    /// are told with the sessions notified so far.
     pub fn take_report(&self) -> (Trace, FaultCounts) {
         let mut w = self.lock();
+        let now = w.now();
+        for record in w.gathering.unfinished() {
+            w.trace.push(now, record);
+        }
         (std::mem::take(&mut w.trace), w.counts)
     }
 

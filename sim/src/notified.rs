@@ -76,6 +76,16 @@ impl Gathering {
             .unwrap_or_default()
     }
 
+    /// The run is over: the records of the changes some follower has yet to apply, as gathered
+    /// so far, in zxid order, so that what the last moments woke is judged too.
+    pub fn unfinished(&mut self) -> Vec<TraceEvent> {
+        let pending = std::mem::take(&mut self.pending);
+        pending
+            .into_values()
+            .flat_map(|gathered| gathered.records)
+            .collect()
+    }
+
     /// The follower `server` went down: it dropped every watch, so the changes it has yet to
     /// apply wait for it no more. Returns the records of those it was the last one for, in zxid
     /// order.
@@ -172,6 +182,10 @@ mod tests {
             gathering.applied(2, 8, Vec::new()),
             vec![notified("/b", &[3])]
         );
+        assert!(gathering
+            .committed(9, [1, 2], vec![notified("/c", &[4])])
+            .is_empty());
+        assert_eq!(gathering.unfinished(), vec![notified("/c", &[4])]);
         // Restarted, it catches up on its own.
         assert_eq!(
             gathering.applied(1, 7, vec![notified("/a", &[5])]),

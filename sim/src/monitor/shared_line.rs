@@ -203,9 +203,10 @@ impl SharedLine {
                 fired.counts.insert(Client(session), counts);
                 return;
             }
-            let watched = match self.rule {
-                _ if left_behind => self.left.entry(Client(session)),
-                _ => self.watches.entry(Client(session)),
+            let watched = if left_behind {
+                self.left.entry(Client(session))
+            } else {
+                self.watches.entry(Client(session))
             };
             watched.or_default().insert(sequence);
         }

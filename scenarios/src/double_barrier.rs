@@ -104,8 +104,9 @@ impl<X: Mutation> Kit for DoubleBarrierKit<X> {
                     for _ in 0..INSIDE_WORKS {
                         host.work().await;
                     }
-                    round += 1;
-                    inside.leave().await
+                    // A session lost while leaving asks for this round again: it learns that
+                    // it missed it, and clears a `ready` it was the last one inside of.
+                    inside.leave().await.map(|()| round += 1)
                 }
                 // The round began without this client: on to the next.
                 Ok(None) => {
@@ -133,7 +134,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
         known_bug: false,
         kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(303_144),
+        states: Some(301_244),
     },
     Scenario {
         name: "double-barrier-bug-blind-retry",
@@ -141,20 +142,20 @@ pub const SCENARIOS: &[Scenario] = &[
             "a participant makes a second node after a lost create reply, and counts itself twice",
         known_bug: true,
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
-        states: Some(855_250),
+        states: Some(832_852),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
         known_bug: true,
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(512_464),
+        states: Some(510_032),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
         known_bug: true,
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(361_464),
+        states: Some(359_552),
     },
 ];

@@ -2,7 +2,9 @@
 //!
 //! - [`DoubleBarrierSafety`]: nobody enters before `threshold` participants stood at once, with
 //!   no `ready` standing, since its entry began; nobody leaves while one it was inside with is
-//!   still inside (a participant whose session ended has left: its node went with it).
+//!   still inside (a participant whose session ended has left: its node went with it). Those
+//!   inside a round are the participants whose nodes stood when its `ready` was made: a node
+//!   made after is late, and withdraws without entering.
 //!   Participants are counted by the sessions that own a participant node, so one with two
 //!   nodes (the second made after a lost create reply) counts once.
 //! - [`LeaveHerd`]: the leave wakes one process per deletion, except where every process is
@@ -111,7 +113,9 @@ pub struct DoubleBarrierSafety {
     threshold: usize,
     /// Each session on its way in, and whether enough participants stood at once since.
     entering: BTreeMap<Session, bool>,
-    /// Each session inside, and the participant nodes that stood when it entered.
+    /// The participant nodes that stood when the latest `ready` was made and stand still.
+    began_with: BTreeSet<String>,
+    /// Each session inside, and the participant nodes of its round that stand still.
     inside: BTreeMap<Session, BTreeSet<String>>,
 }
 
@@ -122,6 +126,7 @@ impl DoubleBarrierSafety {
             standing: Standing::new(dir),
             threshold: threshold as usize,
             entering: BTreeMap::new(),
+            began_with: BTreeSet::new(),
             inside: BTreeMap::new(),
         }
     }
@@ -142,12 +147,17 @@ impl DoubleBarrierSafety {
 
 impl Monitor for DoubleBarrierSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        let was_ready = self.standing.ready;
         self.standing.observe(&entry.event);
         // A participant node's name is sequential, so never stands again once gone: forgetting
         // it changes no verdict, and states that differ only in such history become one.
         let standing = &self.standing.nodes;
         for with in self.inside.values_mut() {
             with.retain(|node| standing.contains_key(node));
+        }
+        self.began_with.retain(|node| standing.contains_key(node));
+        if self.standing.ready && !was_ready {
+            self.began_with = standing.keys().cloned().collect();
         }
         if self.gathered() {
             self.entering.values_mut().for_each(|seen| *seen = true);
@@ -172,8 +182,7 @@ impl Monitor for DoubleBarrierSafety {
         match outcome {
             Outcome::Entered { gate, round } => {
                 let seen = self.entering.remove(&session);
-                let nodes = self.standing.nodes.keys().cloned().collect();
-                self.inside.insert(session, nodes);
+                self.inside.insert(session, self.began_with.clone());
                 if seen != Some(false) {
                     return None;
                 }
@@ -413,6 +422,26 @@ mod tests {
         ]
         .concat();
         assert_eq!(first(&failed), None);
+    }
+
+    #[test]
+    fn a_node_made_after_the_round_began_is_not_inside_it() {
+        let run = [
+            looks(1),
+            joins(1, 1),
+            looks(2),
+            joins(2, 2),
+            ready(),
+            // Session 3 comes late: its node is made after `ready`, and it withdraws.
+            looks(3),
+            joins(3, 3),
+            entered(1),
+            entered(2),
+            deletes(1, &node(1, 1)),
+            deletes(2, &node(2, 2)),
+            left(1),
+        ];
+        assert_eq!(first(&run), None);
     }
 
     fn woke(cause: &str, sessions: &[SessionId]) -> TraceEntry {

@@ -9,6 +9,8 @@
 //! - **Not stale at the end.** A client that finishes as a live member (its session made a
 //!   member node that stands) must hold a view equal to the group's members then. A change of
 //!   membership less than [`GRACE`] before is not held against it: its news may be on the way.
+//!   Nor is a change made while the client could not hear (disconnected, paused or cut off)
+//!   until [`GRACE`] after it can again: its news waits for a connection.
 //!
 //! A real server's trace has no applied ops: neither rule judges it. The model has no end of a
 //! client: there, a watcher that misses a change never reaches its goal, which its "no stuck
@@ -17,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionEvent, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
@@ -74,6 +76,30 @@ pub struct GroupViews {
     /// When the membership last changed.
     #[rename(keep)]
     changed_at: Duration,
+    /// When each client last could not hear the server.
+    #[rename(keep)]
+    deaf: BTreeMap<Client, Deaf>,
+}
+
+/// A time a client could not hear the server: from `since` until `until` (`None`: still).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Deaf {
+    since: Duration,
+    until: Option<Duration>,
+}
+
+impl Deaf {
+    /// Deaf from `now` until `until`, or longer if it already was.
+    fn extend(&mut self, now: Duration, until: Option<Duration>) {
+        let over = self.until.is_some_and(|end| end < now);
+        if over {
+            self.since = now;
+        }
+        self.until = match (self.until, until) {
+            (Some(old), Some(new)) if !over => Some(old.max(new)),
+            _ => until,
+        };
+    }
 }
 
 impl GroupViews {
@@ -86,6 +112,7 @@ impl GroupViews {
             served: BTreeMap::new(),
             views: BTreeMap::new(),
             changed_at: Duration::ZERO,
+            deaf: BTreeMap::new(),
         }
     }
 
@@ -134,6 +161,18 @@ impl GroupViews {
         })
     }
 
+    /// Takes in that `client` cannot hear from `now` until `until` (`None`: until connected).
+    fn deaf_until(&mut self, client: ClientId, now: Duration, until: Option<Duration>) {
+        let fresh = Deaf {
+            since: now,
+            until: Some(now),
+        };
+        self.deaf
+            .entry(Client(client))
+            .or_insert(fresh)
+            .extend(now, until);
+    }
+
     fn finished(&self, client: ClientId, at: Duration) -> Option<String> {
         let view = self.views.get(&Client(client))?;
         let live = self
@@ -142,6 +181,10 @@ impl GroupViews {
             .any(|(name, by)| by.0 == view.session && !self.ghosts.contains(name));
         let names: Vec<String> = self.members.keys().cloned().collect();
         let quiet = at.saturating_sub(self.changed_at) >= GRACE;
+        let unheard = self.deaf.get(&Client(client)).is_some_and(|deaf| {
+            deaf.since <= self.changed_at && deaf.until.is_none_or(|end| at < end + GRACE)
+        });
+        let quiet = quiet && !unheard;
         (live && quiet && view.members != Outcome::digest_names(&names)).then(|| {
             format!(
                 "c{client} finished a member with a view other than the group's {} members: {}",
@@ -193,6 +236,16 @@ impl Monitor for GroupViews {
                     members: *members,
                 };
                 (ViolationKind::GroupGhost, self.viewed(*client, viewed)?)
+            }
+            TraceEvent::Session { client, event, .. } => {
+                let until = (*event != SessionEvent::Disconnected).then_some(entry.at);
+                self.deaf_until(*client, entry.at, until);
+                return None;
+            }
+            TraceEvent::Fault { client, lasts, .. } if !lasts.is_zero() => {
+                let until = entry.at.checked_add(*lasts);
+                self.deaf_until(*client, entry.at, until);
+                return None;
             }
             TraceEvent::Finished { client } => {
                 (ViolationKind::GroupStale, self.finished(*client, entry.at)?)
@@ -294,5 +347,41 @@ mod tests {
             at(3_000, finished),
         ];
         assert_eq!(first(fresh), None);
+    }
+
+    #[test]
+    fn a_change_made_while_a_member_cannot_hear_is_not_held_against_it() {
+        let session = |event| TraceEvent::Session {
+            client: 0,
+            session: 2,
+            event,
+        };
+        let run = |lost_at: u64| {
+            vec![
+                at(0, created(0, 2, "/g/a")),
+                at(1, listed(0, 2, &["a"])),
+                at(2, viewed(0, 2, &["a"])),
+                at(lost_at, session(SessionEvent::Disconnected)),
+                at(10, created(1, 3, "/g/b")),
+                at(3_000, TraceEvent::Finished { client: 0 }),
+            ]
+        };
+        assert_eq!(first(run(5)), None);
+        // Disconnected only after the change: it was connected when the news was due.
+        assert_eq!(first(run(2_000)), Some(ViolationKind::GroupStale));
+        // Connected again since: the news reached it.
+        let mut again = run(5);
+        again.insert(5, at(20, session(SessionEvent::SyncConnected)));
+        assert_eq!(first(again), Some(ViolationKind::GroupStale));
+        // Cut off before it noticed: a partition that outlasts the run.
+        let mut cut = run(2_000);
+        let partition = TraceEvent::Fault {
+            kind: crate::fault::FaultKind::Partition,
+            client: 0,
+            detail: String::new(),
+            lasts: Duration::from_secs(10),
+        };
+        cut.insert(3, at(5, partition));
+        assert_eq!(first(cut), None);
     }
 }

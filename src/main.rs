@@ -93,7 +93,7 @@ struct Setup {
     rounds: u32,
     /// Faults: `none`, `all`, or a comma-separated list of kinds
     /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash,
-    /// and on an ensemble stale-read and server-crash).
+    /// and on an ensemble stale-read, server-crash and leader-change).
     #[arg(long, default_value = "all", value_parser = parse_faults)]
     faults: String,
     /// Servers in the simulated ensemble: 1 (standalone, every read up to date), 3 or 5

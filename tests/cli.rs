@@ -66,6 +66,7 @@ fn run_json_reports_seeds_failures_faults_and_rate() {
         "crash",
         "stale_read",
         "server_crash",
+        "leader_change",
     ] {
         assert!(
             json["faults_injected"][key].is_u64(),

@@ -203,6 +203,8 @@ struct Conn {
     client: ClientId,
     /// The server it is attached to.
     server: usize,
+    /// Whether it has reached a server yet: a session opened during an election waits.
+    attached: bool,
     /// The last zxid the client has seen in a reply: it never attaches to a server behind it,
     /// and re-registers its watches with it.
     seen: Zxid,
@@ -363,7 +365,7 @@ impl SimZk {
         self.open(client, None)
     }
 
-    /// Opens a new session for `client` attached to server `server` (the leader is 0), as a
+    /// Opens a new session for `client` attached to server `server` (the first leader is 0), as a
     /// client with that one server in its connect string would; it may still move on a
     /// reconnect. Panics if the ensemble has no such server.
     pub fn connect_to(&self, client: ClientId, server: usize) -> SimClient {
@@ -386,16 +388,20 @@ impl SimZk {
             w.replicate_since(before);
             let (low, high) = w.config.latency;
             let base_latency = w.rng.gen_range(low..=high);
-            let server = server.unwrap_or_else(|| {
-                w.pick_server(0)
-                    .expect("the leader is never down, and has applied everything")
-            });
+            // No server is ready during an election: the session waits for its end.
+            let picked = server.or_else(|| w.pick_server(0));
+            let state = match picked {
+                Some(_) => ConnState::Connected,
+                None => ConnState::Disconnected,
+            };
+            let server = picked.unwrap_or(w.servers.leader());
             let conn = Conn {
                 client,
                 server,
+                attached: picked.is_some(),
                 seen: 0,
                 parked: VecDeque::new(),
-                state: ConnState::Connected,
+                state,
                 epoch: 0,
                 pending: BTreeMap::new(),
                 held_ops: Vec::new(),
@@ -406,7 +412,7 @@ impl SimZk {
                 base_latency,
                 to_server_floor: now,
                 to_client_floor: now,
-                server_heard: now,
+                server_heard: now.max(w.down_until[w.servers.leader()]),
                 client_heard: now,
                 client_sent: now,
                 partitioned_until: Duration::ZERO,
@@ -418,7 +424,9 @@ impl SimZk {
             }
             w.trace
                 .push(now, TraceEvent::SessionOpened { client, session });
-            w.trace_attached(session);
+            if picked.is_some() {
+                w.trace_attached(session);
+            }
             let timeout = w.config.session_timeout;
             w.schedule(now + timeout, Delivery::ExpiryCheck { session });
             session
@@ -688,6 +696,10 @@ impl SimZk {
                 let Some(session) = session.filter(|&s| w.servers.session_alive(s)) else {
                     return;
                 };
+                if w.down_until[w.servers.leader()] > w.now() {
+                    // No leader during an election: nobody expires a session.
+                    return;
+                }
                 w.expire(session);
                 format!("server expires s{session}")
             }
@@ -712,6 +724,14 @@ impl SimZk {
                     process.crashed = true;
                 }
                 "process killed".to_owned()
+            }
+            FaultKind::LeaderChange => {
+                let (low, high) = ELECTION;
+                let election = w.rng.gen_range(low..=high);
+                let Some(leader) = w.change_leader(election) else {
+                    return;
+                };
+                format!("the leader steps down; server {leader} leads after {election:?}")
             }
             FaultKind::StaleRead | FaultKind::ServerCrash => {
                 let Some(session) = session else { return };
@@ -741,6 +761,9 @@ impl SimZk {
         w.lasting_fault(kind, client, detail, lasts);
     }
 }
+
+/// How long an election takes: no server serves meanwhile.
+const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(2));
 
 /// How much further behind than usual a follower falls under a stale-read fault.
 const STALE_READ_LAG: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(1));
@@ -796,6 +819,42 @@ impl World {
         for record in self.gathering.server_down(server) {
             self.trace.push(now, record);
         }
+    }
+
+    /// The leader steps down and an election of `election` picks a follower that is up (from
+    /// the seed); `None` if none is. Every server stops serving while it elects, so every
+    /// connection drops, and clients retry until it is over. The new leader first takes every
+    /// transaction the old one committed (Zab's recovery: a committed write survives), and it
+    /// gives every session a whole timeout from when it starts, as ZooKeeper's does.
+    fn change_leader(&mut self, election: Duration) -> Option<usize> {
+        let now = self.now();
+        let old = self.servers.leader();
+        let candidates: Vec<usize> = (0..self.servers.len())
+            .filter(|&server| server != old && self.down_until[server] <= now)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let leader = candidates[self.rng.gen_range(0..candidates.len())];
+        let connected: Vec<SessionId> = self
+            .conns
+            .iter()
+            .filter(|(_, conn)| conn.state == ConnState::Connected)
+            .map(|(&session, _)| session)
+            .collect();
+        for session in connected {
+            self.disconnect(session);
+        }
+        while self.apply_next(leader) {}
+        self.servers.hand_over(leader);
+        let until = now + election;
+        for down in &mut self.down_until {
+            *down = (*down).max(until);
+        }
+        for conn in self.conns.values_mut() {
+            conn.server_heard = conn.server_heard.max(until);
+        }
+        Some(leader)
     }
 
     fn fault(&mut self, kind: FaultKind, client: ClientId, detail: String) {
@@ -1359,13 +1418,14 @@ impl World {
             }
             return;
         }
-        let (old, seen) = (conn.server, conn.seen);
+        let (old, seen, attached) = (conn.server, conn.seen, conn.attached);
         let Some(server) = self.pick_server(seen) else {
             return;
         };
         let conn = self.conn(session);
         conn.state = ConnState::Connected;
         conn.server = server;
+        conn.attached = true;
         conn.client_heard = now;
         conn.server_heard = now;
         let _ = conn
@@ -1380,7 +1440,7 @@ impl World {
                 event: SessionEvent::SyncConnected,
             },
         );
-        if server != old {
+        if server != old || !attached {
             self.trace_attached(session);
         }
         let watches = self.conn(session).watches.clone();
@@ -1471,8 +1531,13 @@ impl World {
             self.schedule(restart, Delivery::Replicate { server });
             return;
         }
+        self.apply_next(server);
+    }
+
+    /// A follower applies its next transaction, if it has one, as [`World::replay`] says.
+    fn apply_next(&mut self, server: usize) -> bool {
         let Some(replayed) = self.servers.replay_next(server) else {
-            return;
+            return false;
         };
         let now = self.now();
         let changes = self.notify(server, replayed.by, replayed.notifications, replayed.zxid);
@@ -1488,6 +1553,7 @@ impl World {
         for session in waiting {
             self.release(session);
         }
+        true
     }
 
     /// Queues a request behind the session's earlier ones, and answers what is ready.

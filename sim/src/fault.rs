@@ -36,11 +36,15 @@ pub enum FaultKind {
     /// to other servers, re-registering their watches there, and it catches up on restart (an
     /// ensemble only).
     ServerCrash,
+    /// The leader steps down and the servers elect another: every connection drops, and no
+    /// server serves until the election is over. Sessions survive: the new leader gives each a
+    /// whole timeout to reconnect in (an ensemble only).
+    LeaderChange,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::ConnectionLoss,
         FaultKind::LostReply,
         FaultKind::LostCreateReply,
@@ -51,11 +55,15 @@ impl FaultKind {
         FaultKind::Crash,
         FaultKind::StaleRead,
         FaultKind::ServerCrash,
+        FaultKind::LeaderChange,
     ];
 
-    /// Whether the kind strikes a follower, which a standalone server does not have.
+    /// Whether the kind needs followers, which a standalone server does not have.
     pub fn needs_followers(self) -> bool {
-        matches!(self, FaultKind::StaleRead | FaultKind::ServerCrash)
+        matches!(
+            self,
+            FaultKind::StaleRead | FaultKind::ServerCrash | FaultKind::LeaderChange
+        )
     }
 
     /// The kind's name on the command line and in reports.
@@ -71,6 +79,7 @@ impl FaultKind {
             FaultKind::Crash => "crash",
             FaultKind::StaleRead => "stale-read",
             FaultKind::ServerCrash => "server-crash",
+            FaultKind::LeaderChange => "leader-change",
         }
     }
 }
@@ -126,6 +135,8 @@ pub struct FaultRates {
     pub stale_read: f64,
     /// Per second: a random client's follower dies and restarts a while later.
     pub server_crash: f64,
+    /// Per second: the leader steps down and the ensemble elects another.
+    pub leader_change: f64,
 }
 
 impl FaultRates {
@@ -143,6 +154,7 @@ impl FaultRates {
             crash: 0.0,
             stale_read: 0.0,
             server_crash: 0.0,
+            leader_change: 0.0,
         }
     }
 
@@ -166,6 +178,7 @@ impl FaultRates {
                 FaultKind::Crash => self.crash = 0.005,
                 FaultKind::StaleRead => self.stale_read = 0.3,
                 FaultKind::ServerCrash => self.server_crash = 0.1,
+                FaultKind::LeaderChange => self.leader_change = 0.05,
             }
         }
         self
@@ -195,6 +208,7 @@ impl FaultRates {
             FaultKind::Crash => self.crash,
             FaultKind::StaleRead => self.stale_read,
             FaultKind::ServerCrash => self.server_crash,
+            FaultKind::LeaderChange => self.leader_change,
             _ => 0.0,
         }
     }

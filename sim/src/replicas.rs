@@ -147,6 +147,16 @@ impl Replicas {
         }
     }
 
+    /// `server`, a follower that has applied every committed transaction, leads from now on;
+    /// the leader before follows, with nothing left to apply.
+    pub fn hand_over(&mut self, server: usize) {
+        assert!(
+            self.backlogs[server].is_empty(),
+            "a new leader holds every committed transaction"
+        );
+        self.leader = server;
+    }
+
     /// A follower applies the oldest transaction it has not; `None` if it is up to date.
     pub fn replay_next(&mut self, follower: usize) -> Option<Replayed> {
         let txn = self.backlogs[follower].pop_front()?;

@@ -1,11 +1,13 @@
 //! `zklab conform`: the differential conformance cases against a real ZooKeeper, given or
-//! started for the run.
+//! started for the run; with `--faults`, cases with faults against a server with a command
+//! port started for the run.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use zklab::conform::{conform, ConformOptions, ConformReport};
+use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
+use zklab::launcher::{Controller, Installation};
 
 use crate::progress::StatusLine;
 use crate::server::RealServer;
@@ -23,24 +25,59 @@ pub struct ConformArgs {
     /// The generator's seed (the same seed makes the same cases).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Cases with faults too (session expiry, dropped connections, lost replies), compared
+    /// with the simulated service rather than the pure server, on a server with a command port
+    /// (ZooKeeper's `ControllerService`) that zklab starts for the run.
+    #[arg(long, conflicts_with = "zk")]
+    faults: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
+/// The server a run compares with.
+enum Server {
+    Plain(RealServer),
+    Controller(Controller),
+}
+
+impl Server {
+    fn for_args(args: &ConformArgs) -> Result<Server, String> {
+        if !args.faults {
+            return RealServer::given_or_started(args.zk.as_deref()).map(Server::Plain);
+        }
+        let installation = Installation::find().map_err(|error| error.to_string())?;
+        Controller::start(&installation)
+            .map(Server::Controller)
+            .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
+    }
+
+    fn hosts(&self) -> String {
+        match self {
+            Server::Plain(server) => server.hosts(),
+            Server::Controller(controller) => controller.connect_string(),
+        }
+    }
+}
+
 /// Runs the command: exit 0 when every case agrees, 1 on a mismatch, 2 when no server can be
 /// used.
 pub fn run(args: &ConformArgs) -> ExitCode {
-    let server = match RealServer::given_or_started(args.zk.as_deref()) {
+    let server = match Server::for_args(args) {
         Ok(server) => server,
         Err(message) => return crate::usage_error(&message),
+    };
+    let hosts = server.hosts();
+    let target = match &server {
+        Server::Plain(_) => Target::Hosts(&hosts),
+        Server::Controller(controller) => Target::Controller(controller),
     };
     let options = ConformOptions {
         cases: args.cases,
         seed: args.seed,
     };
     let status = StatusLine::new(args.json);
-    let result = conform(&server.hosts(), &options, |done, mismatches| {
+    let result = conform(target, &options, |done, mismatches| {
         status.show(done == options.cases, || {
             format!("{done}/{} cases, {mismatches} mismatching", options.cases)
         })
@@ -48,10 +85,13 @@ pub fn run(args: &ConformArgs) -> ExitCode {
     status.finish();
     let report = match result {
         Ok(report) => report,
-        Err(error) => return crate::unusable_server(&server.hosts(), error),
+        Err(error) => return crate::unusable_server(&hosts, error),
     };
     if args.json {
-        println!("{}", report_json(&report, &options, status.elapsed()));
+        println!(
+            "{}",
+            report_json(&report, &options, args.faults, status.elapsed())
+        );
     } else {
         print_report(&report, status.elapsed());
     }
@@ -84,6 +124,7 @@ fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
 fn report_json(
     report: &ConformReport,
     options: &ConformOptions,
+    faults: bool,
     elapsed: std::time::Duration,
 ) -> serde_json::Value {
     let first = report.first_mismatch.as_ref().map(|mismatch| {
@@ -98,6 +139,7 @@ fn report_json(
         "first_mismatch": first,
         "outcomes": report.outcomes,
         "seed": options.seed,
+        "faults": faults,
         "seconds": elapsed.as_secs_f64(),
     })
 }

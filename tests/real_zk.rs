@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use zklab::conform::{conform, ConformOptions};
-use zklab::launcher::{installed_or_skip, Ensemble, Standalone};
+use zklab::conform::{conform, ConformOptions, ConformReport, RealServer};
+use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
 use zklab::recipes::client::SessionEvent;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
@@ -15,6 +15,9 @@ use zklab::sim::trace::TraceEvent;
 
 /// Differential cases per run: enough to meet every kind of op many times over.
 const CONFORMANCE_CASES: u64 = 300;
+
+/// Cases with faults per run: a real server takes a fifth of a second per lost reply.
+const FAULT_CASES: u64 = 100;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -47,12 +50,41 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
         cases: CONFORMANCE_CASES,
         seed: 0,
     };
-    let report = conform(&server.connect_string(), &options, |_, _| {}).expect("a usable server");
-    assert_eq!(report.cases, CONFORMANCE_CASES);
+    let hosts = server.connect_string();
+    let report = conform(RealServer::Hosts(&hosts), &options, |_, _| {}).expect("a usable server");
+    assert_agree(&report, CONFORMANCE_CASES);
+}
+
+/// Every case ran, and agreed.
+fn assert_agree(report: &ConformReport, cases: u64) {
+    assert_eq!(report.cases, cases);
     if let Some(mismatch) = &report.first_mismatch {
         panic!(
             "{} of {} cases mismatch; the first, shrunk:\n{}{}",
             report.mismatches, report.cases, mismatch.case, mismatch.difference
+        );
+    }
+}
+
+#[test]
+fn generated_cases_with_faults_behave_the_same_on_the_simulator_and_a_controller_server() {
+    let Some(installation) = installed_or_skip("conformance with faults") else {
+        return;
+    };
+    let controller = Controller::start(&installation).expect("a controller server");
+    let options = ConformOptions {
+        cases: FAULT_CASES,
+        seed: 0,
+    };
+    let report =
+        conform(RealServer::Controller(&controller), &options, |_, _| {}).expect("a usable server");
+    assert_agree(&report, FAULT_CASES);
+    // The faults struck: sessions expired, and replies were lost.
+    for outcome in ["fault", "event Expired", "ConnectionLoss"] {
+        assert!(
+            report.outcomes.get(outcome).is_some_and(|&n| n > 0),
+            "no {outcome}: {:?}",
+            report.outcomes
         );
     }
 }

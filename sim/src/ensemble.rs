@@ -34,6 +34,7 @@ use zklab_recipes::client::{ZkError, ZkEvent};
 use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
 use crate::notified::Gathering;
+use crate::path::validate_op;
 use crate::replicas::Replicas;
 use crate::server::{Notification, Server};
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
@@ -106,6 +107,13 @@ enum Response {
     },
     Pong,
     Watch(Notification, i64, bool),
+    /// The session is closed: after the events its own close fired (its ephemerals' watches).
+    Closed {
+        id: u64,
+    },
+    /// The server closes the connection of a session it expired, after the events the expiry
+    /// fired for the session itself.
+    Drop,
 }
 
 /// One entry of the wire or the server's timers.
@@ -456,7 +464,11 @@ impl SimZk {
                     op: op.clone(),
                 },
             );
+            // The client library refuses a malformed path before it looks at its connection,
+            // but after it knows it was closed.
             let refused = match state {
+                ConnState::Closed => Some(ZkError::Closed),
+                _ if validate_op(&op).is_err() => Some(ZkError::BadArguments),
                 ConnState::Connected => {
                     w.conn(session).note_sent(id, &op);
                     w.send_to_server(session, Request::Op { id, op });
@@ -470,7 +482,6 @@ impl SimZk {
                     None
                 }
                 ConnState::Expired => Some(ZkError::SessionExpired),
-                ConnState::Closed => Some(ZkError::Closed),
             };
             if let Some(error) = refused {
                 w.trace.push(
@@ -487,7 +498,8 @@ impl SimZk {
         rx.await.unwrap_or(Err(ZkError::ConnectionLoss))
     }
 
-    /// Closes a session: the server ends it and its ephemerals go.
+    /// Closes a session: the server ends it and its ephemerals go. Closing it again is
+    /// `Closed`; closing an expired one is `SessionExpired`.
     pub(crate) async fn close(&self, session: SessionId) -> Result<(), ZkError> {
         let (tx, rx) = oneshot::channel();
         {
@@ -507,11 +519,57 @@ impl SimZk {
                         .held_ops
                         .push((id, Request::Close { id }, tx));
                 }
-                ConnState::Expired => return Err(ZkError::SessionExpired),
-                ConnState::Closed => return Ok(()),
+                // Closed by its application all the same: later calls fail with Closed.
+                ConnState::Expired => {
+                    w.conn(session).state = ConnState::Closed;
+                    return Err(ZkError::SessionExpired);
+                }
+                ConnState::Closed => return Err(ZkError::Closed),
             }
         }
         rx.await.unwrap_or(Err(ZkError::ConnectionLoss)).map(|_| ())
+    }
+
+    /// The server expires `session` now, as a `session-expiry` fault of its client would.
+    pub fn expire_session(&self, session: SessionId) {
+        let mut w = self.lock();
+        if !w.conns.contains_key(&session) || !w.servers.session_alive(session) {
+            return;
+        }
+        w.expire(session);
+        let client = w.conn(session).client;
+        w.fault(
+            FaultKind::SessionExpiry,
+            client,
+            format!("server expires s{session}"),
+        );
+    }
+
+    /// The server drops `session`'s connection now; the session lives, and its client
+    /// reconnects.
+    pub fn drop_connection(&self, session: SessionId) {
+        let mut w = self.lock();
+        if !w.conns.contains_key(&session) {
+            return;
+        }
+        let client = w.conn(session).client;
+        w.disconnect(session);
+        w.fault(
+            FaultKind::ConnectionLoss,
+            client,
+            format!("s{session} connection dropped"),
+        );
+    }
+
+    /// The reply to `client`'s next request is lost after the server applies it, and the
+    /// connection breaks, as a `lost-reply` fault would. Panics unless the client's process was
+    /// registered with [`SimZk::add_process`], where the fault waits.
+    pub fn lose_next_reply(&self, client: ClientId) {
+        let mut w = self.lock();
+        let process = w.processes.get_mut(&client).unwrap_or_else(|| {
+            panic!("lose_next_reply: c{client} has no process; register it with add_process")
+        });
+        process.armed.push(FaultKind::LostReply);
     }
 
     /// Appends an event to the trace at the current sim time.
@@ -1077,6 +1135,20 @@ impl World {
                         }
                     }
                     Response::Pong => conn.client_heard = now,
+                    Response::Drop => self.disconnect(session),
+                    Response::Closed { id } => {
+                        conn.state = ConnState::Closed;
+                        let client = conn.client;
+                        if let Some(waiter) = conn.pending.remove(&id) {
+                            // closeSession has no result of its own; the caller only waits.
+                            let _ = waiter.send(Ok(zklab_recipes::client::OpResult::Synced));
+                        }
+                        let _ = conn
+                            .events
+                            .unbounded_send(ZkEvent::Session(SessionEvent::Closed));
+                        conn.events.close_channel();
+                        self.trace_state(client, session, SessionEvent::Closed);
+                    }
                     Response::Reply { id, reply, zxid } => {
                         conn.client_heard = now;
                         conn.seen = conn.seen.max(zxid);
@@ -1115,24 +1187,7 @@ impl World {
             Request::Ping => self.send_to_client(session, Response::Pong),
             Request::Close { id } => {
                 self.end_session(session, false);
-                let conn = self.conn(session);
-                conn.state = ConnState::Closed;
-                if let Some(waiter) = conn.pending.remove(&id) {
-                    // closeSession has no result of its own; the caller only waits for it.
-                    let _ = waiter.send(Ok(zklab_recipes::client::OpResult::Synced));
-                }
-                let _ = conn
-                    .events
-                    .unbounded_send(ZkEvent::Session(SessionEvent::Closed));
-                conn.events.close_channel();
-                self.trace.push(
-                    now,
-                    TraceEvent::Session {
-                        client,
-                        session,
-                        event: SessionEvent::Closed,
-                    },
-                );
+                self.send_to_client(session, Response::Closed { id });
             }
             Request::Op { id, op } => {
                 let drop_before = self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
@@ -1301,7 +1356,12 @@ impl World {
         let now_ms = now.as_millis() as i64;
         let leader = self.servers.leader();
         let before = self.servers.applied(leader);
-        let Some(ended) = self.servers.end_session(session, now_ms, expired) else {
+        // A session the server expires while it is connected hears its own ephemerals go
+        // before its connection is closed, as on a closed one.
+        let conn = self.conn(session);
+        let connected = conn.state == ConnState::Connected && conn.partitioned_until <= now;
+        let notify_self = !expired || connected;
+        let Some(ended) = self.servers.end_session(session, now_ms, notify_self) else {
             return;
         };
         self.replicate_since(before);
@@ -1322,13 +1382,11 @@ impl World {
         }
     }
 
-    /// The server expires a session and drops its connection; the client learns on contact.
+    /// The server expires a session and closes its connection, behind the events the expiry
+    /// fired for it; the client learns when that reaches it (after a partition, on contact).
     fn expire(&mut self, session: SessionId) {
         self.end_session(session, true);
-        let now = self.now();
-        if self.conn(session).partitioned_until <= now {
-            self.disconnect(session);
-        }
+        self.send_to_client(session, Response::Drop);
     }
 
     /// The connection breaks: ops in flight fail with ConnectionLoss, the client sees
@@ -1366,15 +1424,7 @@ impl World {
             );
             let _ = waiter.send(reply);
         }
-        let event = SessionEvent::Disconnected;
-        self.trace.push(
-            now,
-            TraceEvent::Session {
-                client,
-                session,
-                event,
-            },
-        );
+        self.trace_state(client, session, SessionEvent::Disconnected);
     }
 
     /// A disconnected client tries again: within its session it resumes on a server that is not
@@ -1396,14 +1446,7 @@ impl World {
                 .unbounded_send(ZkEvent::Session(SessionEvent::Expired));
             conn.events.close_channel();
             let held = std::mem::take(&mut conn.held_ops);
-            self.trace.push(
-                now,
-                TraceEvent::Session {
-                    client,
-                    session,
-                    event: SessionEvent::Expired,
-                },
-            );
+            self.trace_state(client, session, SessionEvent::Expired);
             for (_, _, waiter) in held {
                 let reply = Err(ZkError::SessionExpired);
                 self.trace.push(
@@ -1432,14 +1475,7 @@ impl World {
             .events
             .unbounded_send(ZkEvent::Session(SessionEvent::SyncConnected));
         let held_ops = std::mem::take(&mut conn.held_ops);
-        self.trace.push(
-            now,
-            TraceEvent::Session {
-                client,
-                session,
-                event: SessionEvent::SyncConnected,
-            },
-        );
+        self.trace_state(client, session, SessionEvent::SyncConnected);
         if server != old || !attached {
             self.trace_attached(session);
         }
@@ -1479,6 +1515,19 @@ impl World {
             return None;
         }
         Some(ready[self.rng.gen_range(0..ready.len())])
+    }
+
+    /// Writes a session state change as the client sees it.
+    fn trace_state(&mut self, client: ClientId, session: SessionId, event: SessionEvent) {
+        let now = self.now();
+        self.trace.push(
+            now,
+            TraceEvent::Session {
+                client,
+                session,
+                event,
+            },
+        );
     }
 
     /// Writes which server a session is attached to, in an ensemble.

@@ -5,7 +5,7 @@
 //! U+FFFF is a surrogate pair in Java, and surrogates fall in the forbidden range
 //! U+D800..=U+F8FF, so such characters are rejected here too.
 
-use zklab_recipes::client::ZkError;
+use zklab_recipes::client::{Op, ZkError};
 
 /// The reserved subtree ZooKeeper keeps for itself.
 pub const ZOOKEEPER: &str = "/zookeeper";
@@ -78,6 +78,21 @@ pub const CONFIG: &str = "/zookeeper/config";
 /// other check. The rest of `/zookeeper` is an ordinary tree.
 pub fn special(path: &str) -> bool {
     matches!(path, "/" | ZOOKEEPER | "/zookeeper/quota" | CONFIG)
+}
+
+/// Checks every path of the op, as a client does before sending it.
+pub fn validate_op(op: &Op) -> Result<(), ZkError> {
+    match op {
+        Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
+        Op::Multi(ops) => ops.iter().try_for_each(validate_op),
+        Op::Delete { path, .. }
+        | Op::Exists { path, .. }
+        | Op::GetData { path, .. }
+        | Op::GetChildren { path, .. }
+        | Op::SetData { path, .. }
+        | Op::Check { path, .. }
+        | Op::Sync { path } => validate(path, false),
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ enum Txn {
     End {
         session: SessionId,
         now_ms: i64,
-        expired: bool,
+        notify_self: bool,
     },
 }
 
@@ -122,18 +122,20 @@ impl Replicas {
         applied
     }
 
-    /// The leader ends a session, closed or `expired`. `None` if it was not alive.
-    pub fn end_session(&mut self, session: SessionId, now_ms: i64, expired: bool) -> Option<Ended> {
+    /// The leader ends a session, telling it of its own ephemerals' deletion with
+    /// `notify_self` (see [`Server::end_session`]). `None` if it was not alive.
+    pub fn end_session(
+        &mut self,
+        session: SessionId,
+        now_ms: i64,
+        notify_self: bool,
+    ) -> Option<Ended> {
         let leader = &mut self.servers[self.leader];
-        let ended = if expired {
-            leader.expire_session(session, now_ms)
-        } else {
-            leader.close_session(session, now_ms)
-        }?;
+        let ended = leader.end_session(session, now_ms, notify_self)?;
         self.commit(Txn::End {
             session,
             now_ms,
-            expired,
+            notify_self,
         });
         Some(ended)
     }
@@ -171,13 +173,9 @@ impl Replicas {
             Txn::End {
                 session,
                 now_ms,
-                expired,
+                notify_self,
             } => {
-                let ended = if expired {
-                    server.expire_session(session, now_ms)
-                } else {
-                    server.close_session(session, now_ms)
-                };
+                let ended = server.end_session(session, now_ms, notify_self);
                 (session, ended.map(|e| e.notifications).unwrap_or_default())
             }
         };
@@ -281,7 +279,7 @@ mod tests {
         let s = ensemble.open_session();
         ensemble.apply(s, &create("/e", b"", CreateMode::Ephemeral), 1);
         while ensemble.replay_next(1).is_some() {}
-        ensemble.end_session(s, 2, true).expect("a live session");
+        ensemble.end_session(s, 2, false).expect("a live session");
         assert!(ensemble.server(0).node("/e").is_none());
         assert!(ensemble.server(1).node("/e").is_some(), "not applied yet");
         while ensemble.replay_next(1).is_some() {}

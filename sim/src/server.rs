@@ -109,7 +109,7 @@ impl Server {
     /// (a multi with one bad path, whole). A dead session gets SessionExpired.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
         let mut notifications = Vec::new();
-        let reply = if let Err(error) = validate_paths(op) {
+        let reply = if let Err(error) = path::validate_op(op) {
             Err(error)
         } else if !self.sessions.is_alive(session) {
             Err(ZkError::SessionExpired)
@@ -146,8 +146,11 @@ impl Server {
         self.end_session(session, now_ms, false)
     }
 
-    /// Ends a session: the tree sees the same transaction for a close and an expiry.
-    fn end_session(
+    /// Ends a session: the tree sees the same transaction for a close and an expiry. With
+    /// `notify_self`, the watches the session left on its own ephemerals fire too: it still has a
+    /// connection to hear them on (a close, or an expiry the server forces on a connected
+    /// session).
+    pub fn end_session(
         &mut self,
         session: SessionId,
         _now_ms: i64,
@@ -180,7 +183,7 @@ impl Server {
     /// sessions attached to it without looking the session up: it may not have applied the
     /// session's creation yet, and the leader decides whether a session lives.
     pub fn serve_read(&mut self, session: SessionId, op: &Op) -> Applied {
-        let reply = match validate_paths(op) {
+        let reply = match path::validate_op(op) {
             Err(error) => Err(error),
             Ok(()) if op.is_write() => Err(ZkError::BadArguments),
             Ok(()) => self.read(session, op),
@@ -461,21 +464,6 @@ impl Server {
                 })
                 .collect(),
         ))
-    }
-}
-
-/// Checks every path of the op, as a client does before sending it.
-fn validate_paths(op: &Op) -> Result<(), ZkError> {
-    match op {
-        Op::Create { path, mode, .. } => path::validate(path, mode.is_sequential()),
-        Op::Multi(ops) => ops.iter().try_for_each(validate_paths),
-        Op::Delete { path, .. }
-        | Op::Exists { path, .. }
-        | Op::GetData { path, .. }
-        | Op::GetChildren { path, .. }
-        | Op::SetData { path, .. }
-        | Op::Check { path, .. }
-        | Op::Sync { path } => path::validate(path, false),
     }
 }
 

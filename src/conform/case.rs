@@ -30,6 +30,38 @@ pub enum Step {
         /// Index of the session.
         session: usize,
     },
+    /// The server expires a session: its ephemerals go, and the watches on them fire. The step
+    /// ends once the session has heard it.
+    Expire {
+        /// Index of the session.
+        session: usize,
+    },
+    /// The server drops a session's connection. The step ends once the session is back.
+    Disconnect {
+        /// Index of the session.
+        session: usize,
+    },
+    /// The server applies a session's write, but the reply is lost and the connection drops.
+    /// The step ends once the session is back.
+    LoseReply {
+        /// Index of the session.
+        session: usize,
+        /// A create, delete or setData, with case-relative paths.
+        op: Op,
+    },
+}
+
+impl Step {
+    /// The session that takes the step.
+    pub fn session(&self) -> usize {
+        match self {
+            Step::Call { session, .. }
+            | Step::Close { session }
+            | Step::Expire { session }
+            | Step::Disconnect { session }
+            | Step::LoseReply { session, .. } => *session,
+        }
+    }
 }
 
 /// A sequence of steps from `sessions` sessions.
@@ -51,11 +83,35 @@ impl Case {
                     session: *session,
                     op: op.map_paths(&|path| rooted(path, root)),
                 },
-                Step::Close { session } => Step::Close { session: *session },
+                Step::LoseReply { session, op } => Step::LoseReply {
+                    session: *session,
+                    op: op.map_paths(&|path| rooted(path, root)),
+                },
+                other => other.clone(),
             })
             .collect()
     }
 }
+
+impl Case {
+    /// Whether a step names `/zookeeper/config` or a path under it.
+    fn names_config(&self) -> bool {
+        let named = std::cell::Cell::new(false);
+        let visit = |path: &str| {
+            named.set(named.get() || path.starts_with(CONFIG));
+            path.to_owned()
+        };
+        for step in &self.steps {
+            if let Step::Call { op, .. } | Step::LoseReply { op, .. } = step {
+                op.map_paths(&visit);
+            }
+        }
+        named.get()
+    }
+}
+
+/// The configuration node: a standalone server's is empty, a quorum peer's lists the quorum.
+pub const CONFIG: &str = "/zookeeper/config";
 
 /// A case-relative path placed under `root`.
 pub fn rooted(path: &str, root: &str) -> String {
@@ -78,6 +134,11 @@ impl fmt::Display for Case {
             match step {
                 Step::Call { session, op } => writeln!(f, "{i:>3}. s{session} {op:?}")?,
                 Step::Close { session } => writeln!(f, "{i:>3}. s{session} close")?,
+                Step::Expire { session } => writeln!(f, "{i:>3}. s{session} expired")?,
+                Step::Disconnect { session } => writeln!(f, "{i:>3}. s{session} disconnected")?,
+                Step::LoseReply { session, op } => {
+                    writeln!(f, "{i:>3}. s{session} {op:?}, reply lost")?
+                }
             }
         }
         Ok(())
@@ -198,6 +259,26 @@ fn step(sessions: usize) -> impl Strategy<Value = Step> {
     ]
 }
 
+/// A write whose reply a fault can lose: the server swallows every reply but those of reads.
+fn lost_write() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => create(),
+        1 => (path(), version()).prop_map(|(path, version)| Op::Delete { path, version }),
+        1 => (path(), data(), version())
+            .prop_map(|(path, data, version)| Op::SetData { path, data, version }),
+    ]
+}
+
+/// A step, or now and then a fault.
+fn step_or_fault(sessions: usize) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        20 => step(sessions),
+        1 => (0..sessions).prop_map(|session| Step::Expire { session }),
+        1 => (0..sessions).prop_map(|session| Step::Disconnect { session }),
+        2 => (0..sessions, lost_write()).prop_map(|(session, op)| Step::LoseReply { session, op }),
+    ]
+}
+
 /// The two top nodes, made by the first session: most cases start from them, so that their
 /// ops meet existing nodes more often than missing ones.
 fn prelude() -> Vec<Step> {
@@ -215,19 +296,27 @@ fn prelude() -> Vec<Step> {
 }
 
 /// Cases of 1 to [`MAX_SESSIONS`] sessions and 1 to `max_steps` steps (plus, mostly, the
-/// `prelude`, which shrinking may drop).
-pub fn cases(max_steps: usize) -> impl Strategy<Value = Case> {
-    (1..=MAX_SESSIONS).prop_flat_map(move |sessions| {
-        let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];
-        (with_prelude, vec(step(sessions), 1..=max_steps)).prop_map(
-            move |(prelude_first, steps)| {
+/// `prelude`, which shrinking may drop); with `faults`, some steps are faults.
+pub fn cases(max_steps: usize, faults: bool) -> impl Strategy<Value = Case> {
+    (1..=MAX_SESSIONS)
+        .prop_flat_map(move |sessions| {
+            let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];
+            let each = match faults {
+                false => step(sessions).boxed(),
+                true => step_or_fault(sessions).boxed(),
+            };
+            (with_prelude, vec(each, 1..=max_steps)).prop_map(move |(prelude_first, steps)| {
                 let steps = if prelude_first {
                     prelude().into_iter().chain(steps).collect()
                 } else {
                     steps
                 };
                 Case { sessions, steps }
-            },
-        )
-    })
+            })
+        })
+        // The real side of a case with faults is a quorum peer, whose configuration node no
+        // simulated server holds.
+        .prop_filter("names the quorum's configuration", move |case| {
+            !faults || !case.names_config()
+        })
 }

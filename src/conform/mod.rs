@@ -4,8 +4,13 @@
 //! Every case runs under a fresh node of its own on both servers, so cases never see one
 //! another and a long-lived real server can serve any number of them. A mismatching case is
 //! shrunk (by proptest) to a small case that still mismatches.
+//!
+//! With faults, cases also expire sessions, drop connections and lose replies: on the
+//! simulated service (`SimZk`, whose faults are the simulator's own) and on a real server with a
+//! command port ([`Controller`]), which carries out the same faults.
 
 pub mod case;
+pub mod faults;
 pub mod observe;
 
 use std::collections::BTreeMap;
@@ -17,10 +22,12 @@ use crate::sim::local::LocalZk;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use self::case::{cases, Case};
+use self::case::{cases, Case, CONFIG};
+use self::faults::{simulate, ControllerFaults};
+use crate::launcher::Controller;
 use crate::recipes::tree::delete_tree;
 
-use self::observe::{create_root, observe, Observation};
+use self::observe::{create_root, observe, NoFaults, Observation};
 
 /// Longest case the generator makes.
 const MAX_STEPS: usize = 24;
@@ -38,6 +45,15 @@ pub struct ConformOptions {
     pub cases: u64,
     /// The generator's seed: the same seed makes the same cases.
     pub seed: u64,
+}
+
+/// The real server cases run on.
+#[derive(Clone, Copy, Debug)]
+pub enum RealServer<'a> {
+    /// Any server, at these hosts: cases without faults.
+    Hosts(&'a str),
+    /// A server with a command port: cases with faults, against the simulated service.
+    Controller(&'a Controller),
 }
 
 /// A case whose two observations differ.
@@ -63,12 +79,12 @@ pub struct ConformReport {
     pub outcomes: BTreeMap<String, u64>,
 }
 
-/// Runs the cases against the real server at `hosts`; `progress(done, mismatches)` after each.
+/// Runs the cases against `real`; `progress(done, mismatches)` after each.
 ///
 /// An error means the real server could not be used (refused the connection, or a case's root
 /// could not be made or removed), not that it disagreed.
 pub fn conform(
-    hosts: &str,
+    real: RealServer<'_>,
     options: &ConformOptions,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<ConformReport, ZkError> {
@@ -77,8 +93,17 @@ pub fn conform(
         .enable_all()
         .build()
         .map_err(|_| ZkError::SystemError)?;
+    let hosts = match real {
+        RealServer::Hosts(hosts) => hosts.to_owned(),
+        RealServer::Controller(controller) => controller.connect_string(),
+    };
+    let controller = match real {
+        RealServer::Hosts(_) => None,
+        RealServer::Controller(controller) => Some(controller),
+    };
     let mut differ = Differ {
-        hosts,
+        hosts: &hosts,
+        controller,
         runtime: &runtime,
         next_root: 0,
         run: run_id(),
@@ -87,7 +112,7 @@ pub fn conform(
     seed[..8].copy_from_slice(&options.seed.to_le_bytes());
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let strategy = cases(MAX_STEPS);
+    let strategy = cases(MAX_STEPS, controller.is_some());
     let mut report = ConformReport {
         cases: 0,
         mismatches: 0,
@@ -115,6 +140,8 @@ pub fn conform(
 /// Runs cases on both servers and compares.
 struct Differ<'a> {
     hosts: &'a str,
+    /// The real server's command port, for cases with faults.
+    controller: Option<&'a Controller>,
     runtime: &'a tokio::runtime::Runtime,
     next_root: u64,
     /// Tells this run's case roots from another run's on a shared server.
@@ -128,21 +155,30 @@ impl Differ<'_> {
         let root = format!("/zklab-conform-{}-{}", self.run, self.next_root);
         self.next_root += 1;
         let steps = case.rooted(&root);
-        let local = LocalZk::new();
-        let simulated = self.runtime.block_on(async {
-            let observer = local.connect();
-            create_root(&observer, &root).await?;
-            let sessions: Vec<_> = (0..case.sessions).map(|_| local.connect()).collect();
-            Ok::<_, ZkError>(observe(&sessions, &observer, &steps, &root).await)
-        })?;
-        let real = self.runtime.block_on(async {
+        let mut simulated = match self.controller {
+            Some(_) => simulate(case.sessions, &steps, &root)?,
+            None => self.runtime.block_on(async {
+                let local = LocalZk::new();
+                let observer = local.connect();
+                create_root(&observer, &root).await?;
+                let sessions: Vec<_> = (0..case.sessions).map(|_| local.connect()).collect();
+                Ok::<_, ZkError>(observe(&sessions, &observer, &steps, &root, &NoFaults).await)
+            })?,
+        };
+        let mut real = self.runtime.block_on(async {
             let observer = RealZk::connect(self.hosts, SESSION_TIMEOUT).await?;
             create_root(&observer, &root).await?;
             let mut sessions = Vec::with_capacity(case.sessions);
             for _ in 0..case.sessions {
                 sessions.push(RealZk::connect(self.hosts, SESSION_TIMEOUT).await?);
             }
-            let observation = observe(&sessions, &observer, &steps, &root).await;
+            let observation = match self.controller {
+                Some(controller) => {
+                    let faults = ControllerFaults::new(controller);
+                    observe(&sessions, &observer, &steps, &root, &faults).await
+                }
+                None => observe(&sessions, &observer, &steps, &root, &NoFaults).await,
+            };
             for session in &sessions {
                 let _ = session.close().await;
             }
@@ -151,6 +187,11 @@ impl Differ<'_> {
             let _ = observer.close().await;
             Ok::<_, ZkError>(observation)
         })?;
+        if self.controller.is_some() {
+            for observation in [&mut simulated, &mut real] {
+                observation.tree.retain(|node| node.path != CONFIG);
+            }
+        }
         let difference = first_difference(&simulated, &real).map(|text| text.replace(&root, ""));
         Ok((simulated, difference))
     }
@@ -260,7 +301,7 @@ mod tests {
                 let observer = local.connect();
                 create_root(&observer, "/r").await.expect("a fresh root");
                 let sessions = vec![local.connect(), local.connect()];
-                observe(&sessions, &observer, &steps, "/r").await
+                observe(&sessions, &observer, &steps, "/r", &NoFaults).await
             })
         };
         let watch = Step::Call {

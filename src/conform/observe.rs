@@ -1,15 +1,20 @@
 //! Running a case on one server, and what it saw there, in a form two servers can be compared
 //! in: zxids by order, sessions by index, no clock.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::time::Duration;
+
+use futures::FutureExt;
 
 use crate::recipes::client::{
-    CreateMode, OpReply, OpResult, SessionId, Stat, ZkClient, ZkError, ZkEvent,
+    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, ZkClient, ZkError, ZkEvent,
 };
 
 use crate::recipes::tree::{read_tree, Znode};
+use crate::sim::path::validate_op;
 
-use super::case::Step;
+use super::case::{Step, CONFIG};
 
 /// What a step got back.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +23,43 @@ pub enum Answer {
     Reply(OpReply),
     /// The result of a close.
     Close(Result<(), ZkError>),
+    /// A fault struck the session.
+    Struck,
+    /// A fault was to strike a session that had ended: nothing happened.
+    Ended,
 }
+
+/// How a server is made to misbehave on purpose, for a case's fault steps.
+pub trait Faults<C: ZkClient> {
+    /// The server expires `session`.
+    fn expire(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+
+    /// The server drops `session`'s connection.
+    fn disconnect(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+
+    /// `session` sends `op`; the server applies it, loses the reply and drops the connection.
+    fn lose_reply(&self, session: &C, op: Op) -> impl Future<Output = OpReply>;
+}
+
+/// A server that cannot be made to misbehave: a fault step fails with `Unimplemented`.
+pub struct NoFaults;
+
+impl<C: ZkClient> Faults<C> for NoFaults {
+    async fn expire(&self, _: &C) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn disconnect(&self, _: &C) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn lose_reply(&self, _: &C, _: Op) -> OpReply {
+        Err(ZkError::Unimplemented)
+    }
+}
+
+/// How long a fault step waits for its session to hear the outcome, on the session's clock.
+const SETTLE_BOUND: Duration = Duration::from_secs(10);
 
 /// One step as a session saw it: its answer, then the events that session had received by the
 /// time the answer came (a watch event comes before any reply that reflects its change). An
@@ -42,33 +83,61 @@ pub struct Observation {
     pub tree: Vec<Znode>,
 }
 
-/// Runs `steps` on `sessions`, then reads the tree under `root` and the config node through
-/// `observer`, a session of its own that sets no watches.
+/// Runs `steps` on `sessions`, with `faults` for the fault steps, then reads the tree under
+/// `root` and the config node through `observer`, a session of its own that sets no watches.
 pub async fn observe<C: ZkClient>(
     sessions: &[C],
     observer: &C,
     steps: &[Step],
     root: &str,
+    faults: &impl Faults<C>,
 ) -> Observation {
     let mut seen = Vec::with_capacity(steps.len());
+    let mut ended = BTreeSet::new();
     for step in steps {
-        let (session, answer) = match step {
-            Step::Call { session, op } => (
-                *session,
-                Answer::Reply(sessions[*session].call(op.clone()).await),
+        let index = step.session();
+        let session = &sessions[index];
+        if matches!(step, Step::Close { .. } | Step::Expire { .. }) {
+            if !ended.insert(index) && !matches!(step, Step::Close { .. }) {
+                seen.push(Seen {
+                    answer: Answer::Ended,
+                    events: Vec::new(),
+                });
+                continue;
+            }
+        } else if ended.contains(&index) && !matches!(step, Step::Call { .. }) {
+            seen.push(Seen {
+                answer: Answer::Ended,
+                events: Vec::new(),
+            });
+            continue;
+        }
+        let (answer, settled): (Answer, fn(&ZkEvent) -> bool) = match step {
+            Step::Call { op, .. } => (Answer::Reply(session.call(op.clone()).await), |_| true),
+            Step::Close { .. } => (Answer::Close(session.close().await), |_| true),
+            Step::Expire { .. } => (struck(faults.expire(session).await), is_expired),
+            Step::Disconnect { .. } => (struck(faults.disconnect(session).await), is_connected),
+            // A client refuses a malformed path unsent: no reply to lose.
+            Step::LoseReply { op, .. } if validate_op(op).is_err() => {
+                (Answer::Reply(Err(ZkError::BadArguments)), is_connected)
+            }
+            Step::LoseReply { op, .. } => (
+                Answer::Reply(faults.lose_reply(session, op.clone()).await),
+                is_connected,
             ),
-            Step::Close { session } => (*session, Answer::Close(sessions[*session].close().await)),
         };
         // A client refuses a malformed path, or any call after close, without asking the
         // server: such an answer orders nothing, and events are taken at the next one.
         let unsent = matches!(
             answer,
-            Answer::Reply(Err(ZkError::BadArguments | ZkError::Closed))
+            Answer::Reply(Err(ZkError::BadArguments
+                | ZkError::Closed
+                | ZkError::Unimplemented))
         );
-        let events = if unsent {
-            Vec::new()
-        } else {
-            drain(&sessions[session])
+        let events = match (unsent, step) {
+            (true, _) => Vec::new(),
+            (false, Step::Call { .. } | Step::Close { .. }) => drain(session),
+            (false, _) => settle(session, settled).await,
         };
         seen.push(Seen { answer, events });
     }
@@ -79,7 +148,7 @@ pub async fn observe<C: ZkClient>(
         last_events.push(drain(session));
     }
     let mut tree = read_tree(observer, root).await;
-    tree.extend(read_tree(observer, "/zookeeper/config").await);
+    tree.extend(read_tree(observer, CONFIG).await);
     let ids: Vec<SessionId> = sessions.iter().map(ZkClient::session_id).collect();
     let mut observation = Observation {
         steps: seen,
@@ -92,6 +161,69 @@ pub async fn observe<C: ZkClient>(
 
 fn drain(session: &impl ZkClient) -> Vec<ZkEvent> {
     std::iter::from_fn(|| session.try_next_event()).collect()
+}
+
+fn struck(result: Result<(), ZkError>) -> Answer {
+    match result {
+        Ok(()) => Answer::Struck,
+        Err(error) => Answer::Reply(Err(error)),
+    }
+}
+
+fn is_expired(event: &ZkEvent) -> bool {
+    *event == ZkEvent::Session(SessionEvent::Expired)
+}
+
+fn is_connected(event: &ZkEvent) -> bool {
+    *event == ZkEvent::Session(SessionEvent::SyncConnected)
+}
+
+/// The session's events until one that `settled` accepts, for at most [`SETTLE_BOUND`], then
+/// every other the server sent before the reply to a `sync`: session states in order, then
+/// watch events sorted.
+///
+/// Two differences between the sides are left out. A disconnection the session got over at once
+/// is reported as its end alone by a real client library, which tells only the state its
+/// connection is in when it looks. And a real server told to swallow a reply still sends the
+/// watch events before it, where a connection that breaks loses them and the reconnected
+/// session's re-registered watches fire them again: the same events, in another order.
+async fn settle(session: &impl ZkClient, settled: fn(&ZkEvent) -> bool) -> Vec<ZkEvent> {
+    let mut events = Vec::new();
+    let bound = session.sleep(SETTLE_BOUND).fuse();
+    futures::pin_mut!(bound);
+    loop {
+        let next = session.next_event().fuse();
+        futures::pin_mut!(next);
+        let event = futures::select_biased! {
+            event = next => event,
+            () = bound => None,
+        };
+        let Some(event) = event else { break };
+        let done = settled(&event);
+        events.push(event);
+        if done {
+            break;
+        }
+    }
+    let _ = session.sync("/").await;
+    events.extend(drain(session));
+    let disconnected = ZkEvent::Session(SessionEvent::Disconnected);
+    let (mut states, mut watches) = (Vec::new(), Vec::new());
+    for event in events {
+        match event {
+            ZkEvent::Watch(_) => watches.push(event),
+            ZkEvent::Session(SessionEvent::SyncConnected | SessionEvent::Expired)
+                if states.last() == Some(&disconnected) =>
+            {
+                states.pop();
+                states.push(event);
+            }
+            ZkEvent::Session(_) => states.push(event),
+        }
+    }
+    watches.sort();
+    states.extend(watches);
+    states
 }
 
 /// Creates the case's root node, where all its paths live.
@@ -116,6 +248,8 @@ impl Observation {
                 Answer::Reply(Ok(result)) => result_kind(result).to_owned(),
                 Answer::Reply(Err(error)) => format!("{error:?}"),
                 Answer::Close(_) => "close".to_owned(),
+                Answer::Struck => "fault".to_owned(),
+                Answer::Ended => "fault on an ended session".to_owned(),
             });
         }
         let events = self.steps.iter().flat_map(|seen| &seen.events);

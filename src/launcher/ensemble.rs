@@ -5,10 +5,9 @@ use std::fmt::Write;
 
 use super::error::LaunchError;
 use super::installation::Installation;
-use super::ports::free_ports;
+use super::ports::{free_ports, on_fresh_ports};
 use super::probe::Mode;
 use super::server::{wait_until, Server};
-use super::standalone::PORT_ATTEMPTS;
 
 /// Running `QuorumPeerMain`s on free ports of 127.0.0.1, all killed when dropped. Members are
 /// numbered from 0; member `i` has `myid` `i + 1`.
@@ -25,13 +24,7 @@ impl Ensemble {
         if size == 0 {
             return Err(LaunchError::EmptyEnsemble);
         }
-        let mut attempt = 1;
-        loop {
-            match Self::start_once(installation, size) {
-                Err(e) if e.is_port_clash() && attempt < PORT_ATTEMPTS => attempt += 1,
-                result => return result,
-            }
-        }
+        on_fresh_ports(|| Self::start_once(installation, size))
     }
 
     fn start_once(installation: &Installation, size: usize) -> Result<Self, LaunchError> {

@@ -39,6 +39,13 @@ pub enum LaunchError {
     },
     /// An ensemble of no members was asked for.
     EmptyEnsemble,
+    /// The controller's command port did not carry out a command.
+    Refused {
+        /// The command's path.
+        command: String,
+        /// The status line it answered (empty if none).
+        status: String,
+    },
     /// A member index outside the ensemble.
     NoSuchMember {
         /// The index asked for.
@@ -84,6 +91,9 @@ impl fmt::Display for LaunchError {
                 log_tail,
             } => write!(f, "no {waiting_for} after {after:?}; logs end:\n{log_tail}"),
             LaunchError::EmptyEnsemble => write!(f, "an ensemble needs at least one member"),
+            LaunchError::Refused { command, status } => {
+                write!(f, "the controller refused {command}: `{status}`")
+            }
             LaunchError::NoSuchMember { member, size } => {
                 write!(f, "no member {member} in an ensemble of {size}")
             }

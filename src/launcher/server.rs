@@ -1,7 +1,7 @@
 //! One ZooKeeper JVM: its directory, its `zoo.cfg`, its process and its log.
 
 use std::fs::{self, File, OpenOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,7 +37,10 @@ pub(crate) struct Server {
     name: String,
     java: PathBuf,
     classpath: std::ffi::OsString,
-    main_class: &'static str,
+    /// The main class, or a Java source file the JVM runs as one.
+    main: std::ffi::OsString,
+    /// `-D` system properties for the JVM.
+    properties: Vec<String>,
     client_port: u16,
     process: Option<Child>,
     // Removed only after `Drop::drop` has killed the process, as fields drop after it.
@@ -81,11 +84,34 @@ impl Server {
             name,
             java: installation.java().to_path_buf(),
             classpath: installation.classpath_arg()?,
-            main_class,
+            main: main_class.into(),
+            properties: Vec::new(),
             client_port,
             process: None,
             dir,
         })
+    }
+
+    /// The server's own directory, which holds its `zoo.cfg`.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `main` (a class, or a Java source file) with the `-D` `properties` and the extra
+    /// `jars` on the classpath, instead of what [`Server::prepare`] was given.
+    pub(crate) fn launch_with(
+        &mut self,
+        main: impl Into<std::ffi::OsString>,
+        properties: Vec<String>,
+        jars: &[PathBuf],
+    ) -> Result<(), LaunchError> {
+        self.main = main.into();
+        self.properties = properties;
+        let mut classpath: Vec<PathBuf> = std::env::split_paths(&self.classpath).collect();
+        classpath.extend(jars.iter().cloned());
+        self.classpath = std::env::join_paths(classpath)
+            .map_err(|e| LaunchError::NotInstalled(format!("unusable classpath entry: {e}")))?;
+        Ok(())
     }
 
     /// Starts the JVM, its output appended to `server.log`. Does not wait for it to serve.
@@ -102,9 +128,14 @@ impl Server {
             .map_err(|e| LaunchError::io(format!("sharing {log_path:?}"), e))?;
         let child = Command::new(&self.java)
             .args(JVM_FLAGS)
+            .args(
+                self.properties
+                    .iter()
+                    .map(|property| format!("-D{property}")),
+            )
             .arg("-cp")
             .arg(&self.classpath)
-            .arg(self.main_class)
+            .arg(&self.main)
             .arg(self.dir.path().join("zoo.cfg"))
             .stdin(Stdio::null())
             .stdout(log)

@@ -2,12 +2,9 @@
 
 use super::error::LaunchError;
 use super::installation::Installation;
-use super::ports::free_ports;
+use super::ports::{free_ports, on_fresh_ports};
 use super::probe::Mode;
 use super::server::{wait_until, Server};
-
-/// Attempts at starting on fresh ports when another process took one first.
-pub(crate) const PORT_ATTEMPTS: usize = 3;
 
 /// A running `ZooKeeperServerMain` on a free port of 127.0.0.1, killed when dropped.
 #[derive(Debug)]
@@ -18,13 +15,7 @@ pub struct Standalone {
 impl Standalone {
     /// Starts a server and returns once `srvr` reports it `standalone`.
     pub fn start(installation: &Installation) -> Result<Self, LaunchError> {
-        let mut attempt = 1;
-        loop {
-            match Self::start_once(installation) {
-                Err(e) if e.is_port_clash() && attempt < PORT_ATTEMPTS => attempt += 1,
-                result => return result,
-            }
-        }
+        on_fresh_ports(|| Self::start_once(installation))
     }
 
     fn start_once(installation: &Installation) -> Result<Self, LaunchError> {

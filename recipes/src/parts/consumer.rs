@@ -411,6 +411,9 @@ impl TakeMachine {
                 let item = item.split(TAKEN).next().unwrap_or_default().to_owned();
                 self.taken(record, &item, data)
             }
+            // The record went since a listing a lagging follower served: list again (from the
+            // same server, which has now applied its deletion).
+            (Phase::Recovering { .. }, Err(ZkError::NoNode)) => self.list(),
             (Phase::Reading { .. }, Ok(OpResult::Data { .. })) if self.stale() => self.list(),
             (Phase::Reading { item }, Ok(OpResult::Data { data, stat })) => {
                 self.take(item, data, stat.version)

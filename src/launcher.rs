@@ -2,9 +2,10 @@
 //!
 //! [`Standalone`] runs one `ZooKeeperServerMain`; [`Ensemble`] runs a quorum of `QuorumPeerMain`s
 //! that a test can kill and restart member by member; [`Controller`] runs ZooKeeper's
-//! `ControllerService`, a server a test tells to expire a session or drop a connection. Every server listens on free ports of
-//! 127.0.0.1, keeps its data and its log in a temporary directory, and is killed (and waited for)
-//! when its launcher is dropped. Readiness is what the server itself says to `srvr`.
+//! `ControllerService`, a server a test tells to expire a session or drop a connection. Every
+//! server listens on free ports of 127.0.0.1, keeps its data and its log in a temporary
+//! directory, and is killed (and waited for) when its launcher is dropped. Readiness is what the
+//! server itself says to `srvr`.
 //!
 //! Tests find the installation through [`installed_or_skip`], which skips loudly when there is
 //! none, unless `ZKLAB_REQUIRE_REAL_ZK=1` makes a missing install a failure.

@@ -204,6 +204,9 @@ enum Answer {
     Reply(OpReply),
     /// A read (or sync) to serve from the server's state then.
     Read(Op),
+    /// The session's end: closed (the close's reply) or expired (the connection closed), told
+    /// once its server has fired the watches the end fired for the session itself.
+    Ended(Response),
 }
 
 /// One session's connection, both ends.
@@ -375,7 +378,8 @@ impl SimZk {
 
     /// Opens a new session for `client` attached to server `server` (the first leader is 0), as a
     /// client with that one server in its connect string would; it may still move on a
-    /// reconnect. Panics if the ensemble has no such server.
+    /// reconnect (and if that server is down, it waits and attaches where it can). Panics if the
+    /// ensemble has no such server.
     pub fn connect_to(&self, client: ClientId, server: usize) -> SimClient {
         let servers = self.lock().servers.len();
         assert!(
@@ -397,7 +401,11 @@ impl SimZk {
             let (low, high) = w.config.latency;
             let base_latency = w.rng.gen_range(low..=high);
             // No server is ready during an election: the session waits for its end.
-            let picked = server.or_else(|| w.pick_server(0));
+            let picked = match server {
+                Some(server) if w.down_until[server] > now => None,
+                Some(server) => Some(server),
+                None => w.pick_server(0),
+            };
             let state = match picked {
                 Some(_) => ConnState::Connected,
                 None => ConnState::Disconnected,
@@ -550,6 +558,9 @@ impl SimZk {
     pub fn drop_connection(&self, session: SessionId) {
         let mut w = self.lock();
         if !w.conns.contains_key(&session) {
+            return;
+        }
+        if w.conn(session).state != ConnState::Connected {
             return;
         }
         let client = w.conn(session).client;
@@ -1173,12 +1184,21 @@ impl World {
         }
     }
 
-    /// The server handles one request from a connected session. A session the server has
-    /// expired (while a partition kept the news from its client) gets its connection closed, so
-    /// the client learns on contact: Disconnected, then Expired when it reconnects.
+    /// The server handles one request from a connected session. A session the server has ended
+    /// gets its connection closed, behind what is still to be sent to it: its client sees
+    /// Disconnected, then Expired when it reconnects.
     fn serve(&mut self, session: SessionId, request: Request) {
         if !self.servers.session_alive(session) {
-            self.disconnect(session);
+            // Behind what the server has still to send (a close's reply, say).
+            let answer = Answer::Ended(Response::Drop);
+            self.answer_in_order(
+                session,
+                Parked {
+                    id: 0,
+                    until: 0,
+                    answer,
+                },
+            );
             return;
         }
         let now = self.now();
@@ -1186,8 +1206,10 @@ impl World {
         match request {
             Request::Ping => self.send_to_client(session, Response::Pong),
             Request::Close { id } => {
-                self.end_session(session, false);
-                self.send_to_client(session, Response::Closed { id });
+                if let Some(until) = self.end_session(session, false) {
+                    let answer = Answer::Ended(Response::Closed { id });
+                    self.answer_in_order(session, Parked { id, until, answer });
+                }
             }
             Request::Op { id, op } => {
                 let drop_before = self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
@@ -1351,7 +1373,8 @@ impl World {
     }
 
     /// The server ends a session; `expired` tells expiry from close.
-    fn end_session(&mut self, session: SessionId, expired: bool) {
+    /// Returns the zxid of the end, or `None` if the session was not alive.
+    fn end_session(&mut self, session: SessionId, expired: bool) -> Option<Zxid> {
         let now = self.now();
         let now_ms = now.as_millis() as i64;
         let leader = self.servers.leader();
@@ -1361,9 +1384,7 @@ impl World {
         let conn = self.conn(session);
         let connected = conn.state == ConnState::Connected && conn.partitioned_until <= now;
         let notify_self = !expired || connected;
-        let Some(ended) = self.servers.end_session(session, now_ms, notify_self) else {
-            return;
-        };
+        let ended = self.servers.end_session(session, now_ms, notify_self)?;
         self.replicate_since(before);
         let client = self.conn(session).client;
         let deleted = ended.deleted.clone();
@@ -1380,13 +1401,24 @@ impl World {
         for change in self.commit_notified(ended.zxid, notified) {
             self.trace.push(now, change);
         }
+        Some(ended.zxid)
     }
 
-    /// The server expires a session and closes its connection, behind the events the expiry
-    /// fired for it; the client learns when that reaches it (after a partition, on contact).
+    /// The server expires a session and its server closes the connection once it has fired the
+    /// watches the expiry fired for the session itself; the client learns when that reaches it
+    /// (after a partition, when it heals).
     fn expire(&mut self, session: SessionId) {
-        self.end_session(session, true);
-        self.send_to_client(session, Response::Drop);
+        if let Some(until) = self.end_session(session, true) {
+            let answer = Answer::Ended(Response::Drop);
+            self.answer_in_order(
+                session,
+                Parked {
+                    id: 0,
+                    until,
+                    answer,
+                },
+            );
+        }
     }
 
     /// The connection breaks: ops in flight fail with ConnectionLoss, the client sees
@@ -1625,6 +1657,10 @@ impl World {
                 return;
             };
             let (reply, zxid) = match answer {
+                Answer::Ended(response) => {
+                    self.send_to_client(session, response);
+                    continue;
+                }
                 Answer::Reply(reply) => (reply, until),
                 Answer::Read(op) => {
                     let served = self.servers.server_mut(server).serve_read(session, &op);

@@ -1,6 +1,7 @@
 //! The two sides of a case with faults: the simulated service, whose faults are the
 //! simulator's own, and a real server whose command port carries out the same ones.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
@@ -70,11 +71,22 @@ pub(super) fn simulate(
 /// A real server's faults, through its command port.
 pub(super) struct ControllerFaults<'a> {
     controller: &'a Controller,
+    /// Whether a lost reply came back all the same: the server swallowed another reply in the
+    /// moment between the command and the write (a ping's, of any session).
+    missed: AtomicBool,
 }
 
 impl<'a> ControllerFaults<'a> {
     pub(super) fn new(controller: &'a Controller) -> Self {
-        ControllerFaults { controller }
+        ControllerFaults {
+            controller,
+            missed: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a lost reply missed its write: the run says nothing.
+    pub(super) fn missed(&self) -> bool {
+        self.missed.load(Ordering::Relaxed)
     }
 
     fn send(&self, command: ControlCommand) -> Result<(), ZkError> {
@@ -105,6 +117,9 @@ impl Faults<RealZk> for ControllerFaults<'_> {
         // A reply the server never sent (the client refused the op) leaves it swallowing.
         let reset = self.send(ControlCommand::Reset);
         dropped.and(reset)?;
+        if reply != Err(ZkError::ConnectionLoss) {
+            self.missed.store(true, Ordering::Relaxed);
+        }
         reply
     }
 }

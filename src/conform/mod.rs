@@ -22,7 +22,7 @@ use crate::sim::local::LocalZk;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use self::case::{cases, Case, CONFIG};
+use self::case::{cases, Case, Step, CONFIG};
 use self::faults::{simulate, ControllerFaults};
 use crate::launcher::Controller;
 use crate::recipes::tree::delete_tree;
@@ -31,6 +31,9 @@ use self::observe::{create_root, observe, NoFaults, Observation};
 
 /// Longest case the generator makes.
 const MAX_STEPS: usize = 24;
+
+/// Runs of a case on the real server before a lost reply that missed stands.
+const REAL_ATTEMPTS: u32 = 3;
 
 /// Most case runs spent shrinking one mismatch.
 const SHRINK_RUNS: u32 = 400;
@@ -165,28 +168,15 @@ impl Differ<'_> {
                 Ok::<_, ZkError>(observe(&sessions, &observer, &steps, &root, &NoFaults).await)
             })?,
         };
-        let mut real = self.runtime.block_on(async {
-            let observer = RealZk::connect(self.hosts, SESSION_TIMEOUT).await?;
-            create_root(&observer, &root).await?;
-            let mut sessions = Vec::with_capacity(case.sessions);
-            for _ in 0..case.sessions {
-                sessions.push(RealZk::connect(self.hosts, SESSION_TIMEOUT).await?);
+        let mut attempts = 0;
+        let mut real = loop {
+            attempts += 1;
+            let (observation, missed) = self.observe_real(case.sessions, &steps, &root)?;
+            // The real server swallowed another reply than the lost one's (a ping's): again.
+            if !missed || attempts == REAL_ATTEMPTS {
+                break observation;
             }
-            let observation = match self.controller {
-                Some(controller) => {
-                    let faults = ControllerFaults::new(controller);
-                    observe(&sessions, &observer, &steps, &root, &faults).await
-                }
-                None => observe(&sessions, &observer, &steps, &root, &NoFaults).await,
-            };
-            for session in &sessions {
-                let _ = session.close().await;
-            }
-            // Leave the server as the case found it.
-            delete_tree(&observer, &root).await?;
-            let _ = observer.close().await;
-            Ok::<_, ZkError>(observation)
-        })?;
+        };
         if self.controller.is_some() {
             for observation in [&mut simulated, &mut real] {
                 observation.tree.retain(|node| node.path != CONFIG);
@@ -194,6 +184,42 @@ impl Differ<'_> {
         }
         let difference = first_difference(&simulated, &real).map(|text| text.replace(&root, ""));
         Ok((simulated, difference))
+    }
+
+    /// Runs the steps on the real server, under `root`; says too whether a lost reply missed.
+    fn observe_real(
+        &self,
+        sessions: usize,
+        steps: &[Step],
+        root: &str,
+    ) -> Result<(Observation, bool), ZkError> {
+        self.runtime.block_on(async {
+            let observer = RealZk::connect(self.hosts, SESSION_TIMEOUT).await?;
+            create_root(&observer, root).await?;
+            let count = sessions;
+            let mut sessions = Vec::with_capacity(count);
+            for _ in 0..count {
+                sessions.push(RealZk::connect(self.hosts, SESSION_TIMEOUT).await?);
+            }
+            let (observation, missed) = match self.controller {
+                Some(controller) => {
+                    let faults = ControllerFaults::new(controller);
+                    let observation = observe(&sessions, &observer, steps, root, &faults).await;
+                    (observation, faults.missed())
+                }
+                None => {
+                    let observation = observe(&sessions, &observer, steps, root, &NoFaults).await;
+                    (observation, false)
+                }
+            };
+            for session in &sessions {
+                let _ = session.close().await;
+            }
+            // Leave the server as the case found it.
+            delete_tree(&observer, root).await?;
+            let _ = observer.close().await;
+            Ok((observation, missed))
+        })
     }
 
     /// Shrinks a mismatching case to a small one that still mismatches.

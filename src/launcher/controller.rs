@@ -48,8 +48,9 @@ pub enum ControlCommand {
     ExpireSession(SessionId),
     /// Close a session's connection; the session lives, and its client reconnects.
     CloseConnection(SessionId),
-    /// Apply the next `n` requests of any session but send no reply. The server still sends
-    /// the replies of `getData` and `getChildren` (and watch events): those go another way.
+    /// Apply the next `n` requests of any session but send no reply; a ping's reply counts too.
+    /// The server still sends the replies of `getData` and `getChildren` (and watch events):
+    /// those go another way.
     NoResponse(u32),
     /// Behave again: no replies swallowed.
     Reset,

@@ -89,15 +89,19 @@ struct Deaf {
 }
 
 impl Deaf {
-    /// Deaf from `now` until `until`, or longer if it already was.
-    fn extend(&mut self, now: Duration, until: Option<Duration>) {
+    /// Deaf from `now` until `until` (`None`: until connected again), or longer if it already
+    /// was; `connected` ends a deafness that waits for a connection.
+    fn extend(&mut self, now: Duration, until: Option<Duration>, connected: bool) {
         let over = self.until.is_some_and(|end| end < now);
         if over {
             self.since = now;
         }
         self.until = match (self.until, until) {
-            (Some(old), Some(new)) if !over => Some(old.max(new)),
-            _ => until,
+            _ if over => until,
+            (None, _) if connected => until,
+            (None, _) => None,
+            (Some(_), None) => None,
+            (Some(old), Some(new)) => Some(old.max(new)),
         };
     }
 }
@@ -161,8 +165,15 @@ impl GroupViews {
         })
     }
 
-    /// Takes in that `client` cannot hear from `now` until `until` (`None`: until connected).
-    fn deaf_until(&mut self, client: ClientId, now: Duration, until: Option<Duration>) {
+    /// Takes in that `client` cannot hear from `now` until `until` (`None`: until connected);
+    /// `connected` says it is connected again.
+    fn deaf_until(
+        &mut self,
+        client: ClientId,
+        now: Duration,
+        until: Option<Duration>,
+        connected: bool,
+    ) {
         let fresh = Deaf {
             since: now,
             until: Some(now),
@@ -170,7 +181,7 @@ impl GroupViews {
         self.deaf
             .entry(Client(client))
             .or_insert(fresh)
-            .extend(now, until);
+            .extend(now, until, connected);
     }
 
     fn finished(&self, client: ClientId, at: Duration) -> Option<String> {
@@ -238,13 +249,14 @@ impl Monitor for GroupViews {
                 (ViolationKind::GroupGhost, self.viewed(*client, viewed)?)
             }
             TraceEvent::Session { client, event, .. } => {
-                let until = (*event != SessionEvent::Disconnected).then_some(entry.at);
-                self.deaf_until(*client, entry.at, until);
+                let connected = *event != SessionEvent::Disconnected;
+                let until = connected.then_some(entry.at);
+                self.deaf_until(*client, entry.at, until, connected);
                 return None;
             }
             TraceEvent::Fault { client, lasts, .. } if !lasts.is_zero() => {
                 let until = entry.at.checked_add(*lasts);
-                self.deaf_until(*client, entry.at, until);
+                self.deaf_until(*client, entry.at, until, false);
                 return None;
             }
             TraceEvent::Finished { client } => {

@@ -1,13 +1,15 @@
 //! `zklab conform`: the differential conformance cases against a real ZooKeeper, given or
 //! started for the run; with `--faults`, cases with faults against a server with a command
-//! port started for the run.
+//! port started for the run; with `--ensemble`, cases in which a follower dies and restarts, on
+//! a 3-server ensemble started for the run.
 
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::Args;
 use serde_json::json;
 use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
-use zklab::launcher::{Controller, Installation};
+use zklab::launcher::{Controller, Ensemble, Installation};
 
 use crate::progress::StatusLine;
 use crate::server::RealServer;
@@ -22,7 +24,8 @@ pub struct ConformArgs {
     /// How many generated cases.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     cases: u64,
-    /// The generator's seed (the same seed makes the same cases).
+    /// The generator's seed: the same seed makes the same cases under the same paths
+    /// (`/zklab-conform-SEED-N`), so two runs at once on one server need different seeds.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Cases with faults too (session expiry, dropped connections, lost replies), compared
@@ -30,23 +33,37 @@ pub struct ConformArgs {
     /// (ZooKeeper's `ControllerService`) that zklab starts for the run.
     #[arg(long, conflicts_with = "zk")]
     faults: bool,
+    /// Cases on a 3-server ensemble that zklab starts for the run, compared with a simulated
+    /// one: the follower a session is attached to dies while the others act, and restarts, so
+    /// the session's watches are re-registered. Each case restarts a member: a few seconds.
+    #[arg(long, conflicts_with_all = ["zk", "faults"])]
+    ensemble: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
+/// The members of the ensemble `--ensemble` starts.
+const ENSEMBLE_SIZE: usize = 3;
+
 /// The server a run compares with.
 enum Server {
     Plain(RealServer),
     Controller(Controller),
+    Ensemble(Mutex<Ensemble>),
 }
 
 impl Server {
     fn for_args(args: &ConformArgs) -> Result<Server, String> {
-        if !args.faults {
+        if !args.faults && !args.ensemble {
             return RealServer::given_or_started(args.zk.as_deref()).map(Server::Plain);
         }
         let installation = Installation::find().map_err(|error| error.to_string())?;
+        if args.ensemble {
+            return Ensemble::start(&installation, ENSEMBLE_SIZE)
+                .map(|ensemble| Server::Ensemble(Mutex::new(ensemble)))
+                .map_err(|error| format!("could not start a ZooKeeper ensemble: {error}"));
+        }
         Controller::start(&installation)
             .map(Server::Controller)
             .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
@@ -56,6 +73,18 @@ impl Server {
         match self {
             Server::Plain(server) => server.hosts(),
             Server::Controller(controller) => controller.connect_string(),
+            Server::Ensemble(ensemble) => ensemble
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .connect_string(),
+        }
+    }
+
+    fn target<'a>(&'a self, hosts: &'a str) -> Target<'a> {
+        match self {
+            Server::Plain(_) => Target::Hosts(hosts),
+            Server::Controller(controller) => Target::Controller(controller),
+            Server::Ensemble(ensemble) => Target::Ensemble(ensemble),
         }
     }
 }
@@ -68,10 +97,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         Err(message) => return crate::usage_error(&message),
     };
     let hosts = server.hosts();
-    let target = match &server {
-        Server::Plain(_) => Target::Hosts(&hosts),
-        Server::Controller(controller) => Target::Controller(controller),
-    };
+    let target = server.target(&hosts);
     let options = ConformOptions {
         cases: args.cases,
         seed: args.seed,
@@ -88,10 +114,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         Err(error) => return crate::unusable_server(&hosts, error),
     };
     if args.json {
-        println!(
-            "{}",
-            report_json(&report, &options, args.faults, status.elapsed())
-        );
+        println!("{}", report_json(&report, &options, args, status.elapsed()));
     } else {
         print_report(&report, status.elapsed());
     }
@@ -124,7 +147,7 @@ fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
 fn report_json(
     report: &ConformReport,
     options: &ConformOptions,
-    faults: bool,
+    args: &ConformArgs,
     elapsed: std::time::Duration,
 ) -> serde_json::Value {
     let first = report.first_mismatch.as_ref().map(|mismatch| {
@@ -139,7 +162,8 @@ fn report_json(
         "first_mismatch": first,
         "outcomes": report.outcomes,
         "seed": options.seed,
-        "faults": faults,
+        "faults": args.faults,
+        "ensemble": args.ensemble,
         "seconds": elapsed.as_secs_f64(),
     })
 }

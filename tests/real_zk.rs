@@ -1,14 +1,17 @@
-//! zklab against a real ZooKeeper: the differential conformance cases, and every recipe's
-//! workload on a standalone server and on an ensemble whose leader is killed mid-run.
+//! zklab against a real ZooKeeper: the differential conformance cases (on a standalone server,
+//! with faults on a controller server, and with a follower killed on an ensemble), and every
+//! recipe's workload on a standalone server and on an ensemble whose leader is killed mid-run.
 //!
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use zklab::conform::{conform, ConformOptions, ConformReport, RealServer};
+use zklab::conform::case::{Case, Step};
+use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer};
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
-use zklab::recipes::client::SessionEvent;
+use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkEvent};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
@@ -18,6 +21,9 @@ const CONFORMANCE_CASES: u64 = 300;
 
 /// Cases with faults per run: a real server takes a fifth of a second per lost reply.
 const FAULT_CASES: u64 = 100;
+
+/// Cases on a real ensemble per run: each kills and restarts a member, about a second.
+const ENSEMBLE_CASES: u64 = 40;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -92,6 +98,126 @@ fn generated_cases_with_faults_behave_the_same_on_the_simulator_and_a_controller
             report.outcomes
         );
     }
+}
+
+#[test]
+fn generated_cases_whose_follower_dies_behave_the_same_on_a_simulated_and_a_real_ensemble() {
+    let Some(installation) = installed_or_skip("conformance on an ensemble") else {
+        return;
+    };
+    let ensemble = Mutex::new(Ensemble::start(&installation, 3).expect("a 3-member ensemble"));
+    let options = ConformOptions {
+        cases: ENSEMBLE_CASES,
+        seed: 0,
+    };
+    let report =
+        conform(RealServer::Ensemble(&ensemble), &options, |_, _| {}).expect("a usable ensemble");
+    assert_agree(&report, ENSEMBLE_CASES);
+    // Followers died and came back, and re-registered watches fired.
+    for outcome in ["fault", "event SyncConnected", "event NodeDeleted"] {
+        assert!(
+            report.outcomes.get(outcome).is_some_and(|&n| n > 0),
+            "no {outcome}: {:?}",
+            report.outcomes
+        );
+    }
+}
+
+/// Session 0 watches five nodes through a follower; the follower dies, and while the session is
+/// away session 1 creates and deletes one node, creates one, changes one, deletes one and adds
+/// a child to the last. When the follower is back, the re-registered watches fire for the four
+/// changes that show, and the exists watch misses the node that came and went: on a simulated
+/// ensemble and a real one alike.
+#[test]
+fn re_registered_watches_fire_for_what_changed_while_away_and_miss_a_node_that_came_and_went() {
+    let Some(installation) = installed_or_skip("watch re-registration on an ensemble") else {
+        return;
+    };
+    let ensemble = Mutex::new(Ensemble::start(&installation, 3).expect("a 3-member ensemble"));
+    let call = |session, op| Step::Call { session, op };
+    let create = |path: &str| Op::Create {
+        path: path.to_owned(),
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    };
+    let delete = |path: &str| Op::Delete {
+        path: path.to_owned(),
+        version: -1,
+    };
+    let exists = |path: &str| Op::Exists {
+        path: path.to_owned(),
+        watch: true,
+    };
+    let get_data = |path: &str| Op::GetData {
+        path: path.to_owned(),
+        watch: true,
+    };
+    let mut steps: Vec<Step> = ["/p", "/y", "/w"]
+        .into_iter()
+        .map(|path| call(1, create(path)))
+        .collect();
+    steps.extend([
+        call(
+            0,
+            Op::Sync {
+                path: "/p".to_owned(),
+            },
+        ),
+        call(0, exists("/x")),
+        call(0, exists("/z")),
+        call(0, get_data("/y")),
+        call(0, get_data("/w")),
+        call(
+            0,
+            Op::GetChildren {
+                path: "/p".to_owned(),
+                watch: true,
+            },
+        ),
+        Step::Away { session: 0 },
+        call(1, create("/x")),
+        call(1, delete("/x")),
+        call(1, create("/z")),
+        call(
+            1,
+            Op::SetData {
+                path: "/y".to_owned(),
+                data: b"new".to_vec(),
+                version: -1,
+            },
+        ),
+        call(1, delete("/w")),
+        call(1, create("/p/c")),
+        Step::Back { session: 0 },
+    ]);
+    let back = steps.len() - 1;
+    let case = Case { sessions: 2, steps };
+    let (simulated, difference) =
+        compare(RealServer::Ensemble(&ensemble), &case, 0).expect("a usable ensemble");
+    assert_eq!(difference, None, "{case}");
+    let heard: Vec<String> = simulated.steps[back]
+        .events
+        .iter()
+        .chain(&simulated.last_events[0])
+        .map(|event| match event {
+            ZkEvent::Watch(watch) => {
+                let name = watch.path.rsplit('/').next().unwrap_or_default();
+                format!("{:?} {name}", watch.event_type)
+            }
+            ZkEvent::Session(state) => format!("{state:?}"),
+        })
+        .collect();
+    // The session's state, then its watch events sorted (by type first).
+    assert_eq!(
+        heard,
+        [
+            "SyncConnected",
+            "NodeCreated z",
+            "NodeDeleted w",
+            "NodeDataChanged y",
+            "NodeChildrenChanged p",
+        ]
+    );
 }
 
 #[test]

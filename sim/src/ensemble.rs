@@ -34,9 +34,10 @@ use zklab_recipes::client::{ZkError, ZkEvent};
 use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
 use crate::notified::Gathering;
+use crate::packet;
 use crate::path::validate_op;
 use crate::replicas::Replicas;
-use crate::server::{Notification, Server};
+use crate::server::{DeletionOrder, Notification, Server};
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
 use crate::watch::SessionWatches;
 
@@ -216,6 +217,9 @@ struct Conn {
     server: usize,
     /// Whether it has reached a server yet: a session opened during an election waits.
     attached: bool,
+    /// The one server in the client's connect string, if it was given one: it reconnects
+    /// there and nowhere else.
+    pinned: Option<usize>,
     /// The last zxid the client has seen in a reply: it never attaches to a server behind it,
     /// and re-registers its watches with it.
     seen: Zxid,
@@ -272,6 +276,9 @@ struct World {
     /// The runtime's clock and generator, held once: looking them up per call is costly.
     clock: TimeHandle,
     rng: GlobalRng,
+    /// The run's seed, which keys the order a session's end deletes its ephemerals in. Taken
+    /// from the seed rather than drawn, so that it leaves every other draw of the run as it was.
+    seed: u64,
     /// The clock's reading when the service started: trace times count from here.
     origin: Duration,
     /// The sim time, read once per lock of the world: madsim's clock stands still while a task
@@ -325,6 +332,7 @@ impl SimZk {
             pump_timer: clock.sleep_until(start),
             clock,
             rng: thread_rng(),
+            seed: madsim::runtime::Handle::current().seed(),
             servers: Replicas::new(config.servers),
             gathering: Gathering::default(),
             follower_due: vec![Duration::ZERO; config.servers.max(1)],
@@ -373,7 +381,7 @@ impl SimZk {
     /// a task on the client's own node: the session's heartbeat runs there, so pausing the
     /// process stops its pings.
     pub fn connect(&self, client: ClientId) -> SimClient {
-        self.open(client, None)
+        self.open(client, None, false)
     }
 
     /// Opens a new session for `client` attached to server `server` (the first leader is 0), as a
@@ -381,15 +389,27 @@ impl SimZk {
     /// reconnect (and if that server is down, it waits and attaches where it can). Panics if the
     /// ensemble has no such server.
     pub fn connect_to(&self, client: ClientId, server: usize) -> SimClient {
+        self.assert_server(server);
+        self.open(client, Some(server), false)
+    }
+
+    /// Opens a new session for `client` that only ever attaches to server `server`, as a client
+    /// with that one server in its connect string: while the server is down, it waits for it.
+    /// Panics if the ensemble has no such server.
+    pub fn connect_pinned(&self, client: ClientId, server: usize) -> SimClient {
+        self.assert_server(server);
+        self.open(client, Some(server), true)
+    }
+
+    fn assert_server(&self, server: usize) {
         let servers = self.lock().servers.len();
         assert!(
             server < servers,
             "server {server} of an ensemble of {servers}"
         );
-        self.open(client, Some(server))
     }
 
-    fn open(&self, client: ClientId, server: Option<usize>) -> SimClient {
+    fn open(&self, client: ClientId, server: Option<usize>, pinned: bool) -> SimClient {
         let (events_tx, events_rx) = mpsc::unbounded();
         let (beat_tx, beat_rx) = mpsc::unbounded();
         let session = {
@@ -404,17 +424,19 @@ impl SimZk {
             let picked = match server {
                 Some(server) if w.down_until[server] > now => None,
                 Some(server) => Some(server),
-                None => w.pick_server(0),
+                None => w.pick_server(0, None),
             };
             let state = match picked {
                 Some(_) => ConnState::Connected,
                 None => ConnState::Disconnected,
             };
+            let pinned = server.filter(|_| pinned);
             let server = picked.unwrap_or(w.servers.leader());
             let conn = Conn {
                 client,
                 server,
                 attached: picked.is_some(),
+                pinned,
                 seen: 0,
                 parked: VecDeque::new(),
                 state,
@@ -593,6 +615,23 @@ impl SimZk {
     /// Stops injecting faults (the workload is over; what follows is the clean-up check).
     pub fn stop_faults(&self) {
         self.lock().faults_stopped = true;
+    }
+
+    /// Follower `server` dies and restarts after `down_for`, as a `server-crash` fault does: its
+    /// clients lose their connections and move to another server (one pinned to it waits), and
+    /// it catches up when it restarts. Panics if `server` is the leader or no server at all.
+    pub fn crash_server(&self, server: usize, down_for: Duration) {
+        self.assert_server(server);
+        let mut w = self.lock();
+        assert_ne!(
+            server,
+            w.servers.leader(),
+            "the leader steps down, it does not crash"
+        );
+        let until = w.now() + down_for;
+        w.crash_server(server, until);
+        let detail = format!("server {server} down for {down_for:?}");
+        w.fault(FaultKind::ServerCrash, 0, detail);
     }
 
     /// Whether a fault killed the client's process.
@@ -1211,6 +1250,8 @@ impl World {
                     self.answer_in_order(session, Parked { id, until, answer });
                 }
             }
+            // The server reads no further than the packet's length, and drops the connection.
+            Request::Op { op, .. } if packet::too_long(&op) => self.disconnect(session),
             Request::Op { id, op } => {
                 let drop_before = self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
                     || self.rng.gen_bool(self.plan.rates.connection_loss);
@@ -1384,7 +1425,11 @@ impl World {
         let conn = self.conn(session);
         let connected = conn.state == ConnState::Connected && conn.partitioned_until <= now;
         let notify_self = !expired || connected;
-        let ended = self.servers.end_session(session, now_ms, notify_self)?;
+        let order =
+            DeletionOrder::Hashed(self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ session as u64);
+        let ended = self
+            .servers
+            .end_session(session, now_ms, notify_self, order)?;
         self.replicate_since(before);
         let client = self.conn(session).client;
         let deleted = ended.deleted.clone();
@@ -1493,8 +1538,8 @@ impl World {
             }
             return;
         }
-        let (old, seen, attached) = (conn.server, conn.seen, conn.attached);
-        let Some(server) = self.pick_server(seen) else {
+        let (old, seen, attached, pinned) = (conn.server, conn.seen, conn.attached, conn.pinned);
+        let Some(server) = self.pick_server(seen, pinned) else {
             return;
         };
         let conn = self.conn(session);
@@ -1532,13 +1577,17 @@ impl World {
 
     /// The server a session attaches to: any that is up and has applied every zxid the client
     /// has seen (a server behind it refuses the client, which tries another), drawn from the
-    /// seed; `None` if none is (the client tries again later). A standalone server draws
-    /// nothing.
-    fn pick_server(&mut self, seen: Zxid) -> Option<usize> {
+    /// seed; `None` if none is (the client tries again later). A standalone server, or a client
+    /// pinned to one server, draws nothing.
+    fn pick_server(&mut self, seen: Zxid, pinned: Option<usize>) -> Option<usize> {
         if self.servers.len() == 1 {
             return Some(0);
         }
         let now = self.now();
+        if let Some(server) = pinned {
+            let ready = self.down_until[server] <= now && self.servers.applied(server) >= seen;
+            return ready.then_some(server);
+        }
         let ready: Vec<usize> = (0..self.servers.len())
             .filter(|&server| self.down_until[server] <= now)
             .filter(|&server| self.servers.applied(server) >= seen)

@@ -12,6 +12,7 @@ pub mod fault;
 pub mod local;
 pub mod monitor;
 pub mod notified;
+pub mod packet;
 pub mod path;
 pub mod replicas;
 pub mod server;

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use zklab_recipes::client::{Op, SessionId, Zxid};
 
-use crate::server::{Applied, Ended, Notification, Server};
+use crate::server::{Applied, DeletionOrder, Ended, Notification, Server};
 
 /// A transaction, as the leader hands it to its followers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +29,7 @@ enum Txn {
         session: SessionId,
         now_ms: i64,
         notify_self: bool,
+        order: DeletionOrder,
     },
 }
 
@@ -123,19 +124,22 @@ impl Replicas {
     }
 
     /// The leader ends a session, telling it of its own ephemerals' deletion with
-    /// `notify_self` (see [`Server::end_session`]). `None` if it was not alive.
+    /// `notify_self` (see [`Server::end_session`]), its ephemerals deleted in `order` on every
+    /// server. `None` if it was not alive.
     pub fn end_session(
         &mut self,
         session: SessionId,
         now_ms: i64,
         notify_self: bool,
+        order: DeletionOrder,
     ) -> Option<Ended> {
         let leader = &mut self.servers[self.leader];
-        let ended = leader.end_session(session, now_ms, notify_self)?;
+        let ended = leader.end_session(session, now_ms, notify_self, order)?;
         self.commit(Txn::End {
             session,
             now_ms,
             notify_self,
+            order,
         });
         Some(ended)
     }
@@ -174,8 +178,9 @@ impl Replicas {
                 session,
                 now_ms,
                 notify_self,
+                order,
             } => {
-                let ended = server.end_session(session, now_ms, notify_self);
+                let ended = server.end_session(session, now_ms, notify_self, order);
                 (session, ended.map(|e| e.notifications).unwrap_or_default())
             }
         };
@@ -279,7 +284,9 @@ mod tests {
         let s = ensemble.open_session();
         ensemble.apply(s, &create("/e", b"", CreateMode::Ephemeral), 1);
         while ensemble.replay_next(1).is_some() {}
-        ensemble.end_session(s, 2, false).expect("a live session");
+        ensemble
+            .end_session(s, 2, false, DeletionOrder::ByPath)
+            .expect("a live session");
         assert!(ensemble.server(0).node("/e").is_none());
         assert!(ensemble.server(1).node("/e").is_some(), "not applied yet");
         while ensemble.replay_next(1).is_some() {}

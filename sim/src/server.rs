@@ -38,10 +38,40 @@ pub struct Applied {
 pub struct Ended {
     /// The zxid of the closeSession transaction.
     pub zxid: Zxid,
-    /// The session's ephemeral nodes, deleted in path order.
+    /// The session's ephemeral nodes, in the order they were deleted.
     pub deleted: Vec<String>,
     /// The watches of other sessions it fired.
     pub notifications: Vec<Notification>,
+}
+
+/// The order in which a session's end deletes its ephemerals. ZooKeeper walks a hash set, so
+/// watchers hear those deletions in an order nobody may rely on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeletionOrder {
+    /// By path: one fixed order, where a run must not branch on it (the model checker).
+    ByPath,
+    /// By a hash of each path with this key: the simulator draws the key from its seed.
+    Hashed(u64),
+}
+
+impl DeletionOrder {
+    fn arrange(self, paths: &mut [String]) {
+        if let DeletionOrder::Hashed(key) = self {
+            paths.sort_by_cached_key(|path| keyed_hash(key, path));
+        }
+    }
+}
+
+/// FNV-1a over the path's bytes from a key-dependent start, then a finaliser that spreads it:
+/// the same on every platform and every release, unlike the standard library's hasher.
+fn keyed_hash(key: u64, path: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325 ^ key;
+    for byte in path.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^ (hash >> 33)
 }
 
 /// The in-memory ZooKeeper: data tree, sessions, zxids, one-time watches.
@@ -137,26 +167,28 @@ impl Server {
     /// on the closing connection before dropping it, so the session's own watches on its
     /// ephemerals fire for it too.
     pub fn close_session(&mut self, session: SessionId, now_ms: i64) -> Option<Ended> {
-        self.end_session(session, now_ms, true)
+        self.end_session(session, now_ms, true, DeletionOrder::ByPath)
     }
 
     /// Expires a session. `None` if it was not alive. Its connection is gone, so its own watches
     /// go first and its ephemerals' deletion never notifies it.
     pub fn expire_session(&mut self, session: SessionId, now_ms: i64) -> Option<Ended> {
-        self.end_session(session, now_ms, false)
+        self.end_session(session, now_ms, false, DeletionOrder::ByPath)
     }
 
     /// Ends a session: the tree sees the same transaction for a close and an expiry. With
     /// `notify_self`, the watches the session left on its own ephemerals fire too: it still has a
     /// connection to hear them on (a close, or an expiry the server forces on a connected
-    /// session).
+    /// session). Its ephemerals go in `order`.
     pub fn end_session(
         &mut self,
         session: SessionId,
         _now_ms: i64,
         notify_self: bool,
+        order: DeletionOrder,
     ) -> Option<Ended> {
-        let ephemerals = self.sessions.close(session)?;
+        let mut ephemerals: Vec<String> = self.sessions.close(session)?.into_iter().collect();
+        order.arrange(&mut ephemerals);
         if !notify_self {
             self.watches.remove_session(session);
         }
@@ -538,6 +570,7 @@ mod tests {
     }
 
     use super::*;
+    use std::collections::BTreeSet;
     use zklab_recipes::client::{CreateMode, EventType, Stat};
 
     fn create(path: &str, mode: CreateMode) -> Op {
@@ -1218,6 +1251,33 @@ mod tests {
         // Another session may delete it; the owner's table follows.
         ok(&mut s, a, delete("/e2", -1));
         assert_eq!(s.ephemerals(b), ["/e10000000001"]);
+    }
+
+    #[test]
+    fn a_hashed_deletion_order_deletes_every_ephemeral_in_an_order_its_key_decides() {
+        let paths: Vec<String> = (0..8).map(|i| format!("/e{i}")).collect();
+        let end_with = |order| {
+            let mut s = Server::new();
+            let a = s.open_session();
+            for path in &paths {
+                ok(&mut s, a, create(path, CreateMode::Ephemeral));
+            }
+            s.end_session(a, 0, false, order).unwrap().deleted
+        };
+        assert_eq!(end_with(DeletionOrder::ByPath), paths);
+        let orders: BTreeSet<Vec<String>> = (0..4)
+            .map(|key| end_with(DeletionOrder::Hashed(key)))
+            .collect();
+        assert!(orders.len() > 1, "the key decides the order");
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, paths, "every ephemeral goes once");
+        }
+        assert_eq!(
+            end_with(DeletionOrder::Hashed(3)),
+            end_with(DeletionOrder::Hashed(3))
+        );
     }
 
     #[test]

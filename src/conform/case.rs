@@ -7,6 +7,7 @@
 //! and a path that does not start with `/` is malformed anyway and is sent as is.
 
 use std::fmt;
+use std::ops::Range;
 
 use crate::recipes::client::{CreateMode, Op};
 use proptest::collection::vec;
@@ -49,6 +50,17 @@ pub enum Step {
         /// A create, delete or setData, with case-relative paths.
         op: Op,
     },
+    /// In an ensemble, the follower a session is attached to dies, and the session, which
+    /// knows no other server, is away until [`Step::Back`].
+    Away {
+        /// Index of the session.
+        session: usize,
+    },
+    /// The follower restarts. The step ends once the session is back, its watches re-registered.
+    Back {
+        /// Index of the session.
+        session: usize,
+    },
 }
 
 impl Step {
@@ -59,7 +71,9 @@ impl Step {
             | Step::Close { session }
             | Step::Expire { session }
             | Step::Disconnect { session }
-            | Step::LoseReply { session, .. } => *session,
+            | Step::LoseReply { session, .. }
+            | Step::Away { session }
+            | Step::Back { session } => *session,
         }
     }
 }
@@ -132,16 +146,55 @@ impl fmt::Display for Case {
         writeln!(f, "{} sessions", self.sessions)?;
         for (i, step) in self.steps.iter().enumerate() {
             match step {
-                Step::Call { session, op } => writeln!(f, "{i:>3}. s{session} {op:?}")?,
+                Step::Call { session, op } => writeln!(f, "{i:>3}. s{session} {:?}", Shown(op))?,
                 Step::Close { session } => writeln!(f, "{i:>3}. s{session} close")?,
                 Step::Expire { session } => writeln!(f, "{i:>3}. s{session} expired")?,
                 Step::Disconnect { session } => writeln!(f, "{i:>3}. s{session} disconnected")?,
+                Step::Away { session } => writeln!(f, "{i:>3}. s{session} away: its server dies")?,
+                Step::Back { session } => {
+                    writeln!(f, "{i:>3}. s{session} back: its server restarts")?
+                }
                 Step::LoseReply { session, op } => {
-                    writeln!(f, "{i:>3}. s{session} {op:?}, reply lost")?
+                    writeln!(f, "{i:>3}. s{session} {:?}, reply lost", Shown(op))?
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// An op as `Debug` shows it, but long data as its length: a case may carry a megabyte.
+struct Shown<'a>(&'a Op);
+
+/// Data longer than this is shown as its length.
+const SHOWN_DATA: usize = 16;
+
+impl fmt::Debug for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let long = |data: &Vec<u8>| format!("<{} bytes>", data.len());
+        match self.0 {
+            Op::Create { path, data, mode } if data.len() > SHOWN_DATA => f
+                .debug_struct("Create")
+                .field("path", path)
+                .field("data", &format_args!("{}", long(data)))
+                .field("mode", mode)
+                .finish(),
+            Op::SetData {
+                path,
+                data,
+                version,
+            } if data.len() > SHOWN_DATA => f
+                .debug_struct("SetData")
+                .field("path", path)
+                .field("data", &format_args!("{}", long(data)))
+                .field("version", version)
+                .finish(),
+            Op::Multi(ops) => f
+                .debug_tuple("Multi")
+                .field(&ops.iter().map(Shown).collect::<Vec<_>>())
+                .finish(),
+            op => op.fmt(f),
+        }
     }
 }
 
@@ -183,12 +236,35 @@ fn path() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Mostly short data, sometimes longer.
 fn data() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        Just(Vec::new()),
-        Just(b"x".to_vec()),
-        Just(b"data".to_vec())
+        8 => prop_oneof![
+            Just(Vec::new()),
+            Just(b"x".to_vec()),
+            Just(b"data".to_vec())
+        ],
+        2 => vec(any::<u8>(), 5..300),
     ]
+}
+
+/// A create or setData with data about as long as a server takes: a few dozen bytes either
+/// side of the limit for a case's paths. A request over it costs the connection, so such steps
+/// come with the faults.
+fn oversized_write() -> impl Strategy<Value = Op> {
+    let data = (1_048_470..1_048_560usize).prop_map(|len| vec![b'z'; len]);
+    (node(), data, any::<bool>()).prop_map(|(path, data, create)| match create {
+        true => Op::Create {
+            path,
+            data,
+            mode: CreateMode::Persistent,
+        },
+        false => Op::SetData {
+            path,
+            data,
+            version: -1,
+        },
+    })
 }
 
 /// Versions around the ones nodes reach in a short case, and `-1` (any).
@@ -253,9 +329,14 @@ fn watch() -> impl Strategy<Value = bool> {
 }
 
 fn step(sessions: usize) -> impl Strategy<Value = Step> {
+    step_of(0..sessions)
+}
+
+/// A step of one of `sessions`.
+fn step_of(sessions: Range<usize>) -> impl Strategy<Value = Step> {
     prop_oneof![
-        40 => (0..sessions, op()).prop_map(|(session, op)| Step::Call { session, op }),
-        1 => (0..sessions).prop_map(|session| Step::Close { session }),
+        40 => (sessions.clone(), op()).prop_map(|(session, op)| Step::Call { session, op }),
+        1 => sessions.prop_map(|session| Step::Close { session }),
     ]
 }
 
@@ -276,6 +357,7 @@ fn step_or_fault(sessions: usize) -> impl Strategy<Value = Step> {
         1 => (0..sessions).prop_map(|session| Step::Expire { session }),
         1 => (0..sessions).prop_map(|session| Step::Disconnect { session }),
         2 => (0..sessions, lost_write()).prop_map(|(session, op)| Step::LoseReply { session, op }),
+        1 => (0..sessions, oversized_write()).prop_map(|(session, op)| Step::Call { session, op }),
     ]
 }
 
@@ -293,6 +375,70 @@ fn prelude() -> Vec<Step> {
             },
         })
         .collect()
+}
+
+/// Cases for an ensemble, of 2 to [`MAX_SESSIONS`] sessions: session 0 is attached to a
+/// follower, which dies while the other sessions take up to half of `max_steps` steps, and
+/// restarts; up to a quarter of `max_steps` come before and after, and before those, session 0
+/// leaves a few watches to re-register. Session 0 syncs before each call: its follower may not
+/// have applied a write that another session has seen already.
+pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
+    (2..=MAX_SESSIONS)
+        .prop_flat_map(move |sessions| {
+            let quarter = max_steps / 4;
+            (
+                vec(watching_read(), 1..=3),
+                vec(step(sessions), 0..=quarter),
+                vec(step_of(1..sessions), 1..=max_steps / 2),
+                vec(step(sessions), 0..=quarter),
+            )
+                .prop_map(move |(watches, before, away, after)| {
+                    let steps = prelude()
+                        .into_iter()
+                        .chain(watches.into_iter().map(|op| Step::Call { session: 0, op }))
+                        .chain(before)
+                        .chain([Step::Away { session: 0 }])
+                        .chain(away)
+                        .chain([Step::Back { session: 0 }])
+                        .chain(after)
+                        .flat_map(|step| match step {
+                            Step::Call { session: 0, .. } => vec![synced(0), step],
+                            step => vec![step],
+                        })
+                        .collect();
+                    Case { sessions, steps }
+                })
+        })
+        .prop_filter("names the quorum's configuration", |case| {
+            !case.names_config()
+        })
+}
+
+/// A read that leaves a watch on a node.
+fn watching_read() -> impl Strategy<Value = Op> {
+    node().prop_flat_map(|path| {
+        prop_oneof![
+            Just(Op::Exists {
+                path: path.clone(),
+                watch: true
+            }),
+            Just(Op::GetData {
+                path: path.clone(),
+                watch: true
+            }),
+            Just(Op::GetChildren { path, watch: true }),
+        ]
+    })
+}
+
+/// A sync of `/a` by `session`.
+fn synced(session: usize) -> Step {
+    Step::Call {
+        session,
+        op: Op::Sync {
+            path: "/a".to_owned(),
+        },
+    }
 }
 
 /// Cases of 1 to [`MAX_SESSIONS`] sessions and 1 to `max_steps` steps (plus, mostly, the

@@ -2,13 +2,14 @@
 //! simulator's own, and a real server whose command port carries out the same ones.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 
 use super::case::Step;
 use super::observe::{create_root, observe, Faults, Observation};
-use crate::launcher::{ControlCommand, Controller};
+use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
 use crate::recipes::real::RealZk;
 use crate::sim::client::SimClient;
@@ -19,9 +20,20 @@ use crate::sim::fault::{FaultPlan, FaultRates};
 /// connection is dropped. It applies one in about a millisecond on loopback.
 const APPLY_BOUND: Duration = Duration::from_millis(200);
 
+/// How long a simulated follower stays down for [`Step::Away`]: far longer than the steps the
+/// other sessions take meanwhile (milliseconds of simulated time), so it restarts at `Back`'s
+/// wait, as the real one restarts at `Back`.
+const AWAY_FOR: Duration = Duration::from_secs(5);
+
+/// The session timeout of a simulated ensemble, as asked of the real one: a follower's restart
+/// takes seconds there, and its sessions must outlive it.
+const ENSEMBLE_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The simulator's faults, struck at once.
 struct SimFaults {
     zk: SimZk,
+    /// In an ensemble, the follower session 0 is pinned to.
+    follower: Option<usize>,
 }
 
 impl Faults<SimClient> for SimFaults {
@@ -39,11 +51,35 @@ impl Faults<SimClient> for SimFaults {
         self.zk.lose_next_reply(session.client_id());
         session.call(op).await
     }
+
+    async fn away(&self, _: &SimClient) -> Result<(), ZkError> {
+        let follower = self.follower.ok_or(ZkError::Unimplemented)?;
+        self.zk.crash_server(follower, AWAY_FOR);
+        Ok(())
+    }
+
+    /// The follower restarts by itself, while the step waits for the session.
+    async fn back(&self, _: &SimClient) -> Result<(), ZkError> {
+        self.follower.map(|_| ()).ok_or(ZkError::Unimplemented)
+    }
 }
 
-/// Runs `steps` of `sessions` sessions on a fresh simulated standalone server, under `root`.
-/// The simulated clock runs only as the case needs, so a fault step's wait costs nothing.
+/// The simulated service a case runs on.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Simulated {
+    /// One server.
+    Standalone,
+    /// Three: session 0 is pinned to a follower, the others and the observer use the leader.
+    Ensemble,
+}
+
+/// The follower of a simulated ensemble that session 0 is pinned to.
+const PINNED_FOLLOWER: usize = 1;
+
+/// Runs `steps` of `sessions` sessions on a fresh simulated service, under `root`. The
+/// simulated clock runs only as the case needs, so a fault step's wait costs nothing.
 pub(super) fn simulate(
+    service: Simulated,
     sessions: usize,
     steps: &[Step],
     root: &str,
@@ -54,16 +90,31 @@ pub(super) fn simulate(
             rates: FaultRates::none(),
             script: Vec::new(),
         };
-        let zk = SimZk::start(SimConfig::default(), plan);
-        let observer = zk.connect(0);
+        let (config, follower) = match service {
+            Simulated::Standalone => (SimConfig::default(), None),
+            Simulated::Ensemble => (
+                SimConfig {
+                    servers: 3,
+                    session_timeout: ENSEMBLE_SESSION_TIMEOUT,
+                    ..SimConfig::default()
+                },
+                Some(PINNED_FOLLOWER),
+            ),
+        };
+        let zk = SimZk::start(config, plan);
+        let leader = 0;
+        let observer = zk.connect_to(0, leader);
         create_root(&observer, root).await?;
         let mut clients = Vec::with_capacity(sessions);
         for client in 1..=sessions as u32 {
             let node = Handle::current().create_node().build();
             zk.add_process(client, node.id());
-            clients.push(zk.connect(client));
+            clients.push(match follower {
+                Some(follower) if client == 1 => zk.connect_pinned(client, follower),
+                _ => zk.connect_to(client, leader),
+            });
         }
-        let faults = SimFaults { zk };
+        let faults = SimFaults { zk, follower };
         Ok(observe(&clients, &observer, steps, root, &faults).await)
     })
 }
@@ -121,5 +172,59 @@ impl Faults<RealZk> for ControllerFaults<'_> {
             self.missed.store(true, Ordering::Relaxed);
         }
         reply
+    }
+
+    async fn away(&self, _: &RealZk) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn back(&self, _: &RealZk) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+}
+
+/// A real ensemble's faults: a follower killed and restarted.
+pub(super) struct EnsembleFaults<'a> {
+    ensemble: &'a Mutex<Ensemble>,
+    /// The follower session 0 is attached to.
+    follower: usize,
+}
+
+impl<'a> EnsembleFaults<'a> {
+    pub(super) fn new(ensemble: &'a Mutex<Ensemble>, follower: usize) -> Self {
+        EnsembleFaults { ensemble, follower }
+    }
+
+    /// Runs `act` on the ensemble, off the runtime's worker: a restart waits for seconds.
+    fn act(
+        &self,
+        act: impl FnOnce(&mut Ensemble) -> Result<(), LaunchError>,
+    ) -> Result<(), ZkError> {
+        tokio::task::block_in_place(|| {
+            let mut ensemble = self.ensemble.lock().unwrap_or_else(|e| e.into_inner());
+            act(&mut ensemble).map_err(|_| ZkError::SystemError)
+        })
+    }
+}
+
+impl Faults<RealZk> for EnsembleFaults<'_> {
+    async fn expire(&self, _: &RealZk) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn disconnect(&self, _: &RealZk) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn lose_reply(&self, _: &RealZk, _: Op) -> OpReply {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn away(&self, _: &RealZk) -> Result<(), ZkError> {
+        self.act(|ensemble| ensemble.kill(self.follower))
+    }
+
+    async fn back(&self, _: &RealZk) -> Result<(), ZkError> {
+        self.act(|ensemble| ensemble.restart(self.follower).map(|_| ()))
     }
 }

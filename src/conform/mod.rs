@@ -14,6 +14,7 @@ pub mod faults;
 pub mod observe;
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::recipes::client::{ZkClient, ZkError};
@@ -22,9 +23,9 @@ use crate::sim::local::LocalZk;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use self::case::{cases, Case, Step, CONFIG};
-use self::faults::{simulate, ControllerFaults};
-use crate::launcher::Controller;
+use self::case::{cases, ensemble_cases, Case, Step, CONFIG};
+use self::faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
+use crate::launcher::{Controller, Ensemble};
 use crate::recipes::tree::delete_tree;
 
 use self::observe::{create_root, observe, NoFaults, Observation};
@@ -57,6 +58,9 @@ pub enum RealServer<'a> {
     Hosts(&'a str),
     /// A server with a command port: cases with faults, against the simulated service.
     Controller(&'a Controller),
+    /// An ensemble of three: cases in which the follower a session is attached to dies and
+    /// restarts, against a simulated ensemble. The cases kill and restart its members.
+    Ensemble(&'a Mutex<Ensemble>),
 }
 
 /// A case whose two observations differ.
@@ -91,31 +95,22 @@ pub fn conform(
     options: &ConformOptions,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<ConformReport, ZkError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|_| ZkError::SystemError)?;
-    let hosts = match real {
-        RealServer::Hosts(hosts) => hosts.to_owned(),
-        RealServer::Controller(controller) => controller.connect_string(),
-    };
-    let controller = match real {
-        RealServer::Hosts(_) => None,
-        RealServer::Controller(controller) => Some(controller),
-    };
+    let runtime = runtime()?;
     let mut differ = Differ {
-        hosts: &hosts,
-        controller,
+        side: Side::of(real)?,
         runtime: &runtime,
         next_root: 0,
-        run: run_id(),
+        seed: options.seed,
     };
     let mut seed = [0u8; 32];
     seed[..8].copy_from_slice(&options.seed.to_le_bytes());
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let strategy = cases(MAX_STEPS, controller.is_some());
+    let strategy = match real {
+        RealServer::Hosts(_) => cases(MAX_STEPS, false).boxed(),
+        RealServer::Controller(_) => cases(MAX_STEPS, true).boxed(),
+        RealServer::Ensemble(_) => ensemble_cases(MAX_STEPS).boxed(),
+    };
     let mut report = ConformReport {
         cases: 0,
         mismatches: 0,
@@ -140,27 +135,119 @@ pub fn conform(
     Ok(report)
 }
 
+/// Runs one given case on both sides, under `/zklab-conform-SEED-0`: what the simulated side
+/// showed (paths under that root), and the first difference from the real side, or `None`.
+pub fn compare(
+    real: RealServer<'_>,
+    case: &Case,
+    seed: u64,
+) -> Result<(Observation, Option<String>), ZkError> {
+    let runtime = runtime()?;
+    let mut differ = Differ {
+        side: Side::of(real)?,
+        runtime: &runtime,
+        next_root: 0,
+        seed,
+    };
+    differ.run(case)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ZkError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|_| ZkError::SystemError)
+}
+
+/// The real side of a run, with the hosts its sessions connect to.
+enum Side<'a> {
+    /// Any server: cases without faults, against the pure server.
+    Plain { hosts: String },
+    /// A server with a command port.
+    Controller(&'a Controller),
+    /// An ensemble: session 0 knows only `follower`, the others and the observer only the
+    /// leader, as in the simulated ensemble.
+    Ensemble {
+        ensemble: &'a Mutex<Ensemble>,
+        follower: usize,
+        follower_hosts: String,
+        leader_hosts: String,
+    },
+}
+
+impl<'a> Side<'a> {
+    fn of(real: RealServer<'a>) -> Result<Self, ZkError> {
+        Ok(match real {
+            RealServer::Hosts(hosts) => Side::Plain {
+                hosts: hosts.to_owned(),
+            },
+            RealServer::Controller(controller) => Side::Controller(controller),
+            RealServer::Ensemble(ensemble) => {
+                let mut members = ensemble.lock().unwrap_or_else(|e| e.into_inner());
+                if members.size() < 2 {
+                    return Err(ZkError::BadArguments);
+                }
+                let leader = members
+                    .wait_for_leader()
+                    .map_err(|_| ZkError::ConnectionLoss)?;
+                let follower = (leader + 1) % members.size();
+                let address = |member| {
+                    let port = members
+                        .client_port(member)
+                        .map_err(|_| ZkError::BadArguments)?;
+                    Ok::<_, ZkError>(format!("127.0.0.1:{port}"))
+                };
+                let (leader_hosts, follower_hosts) = (address(leader)?, address(follower)?);
+                drop(members);
+                Side::Ensemble {
+                    ensemble,
+                    follower,
+                    follower_hosts,
+                    leader_hosts,
+                }
+            }
+        })
+    }
+
+    /// The hosts the observer and session `index` connect to.
+    fn hosts(&self, index: Option<usize>) -> String {
+        match self {
+            Side::Plain { hosts } => hosts.clone(),
+            Side::Controller(controller) => controller.connect_string(),
+            Side::Ensemble {
+                follower_hosts,
+                leader_hosts,
+                ..
+            } => match index {
+                Some(0) => follower_hosts.clone(),
+                _ => leader_hosts.clone(),
+            },
+        }
+    }
+}
+
 /// Runs cases on both servers and compares.
 struct Differ<'a> {
-    hosts: &'a str,
-    /// The real server's command port, for cases with faults.
-    controller: Option<&'a Controller>,
+    side: Side<'a>,
     runtime: &'a tokio::runtime::Runtime,
     next_root: u64,
-    /// Tells this run's case roots from another run's on a shared server.
-    run: String,
+    /// The generator's seed, which names the case roots: a run is the same, paths and all
+    /// (a real server's order of ephemeral deletions hangs on them), every time.
+    seed: u64,
 }
 
 impl Differ<'_> {
     /// What the simulated server showed for `case`, and the first difference from the real
     /// server's, or `None` when they agree.
     fn run(&mut self, case: &Case) -> Result<(Observation, Option<String>), ZkError> {
-        let root = format!("/zklab-conform-{}-{}", self.run, self.next_root);
+        let root = format!("/zklab-conform-{}-{}", self.seed, self.next_root);
         self.next_root += 1;
         let steps = case.rooted(&root);
-        let mut simulated = match self.controller {
-            Some(_) => simulate(case.sessions, &steps, &root)?,
-            None => self.runtime.block_on(async {
+        let mut simulated = match self.side {
+            Side::Controller(_) => simulate(Simulated::Standalone, case.sessions, &steps, &root)?,
+            Side::Ensemble { .. } => simulate(Simulated::Ensemble, case.sessions, &steps, &root)?,
+            Side::Plain { .. } => self.runtime.block_on(async {
                 let local = LocalZk::new();
                 let observer = local.connect();
                 create_root(&observer, &root).await?;
@@ -177,7 +264,7 @@ impl Differ<'_> {
                 break observation;
             }
         };
-        if self.controller.is_some() {
+        if !matches!(self.side, Side::Plain { .. }) {
             for observation in [&mut simulated, &mut real] {
                 observation.tree.retain(|node| node.path != CONFIG);
             }
@@ -194,20 +281,30 @@ impl Differ<'_> {
         root: &str,
     ) -> Result<(Observation, bool), ZkError> {
         self.runtime.block_on(async {
-            let observer = RealZk::connect(self.hosts, SESSION_TIMEOUT).await?;
+            let observer = RealZk::connect(&self.side.hosts(None), SESSION_TIMEOUT).await?;
+            // What an interrupted run with the same seed left behind.
+            delete_tree(&observer, root).await?;
             create_root(&observer, root).await?;
             let count = sessions;
             let mut sessions = Vec::with_capacity(count);
-            for _ in 0..count {
-                sessions.push(RealZk::connect(self.hosts, SESSION_TIMEOUT).await?);
+            for index in 0..count {
+                let hosts = self.side.hosts(Some(index));
+                sessions.push(RealZk::connect(&hosts, SESSION_TIMEOUT).await?);
             }
-            let (observation, missed) = match self.controller {
-                Some(controller) => {
+            let (observation, missed) = match &self.side {
+                Side::Controller(controller) => {
                     let faults = ControllerFaults::new(controller);
                     let observation = observe(&sessions, &observer, steps, root, &faults).await;
                     (observation, faults.missed())
                 }
-                None => {
+                Side::Ensemble {
+                    ensemble, follower, ..
+                } => {
+                    let faults = EnsembleFaults::new(ensemble, *follower);
+                    let observation = observe(&sessions, &observer, steps, root, &faults).await;
+                    (observation, false)
+                }
+                Side::Plain { .. } => {
                     let observation = observe(&sessions, &observer, steps, root, &NoFaults).await;
                     (observation, false)
                 }
@@ -290,14 +387,6 @@ fn first_difference(simulated: &Observation, real: &Observation) -> Option<Strin
         return Some(format!("final tree:{differing}"));
     }
     None
-}
-
-/// A name for this run's case roots: the process id and the start time.
-fn run_id() -> String {
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis());
-    format!("{}-{started}", std::process::id())
 }
 
 #[cfg(test)]

@@ -8,10 +8,12 @@ use std::time::Duration;
 use futures::FutureExt;
 
 use crate::recipes::client::{
-    CreateMode, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, ZkClient, ZkError, ZkEvent,
+    CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, ZkClient, ZkError,
+    ZkEvent,
 };
 
 use crate::recipes::tree::{read_tree, Znode};
+use crate::sim::packet::too_long;
 use crate::sim::path::validate_op;
 
 use super::case::{Step, CONFIG};
@@ -39,6 +41,13 @@ pub trait Faults<C: ZkClient> {
 
     /// `session` sends `op`; the server applies it, loses the reply and drops the connection.
     fn lose_reply(&self, session: &C, op: Op) -> impl Future<Output = OpReply>;
+
+    /// In an ensemble, the follower `session` is attached to dies; the session cannot reach
+    /// another.
+    fn away(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+
+    /// The follower that [`Faults::away`] killed restarts.
+    fn back(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
 }
 
 /// A server that cannot be made to misbehave: a fault step fails with `Unimplemented`.
@@ -54,6 +63,14 @@ impl<C: ZkClient> Faults<C> for NoFaults {
     }
 
     async fn lose_reply(&self, _: &C, _: Op) -> OpReply {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn away(&self, _: &C) -> Result<(), ZkError> {
+        Err(ZkError::Unimplemented)
+    }
+
+    async fn back(&self, _: &C) -> Result<(), ZkError> {
         Err(ZkError::Unimplemented)
     }
 }
@@ -112,19 +129,30 @@ pub async fn observe<C: ZkClient>(
             });
             continue;
         }
-        let (answer, settled): (Answer, fn(&ZkEvent) -> bool) = match step {
-            Step::Call { op, .. } => (Answer::Reply(session.call(op.clone()).await), |_| true),
-            Step::Close { .. } => (Answer::Close(session.close().await), |_| true),
-            Step::Expire { .. } => (struck(faults.expire(session).await), is_expired),
-            Step::Disconnect { .. } => (struck(faults.disconnect(session).await), is_connected),
-            // A client refuses a malformed path unsent: no reply to lose.
-            Step::LoseReply { op, .. } if validate_op(op).is_err() => {
-                (Answer::Reply(Err(ZkError::BadArguments)), is_connected)
+        let (answer, settled): (Answer, Option<Settled>) = match step {
+            // The server drops the connection of a request too long for it.
+            Step::Call { op, .. } if too_long(op) && validate_op(op).is_ok() => (
+                Answer::Reply(session.call(op.clone()).await),
+                Some(is_connected),
+            ),
+            Step::Call { op, .. } => (Answer::Reply(session.call(op.clone()).await), None),
+            Step::Close { .. } => (Answer::Close(session.close().await), None),
+            Step::Expire { .. } => (struck(faults.expire(session).await), Some(is_expired)),
+            Step::Disconnect { .. } => {
+                (struck(faults.disconnect(session).await), Some(is_connected))
             }
+            // A client refuses a malformed path unsent: no reply to lose.
+            Step::LoseReply { op, .. } if validate_op(op).is_err() => (
+                Answer::Reply(Err(ZkError::BadArguments)),
+                Some(is_connected),
+            ),
             Step::LoseReply { op, .. } => (
                 Answer::Reply(faults.lose_reply(session, op.clone()).await),
-                is_connected,
+                Some(is_connected),
             ),
+            // What the session hears while away it is told at `Back`.
+            Step::Away { .. } => (struck(faults.away(session).await), None),
+            Step::Back { .. } => (struck(faults.back(session).await), Some(is_connected)),
         };
         // A client refuses a malformed path, or any call after close, without asking the
         // server: such an answer orders nothing, and events are taken at the next one.
@@ -134,10 +162,10 @@ pub async fn observe<C: ZkClient>(
                 | ZkError::Closed
                 | ZkError::Unimplemented))
         );
-        let mut events = match (unsent, step) {
+        let mut events = match (unsent || matches!(step, Step::Away { .. }), settled) {
             (true, _) => Vec::new(),
-            (false, Step::Call { .. } | Step::Close { .. }) => drain(session),
-            (false, _) => settle(session, settled).await,
+            (false, None) => drain(session),
+            (false, Some(settled)) => settle(session, settled).await,
         };
         if let Step::Expire { .. } = step {
             // A real server sends an expiring session the events of its own ephemerals' deletion
@@ -163,6 +191,9 @@ pub async fn observe<C: ZkClient>(
     observation.normalize(&ids);
     observation
 }
+
+/// The event a step waits for its session to hear, as the outcome of a fault.
+type Settled = fn(&ZkEvent) -> bool;
 
 fn drain(session: &impl ZkClient) -> Vec<ZkEvent> {
     std::iter::from_fn(|| session.try_next_event()).collect()
@@ -268,7 +299,8 @@ impl Observation {
 
     /// Makes the observation comparable with another server's: zxids become their rank among
     /// the zxids it shows, times vanish (the servers' clocks differ), sessions become their index
-    /// plus one (0 stays "no owner"), children are sorted (a server lists them in no set order).
+    /// plus one (0 stays "no owner"), children are sorted (a server lists them in no set order),
+    /// and so is each run of deletion events (see [`sort_deletion_runs`]).
     fn normalize(&mut self, sessions: &[SessionId]) {
         let mut zxids = Vec::new();
         self.for_each_stat(&mut |stat| zxids.extend([stat.czxid, stat.mzxid, stat.pzxid]));
@@ -292,6 +324,10 @@ impl Observation {
             if let Answer::Reply(Ok(result)) = &mut seen.answer {
                 sort_children(result);
             }
+            sort_deletion_runs(&mut seen.events);
+        }
+        for events in &mut self.last_events {
+            sort_deletion_runs(events);
         }
     }
 
@@ -344,8 +380,67 @@ fn result_kind(result: &OpResult) -> &'static str {
     }
 }
 
+/// Sorts each run of consecutive NodeDeleted and NodeChildrenChanged events. A session's end
+/// deletes its ephemerals in the order of a hash set, which differs from one server (and one
+/// seed) to the next, and those deletions make exactly such a run; other events keep their order.
+fn sort_deletion_runs(events: &mut [ZkEvent]) {
+    let is_deletion = |event: &ZkEvent| {
+        matches!(event, ZkEvent::Watch(watch)
+            if matches!(watch.event_type, EventType::NodeDeleted | EventType::NodeChildrenChanged))
+    };
+    for run in events.chunk_by_mut(|a, b| is_deletion(a) && is_deletion(b)) {
+        run.sort();
+    }
+}
+
 fn sort_children(result: &mut OpResult) {
     if let OpResult::Children { children, .. } = result {
         children.sort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipes::client::WatchedEvent;
+
+    fn watch(event_type: EventType, path: &str) -> ZkEvent {
+        ZkEvent::Watch(WatchedEvent {
+            event_type,
+            path: path.to_owned(),
+        })
+    }
+
+    #[test]
+    fn deletion_runs_are_sorted_and_other_events_keep_their_place() {
+        let changed = watch(EventType::NodeDataChanged, "/z");
+        let disconnected = ZkEvent::Session(SessionEvent::Disconnected);
+        let mut events = vec![
+            watch(EventType::NodeDeleted, "/d/e"),
+            watch(EventType::NodeChildrenChanged, "/a"),
+            changed.clone(),
+            watch(EventType::NodeDeleted, "/y"),
+            watch(EventType::NodeDeleted, "/b"),
+            disconnected.clone(),
+            watch(EventType::NodeDeleted, "/c"),
+        ];
+        sort_deletion_runs(&mut events);
+        let mut first = vec![
+            watch(EventType::NodeDeleted, "/d/e"),
+            watch(EventType::NodeChildrenChanged, "/a"),
+        ];
+        first.sort();
+        let mut second = vec![
+            watch(EventType::NodeDeleted, "/y"),
+            watch(EventType::NodeDeleted, "/b"),
+        ];
+        second.sort();
+        let expected: Vec<ZkEvent> = first
+            .into_iter()
+            .chain([changed])
+            .chain(second)
+            .chain([disconnected, watch(EventType::NodeDeleted, "/c")])
+            .collect();
+        assert_eq!(events, expected);
     }
 }

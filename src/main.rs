@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::{self, RunOptions, SweepReport, SCENARIO_SERVERS};
 use zklab::scenarios::scenario::Scenario;
-use zklab::sim::fault::{FaultKind, FaultRates};
+use zklab::sim::fault::{FaultCounts, FaultKind, FaultRates};
 
 use crate::check::CheckArgs;
 use crate::progress::{seed_bar, StatusLine};
@@ -91,9 +91,11 @@ struct Setup {
     /// Rounds of work per client (for a lock: acquisitions; for an election: terms as leader).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     rounds: u32,
-    /// Faults: `none`, `all`, or a comma-separated list of kinds
+    /// Faults: `none`, or a comma-separated list of `all` and kinds
     /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash,
-    /// and on an ensemble stale-read, server-crash and leader-change).
+    /// and on an ensemble stale-read, server-crash and leader-change), each at its default rate
+    /// or as `kind=rate`: a probability per message (0 to 1) for the first four, a frequency per
+    /// second of sim time (0 to 100) for the rest; later items win (`all,crash=0.05`).
     #[arg(long, default_value = "all", value_parser = parse_faults)]
     faults: String,
     /// Servers in the simulated ensemble: 1 (standalone, every read up to date), 3 or 5
@@ -299,6 +301,18 @@ fn print_sweep(scenario: &Scenario, report: &SweepReport, setup: &Setup) {
         .map(|(kind, n)| format!("{kind}={n}"))
         .collect();
     println!("faults injected: {}", counts.join(" "));
+    let struck: Vec<String> = report
+        .seeds_struck
+        .iter()
+        .filter(|(kind, _)| report.faults.get(*kind) > 0)
+        .map(|(kind, n)| {
+            format!(
+                "{kind}={:.0}%",
+                100.0 * n as f64 / report.seeds.max(1) as f64
+            )
+        })
+        .collect();
+    println!("seeds struck: {}", struck.join(" "));
     println!(
         "max wake-ups per deletion: {}",
         report.max_wakeups_per_deletion
@@ -325,11 +339,12 @@ fn sweep_json(scenario: &Scenario, report: &SweepReport, setup: &Setup) -> Value
             })
         })
         .collect();
-    let faults: serde_json::Map<String, Value> = report
-        .faults
-        .iter()
-        .map(|(kind, n)| (json_key(kind), json!(n)))
-        .collect();
+    let by_kind = |counts: &FaultCounts| -> serde_json::Map<String, Value> {
+        counts
+            .iter()
+            .map(|(kind, n)| (json_key(kind), json!(n)))
+            .collect()
+    };
     json!({
         "scenario": scenario.name,
         "seeds": report.seeds,
@@ -338,7 +353,8 @@ fn sweep_json(scenario: &Scenario, report: &SweepReport, setup: &Setup) -> Value
         "faults": setup.faults,
         "servers": setup.servers,
         "failures": failures,
-        "faults_injected": faults,
+        "faults_injected": by_kind(&report.faults),
+        "seeds_struck": by_kind(&report.seeds_struck),
         "max_wakeups_per_deletion": report.max_wakeups_per_deletion,
         "seeds_per_sec": report.seeds_per_sec(),
         "seconds": report.elapsed.as_secs_f64(),

@@ -72,6 +72,17 @@ fn run_json_reports_seeds_failures_faults_and_rate() {
             json["faults_injected"][key].is_u64(),
             "faults_injected.{key} missing: {json}"
         );
+        // A kind strikes no more seeds than it strikes times, and some seed if any time.
+        let (struck, injected) = (&json["seeds_struck"][key], &json["faults_injected"][key]);
+        assert!(
+            struck.as_u64() <= injected.as_u64().map(|n| n.min(40)),
+            "{key}: {json}"
+        );
+        assert_eq!(
+            struck.as_u64() > Some(0),
+            injected.as_u64() > Some(0),
+            "{key}"
+        );
     }
     assert!(json["faults_injected"]["lost_reply"].as_u64() > Some(0));
     assert!(json["max_wakeups_per_deletion"].as_u64() <= Some(1));
@@ -143,6 +154,8 @@ fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
 fn bad_options_are_usage_errors() {
     for args in [
         &["run", "lock", "--faults", "meteor"][..],
+        &["run", "lock", "--faults", "all,crash=500"],
+        &["run", "lock", "--faults", "lost-reply=2"],
         &["run", "lock", "--seeds", "many"],
         &["run", "lock", "--seeds", "0"],
         &["run", "lock", "--clients", "0"],

@@ -236,9 +236,12 @@ async fn simulate(
     }
 
     zk.stop_faults();
-    if (0..options.clients).any(|c| zk.is_crashed(c)) {
-        // A crashed client's session lives until the server expires it.
-        madsim::time::sleep(options.sim.session_timeout + Duration::from_secs(1)).await;
+    // A crashed client's session lives until the server expires it, a timeout after it last
+    // heard from the session: a message still on its way when the process died (held by a
+    // partition, say) puts that off.
+    let waiting = madsim::time::Instant::now();
+    while zk.crashed_session_alive() && waiting.elapsed() < 3 * options.sim.session_timeout {
+        madsim::time::sleep(Duration::from_secs(1)).await;
     }
     violations.extend(orphans(
         &zk,
@@ -293,6 +296,8 @@ pub struct SweepReport {
     pub failures: Vec<(u64, Violation)>,
     /// The faults injected across all seeds.
     pub faults: FaultCounts,
+    /// For each kind, how many seeds it struck.
+    pub seeds_struck: FaultCounts,
     /// The most sessions one deletion woke, across all seeds.
     pub max_wakeups_per_deletion: usize,
     /// Wall time of the sweep.
@@ -324,6 +329,7 @@ pub fn sweep(
         seeds: count,
         failures: Vec::new(),
         faults: FaultCounts::default(),
+        seeds_struck: FaultCounts::default(),
         max_wakeups_per_deletion: 0,
         elapsed: Duration::ZERO,
     });
@@ -340,6 +346,7 @@ pub fn sweep(
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
                 merged.faults.merge(&report.faults);
+                merged.seeds_struck.merge(&report.faults.struck());
                 merged.max_wakeups_per_deletion = merged
                     .max_wakeups_per_deletion
                     .max(report.max_wakeups_per_deletion);

@@ -634,6 +634,17 @@ impl SimZk {
         w.fault(FaultKind::ServerCrash, 0, detail);
     }
 
+    /// Whether the session of a client whose process a fault killed is still alive: it lives
+    /// until the server expires it.
+    pub fn crashed_session_alive(&self) -> bool {
+        let w = self.lock();
+        w.processes
+            .values()
+            .filter(|process| process.crashed)
+            .filter_map(|process| process.session)
+            .any(|session| w.servers.session_alive(session))
+    }
+
     /// Whether a fault killed the client's process.
     pub fn is_crashed(&self, client: ClientId) -> bool {
         self.lock()

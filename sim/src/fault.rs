@@ -159,44 +159,81 @@ impl FaultRates {
     }
 
     /// Every kind at its default rate: frequent enough that a sweep of a few hundred seeds
-    /// meets each of them, rare enough that clients still finish their work.
+    /// meets each of them (`run` prints the share of seeds each struck), rare enough that
+    /// clients still finish their work.
     pub fn all() -> Self {
         FaultRates::none().with_all(&FaultKind::ALL)
     }
 
     /// These rates with the given kinds switched on at their default rate.
     pub fn with_all(mut self, kinds: &[FaultKind]) -> Self {
-        for kind in kinds {
-            match kind {
-                FaultKind::ConnectionLoss => self.connection_loss = 0.01,
-                FaultKind::LostReply => self.lost_reply = 0.01,
-                FaultKind::LostCreateReply => self.lost_create_reply = 0.03,
-                FaultKind::Reorder => self.reorder = 0.02,
-                FaultKind::SessionExpiry => self.session_expiry = 0.02,
-                FaultKind::Partition => self.partition = 0.02,
-                FaultKind::Pause => self.pause = 0.02,
-                FaultKind::Crash => self.crash = 0.005,
-                FaultKind::StaleRead => self.stale_read = 0.3,
-                FaultKind::ServerCrash => self.server_crash = 0.1,
-                FaultKind::LeaderChange => self.leader_change = 0.05,
-            }
+        for &kind in kinds {
+            self.set(kind, FaultRates::default_rate(kind));
         }
         self
     }
 
-    /// Parses `none`, `all` or a comma-separated list of kinds.
-    pub fn parse(spec: &str) -> Result<Self, String> {
-        match spec {
-            "none" => Ok(FaultRates::none()),
-            "all" => Ok(FaultRates::all()),
-            list => {
-                let kinds = list
-                    .split(',')
-                    .map(|name| name.trim().parse::<FaultKind>())
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(FaultRates::none().with_all(&kinds))
-            }
+    /// The rate `all` gives a kind.
+    pub fn default_rate(kind: FaultKind) -> f64 {
+        match kind {
+            FaultKind::ConnectionLoss | FaultKind::LostReply => 0.01,
+            FaultKind::LostCreateReply => 0.03,
+            FaultKind::Reorder
+            | FaultKind::SessionExpiry
+            | FaultKind::Partition
+            | FaultKind::Pause => 0.02,
+            FaultKind::Crash => 0.005,
+            FaultKind::StaleRead => 0.3,
+            FaultKind::ServerCrash => 0.1,
+            FaultKind::LeaderChange => 0.05,
         }
+    }
+
+    /// Sets one kind's rate.
+    pub fn set(&mut self, kind: FaultKind, rate: f64) {
+        let slot = match kind {
+            FaultKind::ConnectionLoss => &mut self.connection_loss,
+            FaultKind::LostReply => &mut self.lost_reply,
+            FaultKind::LostCreateReply => &mut self.lost_create_reply,
+            FaultKind::Reorder => &mut self.reorder,
+            FaultKind::SessionExpiry => &mut self.session_expiry,
+            FaultKind::Partition => &mut self.partition,
+            FaultKind::Pause => &mut self.pause,
+            FaultKind::Crash => &mut self.crash,
+            FaultKind::StaleRead => &mut self.stale_read,
+            FaultKind::ServerCrash => &mut self.server_crash,
+            FaultKind::LeaderChange => &mut self.leader_change,
+        };
+        *slot = rate;
+    }
+
+    /// Parses `none`, or a comma-separated list of `all` and kinds, each kind at its default
+    /// rate or at one given as `kind=rate` (a probability per message for connection-loss,
+    /// lost-reply, lost-create-reply and reorder, at most 1; otherwise per second of sim time,
+    /// at most 100). Later items override earlier ones: `all,crash=0.05` is every kind with
+    /// crashes ten times as often.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        if spec == "none" {
+            return Ok(FaultRates::none());
+        }
+        let mut rates = FaultRates::none();
+        for item in spec.split(',').map(str::trim) {
+            if item == "all" {
+                rates = rates.with_all(&FaultKind::ALL);
+                continue;
+            }
+            let (name, rate) = match item.split_once('=') {
+                Some((name, rate)) => (name.trim(), Some(rate.trim())),
+                None => (item, None),
+            };
+            let kind: FaultKind = name.parse()?;
+            let rate = match rate {
+                None => FaultRates::default_rate(kind),
+                Some(text) => parse_rate(kind, text)?,
+            };
+            rates.set(kind, rate);
+        }
+        Ok(rates)
     }
 
     /// The per-second rate of a process or session fault.
@@ -211,6 +248,24 @@ impl FaultRates {
             FaultKind::LeaderChange => self.leader_change,
             _ => 0.0,
         }
+    }
+}
+
+/// A rate for `kind`: a probability for a message fault, a frequency per second otherwise.
+fn parse_rate(kind: FaultKind, text: &str) -> Result<f64, String> {
+    let per_message = matches!(
+        kind,
+        FaultKind::ConnectionLoss
+            | FaultKind::LostReply
+            | FaultKind::LostCreateReply
+            | FaultKind::Reorder
+    );
+    let most = if per_message { 1.0 } else { 100.0 };
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=most).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "`{kind}={text}`: a rate must be a number from 0 to {most}"
+        )),
     }
 }
 
@@ -260,10 +315,53 @@ impl FaultCounts {
         }
     }
 
+    /// One for each kind that struck at least once: summed over runs, how many runs each kind
+    /// struck.
+    pub fn struck(&self) -> FaultCounts {
+        FaultCounts {
+            counts: self.counts.map(|n| n.min(1)),
+        }
+    }
+
     /// Every kind with its count, in [`FaultKind::ALL`] order.
     pub fn iter(&self) -> impl Iterator<Item = (FaultKind, u64)> + '_ {
         FaultKind::ALL
             .into_iter()
             .map(|kind| (kind, self.get(kind)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_names_kinds_at_their_default_rate_or_at_a_given_one_later_items_winning() {
+        assert_eq!(FaultRates::parse("none"), Ok(FaultRates::none()));
+        assert_eq!(FaultRates::parse("all"), Ok(FaultRates::all()));
+        let mut expected = FaultRates::all();
+        expected.set(FaultKind::Crash, 0.05);
+        assert_eq!(FaultRates::parse("all, crash=0.05"), Ok(expected));
+        let mut expected = FaultRates::none();
+        expected.set(FaultKind::LostReply, 1.0);
+        expected.set(FaultKind::Pause, FaultRates::default_rate(FaultKind::Pause));
+        assert_eq!(FaultRates::parse("lost-reply=1,pause"), Ok(expected));
+    }
+
+    #[test]
+    fn a_rate_out_of_range_or_not_a_number_is_refused_with_its_range() {
+        for (spec, range) in [
+            ("lost-reply=1.5", "0 to 1"),
+            ("crash=-0.1", "0 to 100"),
+            ("crash=101", "0 to 100"),
+            ("pause=often", "0 to 100"),
+            ("reorder=NaN", "0 to 1"),
+        ] {
+            let error = FaultRates::parse(spec).expect_err(spec);
+            assert!(error.contains(range), "{spec}: {error}");
+        }
+        assert!(FaultRates::parse("all,bogus=1")
+            .expect_err("unknown")
+            .contains("unknown fault kind"));
     }
 }

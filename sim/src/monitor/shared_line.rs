@@ -27,7 +27,8 @@ use zklab_recipes::symmetry::RenameSessions;
 
 use super::herd::Herd;
 use super::{changes, take_overdue, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::fault::FaultKind;
+use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// A node's sequence number, which places it in line.
 type Sequence = i32;
@@ -74,6 +75,11 @@ pub struct SharedLine {
     holders: BTreeSet<Client>,
     /// Sessions whose lease node is among the first, not yet told: since when, and the node.
     free: BTreeMap<Client, (Duration, Sequence)>,
+    /// Each client's latest session, to know which session a process's death leaves behind.
+    sessions: BTreeMap<ClientId, Client>,
+    /// Sessions whose process died: nothing holds them back, they wait for nothing, and their
+    /// nodes go once the server expires them.
+    dead: BTreeSet<Client>,
 }
 
 /// A node in line: whose, and whether it is a writer's.
@@ -108,6 +114,8 @@ impl SharedLine {
             fired: BTreeMap::new(),
             holders: BTreeSet::new(),
             free: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            dead: BTreeSet::new(),
         }
     }
 
@@ -255,6 +263,7 @@ impl SharedLine {
             .line
             .iter()
             .filter(|(sequence, node)| !node.writer && first_writer.is_none_or(|w| w > **sequence))
+            .filter(|(_, node)| !self.dead.contains(&Client(node.owner)))
             .find_map(|(own, node)| {
                 let watched = self.watches.get(&Client(node.owner))?.first()?;
                 Some((node.owner, *own, *watched))
@@ -272,7 +281,7 @@ impl SharedLine {
             .iter()
             .take(leases)
             .map(|(sequence, node)| (Client(node.owner), *sequence))
-            .filter(|(client, _)| !self.holders.contains(client))
+            .filter(|(client, _)| !self.holders.contains(client) && !self.dead.contains(client))
             .collect();
         self.free
             .retain(|client, (_, node)| first.get(client) == Some(node));
@@ -291,8 +300,25 @@ impl Monitor for SharedLine {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
             TraceEvent::Applied {
-                session, op, reply, ..
-            } => self.apply(*session, op, reply),
+                client,
+                session,
+                op,
+                reply,
+                ..
+            } => {
+                self.sessions.insert(*client, Client(*session));
+                self.apply(*session, op, reply)
+            }
+            TraceEvent::Fault {
+                kind: FaultKind::Crash,
+                client,
+                ..
+            } => {
+                let session = *self.sessions.get(client)?;
+                self.dead.insert(session);
+                self.free.remove(&session);
+                return None;
+            }
             TraceEvent::SessionEnded {
                 session, deleted, ..
             } => {
@@ -302,6 +328,7 @@ impl Monitor for SharedLine {
                 self.watches.remove(&Client(*session));
                 self.left.remove(&Client(*session));
                 self.holders.remove(&Client(*session));
+                self.dead.remove(&Client(*session));
             }
             // Only a semaphore's rule reads who was told it holds.
             TraceEvent::Outcome { .. } if matches!(self.rule, Rule::Readers { .. }) => return None,
@@ -508,6 +535,23 @@ mod tests {
         events.extend((0..20).map(|_| created(1, 9, "/rw/other")));
         assert_eq!(leases().first_in(&trace(events.clone())), None);
         events.remove(1);
+        let violation = leases().first_in(&trace(events)).expect("held back");
+        assert_eq!(violation.kind, ViolationKind::HeldBack);
+    }
+
+    #[test]
+    fn a_waiter_whose_process_died_is_not_held_back() {
+        let crash = |client| TraceEvent::Fault {
+            kind: FaultKind::Crash,
+            client,
+            detail: "process killed".to_owned(),
+            lasts: Duration::MAX,
+        };
+        let mut events = vec![created(0, 1, "/rw/a-lease-0000000001"), crash(0)];
+        events.extend((0..20).map(|_| created(1, 9, "/rw/other")));
+        assert_eq!(leases().first_in(&trace(events.clone())), None);
+        // Another client's death does not excuse it.
+        events[1] = crash(1);
         let violation = leases().first_in(&trace(events)).expect("held back");
         assert_eq!(violation.kind, ViolationKind::HeldBack);
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use zklab_recipes::client::{Op, OpResult, SessionId};
 
 use super::{take_overdue, Monitor, Violation, ViolationKind};
+use crate::fault::FaultKind;
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// The unowned-node monitor.
@@ -67,6 +68,15 @@ impl Monitor for UnownedNode {
             }
             TraceEvent::SessionEnded { session, .. } => {
                 self.unknown.retain(|_, (_, (_, owner))| owner != session);
+            }
+            // A process that died can claim nothing: its nodes go when its session expires.
+            TraceEvent::Fault {
+                kind: FaultKind::Crash,
+                client,
+                ..
+            } => {
+                self.unknown
+                    .retain(|_, (_, (creator, _))| creator != client);
             }
             _ => {}
         }
@@ -158,6 +168,32 @@ mod tests {
             },
         );
         for entry in [created(0, path), lost(1), adopt, later(5000)] {
+            assert_eq!(monitor.observe(&entry), None);
+        }
+    }
+
+    #[test]
+    fn the_node_of_a_process_that_died_is_left_to_its_sessions_expiry() {
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        let crash = |client| {
+            at(
+                300,
+                TraceEvent::Fault {
+                    kind: FaultKind::Crash,
+                    client,
+                    detail: "process killed".to_owned(),
+                    lasts: Duration::MAX,
+                },
+            )
+        };
+        let path = "/l/g-lock-0000000001";
+        // Another client's death changes nothing.
+        for entry in [created(0, path), lost(1), crash(4)] {
+            assert_eq!(monitor.observe(&entry), None);
+        }
+        assert!(monitor.observe(&later(1100)).is_some());
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        for entry in [created(0, path), lost(1), crash(0), later(5000)] {
             assert_eq!(monitor.observe(&entry), None);
         }
     }

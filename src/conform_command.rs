@@ -35,7 +35,7 @@ pub struct ConformArgs {
     faults: bool,
     /// Cases on a 3-server ensemble that zklab starts for the run, compared with a simulated
     /// one: the follower a session is attached to dies while the others act, and restarts, so
-    /// the session's watches are re-registered. Each case restarts a member: a few seconds.
+    /// the session's watches are re-registered. Each case restarts a member: about a second.
     #[arg(long, conflicts_with_all = ["zk", "faults"])]
     ensemble: bool,
     /// Print one JSON object instead of text.

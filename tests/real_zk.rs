@@ -83,17 +83,20 @@ fn generated_cases_with_faults_behave_the_same_on_the_simulator_and_a_controller
         return;
     };
     let controller = Controller::start(&installation).expect("a controller server");
-    let options = ConformOptions {
-        cases: FAULT_CASES,
-        seed: 0,
-    };
-    let report =
-        conform(RealServer::Controller(&controller), &options, |_, _| {}).expect("a usable server");
-    assert_agree(&report, FAULT_CASES);
     // The faults struck: sessions expired, and replies were lost.
-    for outcome in ["fault", "event Expired", "ConnectionLoss"] {
+    let exercised = ["fault", "event Expired", "ConnectionLoss"];
+    agree_on(RealServer::Controller(&controller), FAULT_CASES, &exercised);
+}
+
+/// Runs `cases` generated cases against `real`: every case agrees, and each of `exercised`
+/// (an answer or event kind) came up.
+fn agree_on(real: RealServer<'_>, cases: u64, exercised: &[&str]) {
+    let options = ConformOptions { cases, seed: 0 };
+    let report = conform(real, &options, |_, _| {}).expect("a usable server");
+    assert_agree(&report, cases);
+    for outcome in exercised {
         assert!(
-            report.outcomes.get(outcome).is_some_and(|&n| n > 0),
+            report.outcomes.get(*outcome).is_some_and(|&n| n > 0),
             "no {outcome}: {:?}",
             report.outcomes
         );
@@ -106,21 +109,9 @@ fn generated_cases_whose_follower_dies_behave_the_same_on_a_simulated_and_a_real
         return;
     };
     let ensemble = Mutex::new(Ensemble::start(&installation, 3).expect("a 3-member ensemble"));
-    let options = ConformOptions {
-        cases: ENSEMBLE_CASES,
-        seed: 0,
-    };
-    let report =
-        conform(RealServer::Ensemble(&ensemble), &options, |_, _| {}).expect("a usable ensemble");
-    assert_agree(&report, ENSEMBLE_CASES);
     // Followers died and came back, and re-registered watches fired.
-    for outcome in ["fault", "event SyncConnected", "event NodeDeleted"] {
-        assert!(
-            report.outcomes.get(outcome).is_some_and(|&n| n > 0),
-            "no {outcome}: {:?}",
-            report.outcomes
-        );
-    }
+    let exercised = ["fault", "event SyncConnected", "event NodeDeleted"];
+    agree_on(RealServer::Ensemble(&ensemble), ENSEMBLE_CASES, &exercised);
 }
 
 /// Session 0 watches five nodes through a follower; the follower dies, and while the session is

@@ -243,12 +243,11 @@ async fn simulate(
     while zk.crashed_session_alive() && waiting.elapsed() < 3 * options.sim.session_timeout {
         madsim::time::sleep(Duration::from_secs(1)).await;
     }
-    violations.extend(orphans(
-        &zk,
-        scenario.kit,
-        "every client finished",
-        start.elapsed(),
-    ));
+    let when = match zk.crashed_session_alive() {
+        true => "every client finished, with a crashed client's session alive three timeouts on",
+        false => "every client finished",
+    };
+    violations.extend(orphans(&zk, scenario.kit, when, start.elapsed()));
     for session in finished.into_values().flatten() {
         let _ = madsim::time::timeout(Duration::from_secs(60), session.close()).await;
     }

@@ -619,7 +619,8 @@ impl SimZk {
 
     /// Follower `server` dies and restarts after `down_for`, as a `server-crash` fault does: its
     /// clients lose their connections and move to another server (one pinned to it waits), and
-    /// it catches up when it restarts. Panics if `server` is the leader or no server at all.
+    /// it catches up when it restarts. The trace names client 0 as struck. Panics if `server` is
+    /// the leader or no server at all.
     pub fn crash_server(&self, server: usize, down_for: Duration) {
         self.assert_server(server);
         let mut w = self.lock();

@@ -50,7 +50,8 @@ pub struct Ended {
 pub enum DeletionOrder {
     /// By path: one fixed order, where a run must not branch on it (the model checker).
     ByPath,
-    /// By a hash of each path with this key: the simulator draws the key from its seed.
+    /// By a hash of each path with this key: the simulated ensemble derives the key from its
+    /// seed and the session.
     Hashed(u64),
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use madsim::runtime::{Handle, Runtime};
 
 use super::case::Step;
-use super::observe::{create_root, observe, Faults, Observation};
+use super::observe::{create_root, observe, Faults, Observation, SETTLE_BOUND};
 use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
 use crate::recipes::real::RealZk;
@@ -24,6 +24,9 @@ const APPLY_BOUND: Duration = Duration::from_millis(200);
 /// other sessions take meanwhile (milliseconds of simulated time), so it restarts at `Back`'s
 /// wait, as the real one restarts at `Back`.
 const AWAY_FOR: Duration = Duration::from_secs(5);
+
+// `Back` waits at most `SETTLE_BOUND` for the follower's restart and the session's reconnect.
+const _: () = assert!(AWAY_FOR.as_millis() + 1000 < SETTLE_BOUND.as_millis());
 
 /// The session timeout of a simulated ensemble, as asked of the real one: a follower's restart
 /// takes seconds there, and its sessions must outlive it.
@@ -173,14 +176,6 @@ impl Faults<RealZk> for ControllerFaults<'_> {
         }
         reply
     }
-
-    async fn away(&self, _: &RealZk) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn back(&self, _: &RealZk) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
 }
 
 /// A real ensemble's faults: a follower killed and restarted.
@@ -188,43 +183,56 @@ pub(super) struct EnsembleFaults<'a> {
     ensemble: &'a Mutex<Ensemble>,
     /// The follower session 0 is attached to.
     follower: usize,
+    /// The leader the other sessions know.
+    leader: usize,
+    /// Whether a kill or restart failed, or another member came to lead: the ensemble can no
+    /// longer serve the comparison.
+    broken: AtomicBool,
 }
 
 impl<'a> EnsembleFaults<'a> {
-    pub(super) fn new(ensemble: &'a Mutex<Ensemble>, follower: usize) -> Self {
-        EnsembleFaults { ensemble, follower }
+    pub(super) fn new(ensemble: &'a Mutex<Ensemble>, follower: usize, leader: usize) -> Self {
+        EnsembleFaults {
+            ensemble,
+            follower,
+            leader,
+            broken: AtomicBool::new(false),
+        }
     }
 
-    /// Runs `act` on the ensemble, off the runtime's worker: a restart waits for seconds.
-    fn act(
+    /// Whether the ensemble failed the case: the run says nothing, and cannot go on.
+    pub(super) fn broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+
+    /// Runs `act` on the ensemble, off the runtime's worker (a restart waits for seconds); an
+    /// ensemble that fails it is broken.
+    fn act<T>(
         &self,
-        act: impl FnOnce(&mut Ensemble) -> Result<(), LaunchError>,
-    ) -> Result<(), ZkError> {
-        tokio::task::block_in_place(|| {
+        act: impl FnOnce(&mut Ensemble) -> Result<T, LaunchError>,
+    ) -> Result<T, ZkError> {
+        let result = tokio::task::block_in_place(|| {
             let mut ensemble = self.ensemble.lock().unwrap_or_else(|e| e.into_inner());
-            act(&mut ensemble).map_err(|_| ZkError::SystemError)
+            act(&mut ensemble)
+        });
+        result.map_err(|_| {
+            self.broken.store(true, Ordering::Relaxed);
+            ZkError::SystemError
         })
     }
 }
 
 impl Faults<RealZk> for EnsembleFaults<'_> {
-    async fn expire(&self, _: &RealZk) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn disconnect(&self, _: &RealZk) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn lose_reply(&self, _: &RealZk, _: Op) -> OpReply {
-        Err(ZkError::Unimplemented)
-    }
-
     async fn away(&self, _: &RealZk) -> Result<(), ZkError> {
         self.act(|ensemble| ensemble.kill(self.follower))
     }
 
+    /// The member restarts; the same member must lead as before.
     async fn back(&self, _: &RealZk) -> Result<(), ZkError> {
-        self.act(|ensemble| ensemble.restart(self.follower).map(|_| ()))
+        let leader = self.act(|ensemble| ensemble.restart(self.follower))?;
+        if leader != self.leader {
+            self.broken.store(true, Ordering::Relaxed);
+        }
+        Ok(())
     }
 }

@@ -170,6 +170,7 @@ enum Side<'a> {
     /// leader, as in the simulated ensemble.
     Ensemble {
         ensemble: &'a Mutex<Ensemble>,
+        leader: usize,
         follower: usize,
         follower_hosts: String,
         leader_hosts: String,
@@ -185,7 +186,8 @@ impl<'a> Side<'a> {
             RealServer::Controller(controller) => Side::Controller(controller),
             RealServer::Ensemble(ensemble) => {
                 let mut members = ensemble.lock().unwrap_or_else(|e| e.into_inner());
-                if members.size() < 2 {
+                // A quorum must survive the follower's death.
+                if members.size() < 3 {
                     return Err(ZkError::BadArguments);
                 }
                 let leader = members
@@ -202,6 +204,7 @@ impl<'a> Side<'a> {
                 drop(members);
                 Side::Ensemble {
                     ensemble,
+                    leader,
                     follower,
                     follower_hosts,
                     leader_hosts,
@@ -298,10 +301,16 @@ impl Differ<'_> {
                     (observation, faults.missed())
                 }
                 Side::Ensemble {
-                    ensemble, follower, ..
+                    ensemble,
+                    leader,
+                    follower,
+                    ..
                 } => {
-                    let faults = EnsembleFaults::new(ensemble, *follower);
+                    let faults = EnsembleFaults::new(ensemble, *follower, *leader);
                     let observation = observe(&sessions, &observer, steps, root, &faults).await;
+                    if faults.broken() {
+                        return Err(ZkError::SystemError);
+                    }
                     (observation, false)
                 }
                 Side::Plain { .. } => {

@@ -31,52 +31,43 @@ pub enum Answer {
     Ended,
 }
 
-/// How a server is made to misbehave on purpose, for a case's fault steps.
+/// How a server is made to misbehave on purpose, for a case's fault steps. A server that cannot
+/// strike a kind leaves its method as it is: the step fails with `Unimplemented`.
 pub trait Faults<C: ZkClient> {
     /// The server expires `session`.
-    fn expire(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+    fn expire(&self, _session: &C) -> impl Future<Output = Result<(), ZkError>> {
+        async { Err(ZkError::Unimplemented) }
+    }
 
     /// The server drops `session`'s connection.
-    fn disconnect(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+    fn disconnect(&self, _session: &C) -> impl Future<Output = Result<(), ZkError>> {
+        async { Err(ZkError::Unimplemented) }
+    }
 
     /// `session` sends `op`; the server applies it, loses the reply and drops the connection.
-    fn lose_reply(&self, session: &C, op: Op) -> impl Future<Output = OpReply>;
+    fn lose_reply(&self, _session: &C, _op: Op) -> impl Future<Output = OpReply> {
+        async { Err(ZkError::Unimplemented) }
+    }
 
     /// In an ensemble, the follower `session` is attached to dies; the session cannot reach
     /// another.
-    fn away(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+    fn away(&self, _session: &C) -> impl Future<Output = Result<(), ZkError>> {
+        async { Err(ZkError::Unimplemented) }
+    }
 
     /// The follower that [`Faults::away`] killed restarts.
-    fn back(&self, session: &C) -> impl Future<Output = Result<(), ZkError>>;
+    fn back(&self, _session: &C) -> impl Future<Output = Result<(), ZkError>> {
+        async { Err(ZkError::Unimplemented) }
+    }
 }
 
-/// A server that cannot be made to misbehave: a fault step fails with `Unimplemented`.
+/// A server that cannot be made to misbehave: every fault step fails with `Unimplemented`.
 pub struct NoFaults;
 
-impl<C: ZkClient> Faults<C> for NoFaults {
-    async fn expire(&self, _: &C) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn disconnect(&self, _: &C) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn lose_reply(&self, _: &C, _: Op) -> OpReply {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn away(&self, _: &C) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-
-    async fn back(&self, _: &C) -> Result<(), ZkError> {
-        Err(ZkError::Unimplemented)
-    }
-}
+impl<C: ZkClient> Faults<C> for NoFaults {}
 
 /// How long a fault step waits for its session to hear the outcome, on the session's clock.
-const SETTLE_BOUND: Duration = Duration::from_secs(10);
+pub(super) const SETTLE_BOUND: Duration = Duration::from_secs(10);
 
 /// One step as a session saw it: its answer, then the events that session had received by the
 /// time the answer came (a watch event comes before any reply that reflects its change). An
@@ -111,6 +102,10 @@ pub async fn observe<C: ZkClient>(
 ) -> Observation {
     let mut seen = Vec::with_capacity(steps.len());
     let mut ended = BTreeSet::new();
+    // Per session, whether a session has ended since its events were last taken: those may
+    // hold the deletions of its ephemerals, in an order of the server's (see
+    // `sort_deletion_runs`).
+    let mut unordered = vec![false; sessions.len()];
     for step in steps {
         let index = step.session();
         let session = &sessions[index];
@@ -162,11 +157,17 @@ pub async fn observe<C: ZkClient>(
                 | ZkError::Closed
                 | ZkError::Unimplemented))
         );
+        if matches!(step, Step::Close { .. } | Step::Expire { .. }) {
+            unordered.fill(true);
+        }
         let mut events = match (unsent || matches!(step, Step::Away { .. }), settled) {
             (true, _) => Vec::new(),
             (false, None) => drain(session),
             (false, Some(settled)) => settle(session, settled).await,
         };
+        if !events.is_empty() && std::mem::take(&mut unordered[index]) {
+            sort_deletion_runs(&mut events);
+        }
         if let Step::Expire { .. } = step {
             // A real server sends an expiring session the events of its own ephemerals' deletion
             // as it closes the connection: some arrive, some not, from one run to the next.
@@ -175,10 +176,14 @@ pub async fn observe<C: ZkClient>(
         seen.push(Seen { answer, events });
     }
     let mut last_events = Vec::with_capacity(sessions.len());
-    for session in sessions {
+    for (session, unordered) in sessions.iter().zip(unordered) {
         // A sync's reply comes after every event the server sent the session before it.
         let _ = session.sync("/").await;
-        last_events.push(drain(session));
+        let mut events = drain(session);
+        if unordered {
+            sort_deletion_runs(&mut events);
+        }
+        last_events.push(events);
     }
     let mut tree = read_tree(observer, root).await;
     tree.extend(read_tree(observer, CONFIG).await);
@@ -299,8 +304,7 @@ impl Observation {
 
     /// Makes the observation comparable with another server's: zxids become their rank among
     /// the zxids it shows, times vanish (the servers' clocks differ), sessions become their index
-    /// plus one (0 stays "no owner"), children are sorted (a server lists them in no set order),
-    /// and so is each run of deletion events (see [`sort_deletion_runs`]).
+    /// plus one (0 stays "no owner"), children are sorted (a server lists them in no set order).
     fn normalize(&mut self, sessions: &[SessionId]) {
         let mut zxids = Vec::new();
         self.for_each_stat(&mut |stat| zxids.extend([stat.czxid, stat.mzxid, stat.pzxid]));
@@ -324,10 +328,6 @@ impl Observation {
             if let Answer::Reply(Ok(result)) = &mut seen.answer {
                 sort_children(result);
             }
-            sort_deletion_runs(&mut seen.events);
-        }
-        for events in &mut self.last_events {
-            sort_deletion_runs(events);
         }
     }
 
@@ -380,9 +380,10 @@ fn result_kind(result: &OpResult) -> &'static str {
     }
 }
 
-/// Sorts each run of consecutive NodeDeleted and NodeChildrenChanged events. A session's end
-/// deletes its ephemerals in the order of a hash set, which differs from one server (and one
-/// seed) to the next, and those deletions make exactly such a run; other events keep their order.
+/// Sorts each run of consecutive NodeDeleted and NodeChildrenChanged events, in events taken
+/// after a session ended. A session's end deletes its ephemerals in the order of a hash set,
+/// which differs from one server (and one seed) to the next, and those deletions make exactly
+/// such a run; other events keep their order, and so do deletions nobody's end comes between.
 fn sort_deletion_runs(events: &mut [ZkEvent]) {
     let is_deletion = |event: &ZkEvent| {
         matches!(event, ZkEvent::Watch(watch)

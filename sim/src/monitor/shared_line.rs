@@ -75,18 +75,19 @@ pub struct SharedLine {
     holders: BTreeSet<Client>,
     /// Sessions whose lease node is among the first, not yet told: since when, and the node.
     free: BTreeMap<Client, (Duration, Sequence)>,
-    /// Each client's latest session, to know which session a process's death leaves behind.
-    sessions: BTreeMap<ClientId, Client>,
-    /// Sessions whose process died: nothing holds them back, they wait for nothing, and their
-    /// nodes go once the server expires them.
-    dead: BTreeSet<Client>,
+    /// Clients whose process died: nothing holds their nodes back, they wait for nothing, and
+    /// their nodes go once the server expires their sessions.
+    #[rename(keep)]
+    dead: BTreeSet<ClientId>,
 }
 
-/// A node in line: whose, and whether it is a writer's.
+/// A node in line: whose (session and client), and whether it is a writer's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
 struct InLine {
     #[rename(session)]
     owner: SessionId,
+    #[rename(keep)]
+    client: ClientId,
     writer: bool,
 }
 
@@ -114,7 +115,6 @@ impl SharedLine {
             fired: BTreeMap::new(),
             holders: BTreeSet::new(),
             free: BTreeMap::new(),
-            sessions: BTreeMap::new(),
             dead: BTreeSet::new(),
         }
     }
@@ -177,13 +177,17 @@ impl SharedLine {
         whose
     }
 
-    fn apply(&mut self, session: SessionId, op: &Op, reply: &OpReply) {
+    fn apply(&mut self, client: ClientId, session: SessionId, op: &Op, reply: &OpReply) {
         for change in changes(op, reply) {
             match change {
                 Change::Created { path, .. } => {
                     if let Some((sequence, writer)) = self.place(path) {
-                        let owner = session;
-                        self.line.insert(sequence, InLine { owner, writer });
+                        let node = InLine {
+                            owner: session,
+                            client,
+                            writer,
+                        };
+                        self.line.insert(sequence, node);
                     }
                 }
                 Change::Deleted(path) => self.gone(path),
@@ -263,7 +267,7 @@ impl SharedLine {
             .line
             .iter()
             .filter(|(sequence, node)| !node.writer && first_writer.is_none_or(|w| w > **sequence))
-            .filter(|(_, node)| !self.dead.contains(&Client(node.owner)))
+            .filter(|(_, node)| !self.dead.contains(&node.client))
             .find_map(|(own, node)| {
                 let watched = self.watches.get(&Client(node.owner))?.first()?;
                 Some((node.owner, *own, *watched))
@@ -280,8 +284,9 @@ impl SharedLine {
             .line
             .iter()
             .take(leases)
+            .filter(|(_, node)| !self.dead.contains(&node.client))
             .map(|(sequence, node)| (Client(node.owner), *sequence))
-            .filter(|(client, _)| !self.holders.contains(client) && !self.dead.contains(client))
+            .filter(|(client, _)| !self.holders.contains(client))
             .collect();
         self.free
             .retain(|client, (_, node)| first.get(client) == Some(node));
@@ -305,18 +310,13 @@ impl Monitor for SharedLine {
                 op,
                 reply,
                 ..
-            } => {
-                self.sessions.insert(*client, Client(*session));
-                self.apply(*session, op, reply)
-            }
+            } => self.apply(*client, *session, op, reply),
             TraceEvent::Fault {
                 kind: FaultKind::Crash,
                 client,
                 ..
             } => {
-                let session = *self.sessions.get(client)?;
-                self.dead.insert(session);
-                self.free.remove(&session);
+                self.dead.insert(*client);
                 return None;
             }
             TraceEvent::SessionEnded {
@@ -328,7 +328,6 @@ impl Monitor for SharedLine {
                 self.watches.remove(&Client(*session));
                 self.left.remove(&Client(*session));
                 self.holders.remove(&Client(*session));
-                self.dead.remove(&Client(*session));
             }
             // Only a semaphore's rule reads who was told it holds.
             TraceEvent::Outcome { .. } if matches!(self.rule, Rule::Readers { .. }) => return None,

@@ -5,7 +5,7 @@
 //! blocks whoever waits behind it until its session ends, which may be never. The node counts as
 //! known once its session received the create's reply, or read, deleted or watched it by path.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
@@ -20,6 +20,9 @@ pub struct UnownedNode {
     bound: Duration,
     /// Nodes whose creator has not heard of them: since when, whose.
     unknown: BTreeMap<String, (Duration, (ClientId, SessionId))>,
+    /// Clients whose process died: none of their nodes can be claimed, and all go when their
+    /// sessions expire (a create still on its way when it died too).
+    dead: BTreeSet<ClientId>,
 }
 
 impl UnownedNode {
@@ -28,6 +31,7 @@ impl UnownedNode {
         UnownedNode {
             bound,
             unknown: BTreeMap::new(),
+            dead: BTreeSet::new(),
         }
     }
 }
@@ -41,7 +45,7 @@ impl Monitor for UnownedNode {
                 op: Op::Create { mode, .. },
                 reply: Ok(OpResult::Created { path, .. }),
                 ..
-            } if mode.is_sequential() && mode.is_ephemeral() => {
+            } if mode.is_sequential() && mode.is_ephemeral() && !self.dead.contains(client) => {
                 self.unknown
                     .insert(path.clone(), (entry.at, (*client, *session)));
             }
@@ -75,6 +79,7 @@ impl Monitor for UnownedNode {
                 client,
                 ..
             } => {
+                self.dead.insert(*client);
                 self.unknown
                     .retain(|_, (_, (creator, _))| creator != client);
             }
@@ -194,6 +199,11 @@ mod tests {
         assert!(monitor.observe(&later(1100)).is_some());
         let mut monitor = UnownedNode::new(Duration::from_secs(1));
         for entry in [created(0, path), lost(1), crash(0), later(5000)] {
+            assert_eq!(monitor.observe(&entry), None);
+        }
+        // A create the server applies after the process died.
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        for entry in [crash(0), created(400, path), later(5000)] {
             assert_eq!(monitor.observe(&entry), None);
         }
     }

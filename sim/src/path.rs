@@ -85,13 +85,7 @@ pub fn validate_op(op: &Op) -> Result<(), ZkError> {
     match op {
         Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
         Op::Multi(ops) => ops.iter().try_for_each(validate_op),
-        Op::Delete { path, .. }
-        | Op::Exists { path, .. }
-        | Op::GetData { path, .. }
-        | Op::GetChildren { path, .. }
-        | Op::SetData { path, .. }
-        | Op::Check { path, .. }
-        | Op::Sync { path } => validate(path, false),
+        single => validate(single.path(), false),
     }
 }
 

@@ -301,13 +301,24 @@ fn create() -> impl Strategy<Value = Op> {
         })
 }
 
+fn delete() -> impl Strategy<Value = Op> {
+    (path(), version()).prop_map(|(path, version)| Op::Delete { path, version })
+}
+
+fn set_data() -> impl Strategy<Value = Op> {
+    (path(), data(), version()).prop_map(|(path, data, version)| Op::SetData {
+        path,
+        data,
+        version,
+    })
+}
+
 /// A write that may sit inside a multi.
 fn write() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => create(),
-        2 => (path(), version()).prop_map(|(path, version)| Op::Delete { path, version }),
-        2 => (path(), data(), version())
-            .prop_map(|(path, data, version)| Op::SetData { path, data, version }),
+        2 => delete(),
+        2 => set_data(),
         1 => (node(), version()).prop_map(|(path, version)| Op::Check { path, version }),
     ]
 }
@@ -342,12 +353,7 @@ fn step_of(sessions: Range<usize>) -> impl Strategy<Value = Step> {
 
 /// A write whose reply a fault can lose: the server swallows every reply but those of reads.
 fn lost_write() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        3 => create(),
-        1 => (path(), version()).prop_map(|(path, version)| Op::Delete { path, version }),
-        1 => (path(), data(), version())
-            .prop_map(|(path, data, version)| Op::SetData { path, data, version }),
-    ]
+    prop_oneof![3 => create(), 1 => delete(), 1 => set_data()]
 }
 
 /// A step, or now and then a fault.

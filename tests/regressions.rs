@@ -53,3 +53,57 @@ fn the_seeds_that_found_it() {
         );
     }
 }
+
+/// Holds `scenario` on each of `seeds` under the fault profile `faults` (as `--faults` takes
+/// it), on the default 3-server ensemble.
+fn holds_under(scenario: &str, faults: &str, seeds: &[u64]) {
+    let options = RunOptions {
+        faults: FaultRates::parse(faults).expect("a valid profile"),
+        ..RunOptions::default()
+    };
+    for &seed in seeds {
+        let report = run_seed(support::scenario(scenario), seed, &options);
+        assert!(
+            report.violations.is_empty(),
+            "{scenario} seed {seed} under {faults}: {:?}",
+            report.violations
+        );
+    }
+}
+
+/// The herd monitor counted a revoked write lock's owner, told of its own node's deletion
+/// through the data watch it keeps for revocation requests (a read resent after a leader
+/// change, served by a follower that had not yet applied the deletion), as a second waiter.
+#[test]
+fn a_revoked_owner_told_through_its_own_nodes_watch_is_no_herd() {
+    let profile = "all,session-expiry=0.1,partition=0.05,pause=0.05,crash=0.01";
+    holds_under("revocable-lock", profile, &[2205]);
+}
+
+/// Every process crashed, the coordinator before it decided: nobody was left to remove the
+/// transaction node, and the orphan check blamed the recipe for it.
+#[test]
+fn a_transaction_left_when_every_process_died_is_no_orphan() {
+    let profile = "all,session-expiry=0.1,partition=0.1,pause=0.1,crash=0.02";
+    holds_under("two-phase-commit", profile, &[1177]);
+}
+
+/// Each client could not hear the server when the news it missed was sent: the group's member
+/// paused through a change (1171), the configuration's reader cut off while every later value
+/// was written (4197), the semaphore's waiter cut off and paused after its lease came free
+/// (8061). The freshness and held-back rules held it against them.
+#[test]
+fn news_sent_while_a_client_could_not_hear_is_not_held_against_it() {
+    let profile = "all,session-expiry=0.1,partition=0.1,pause=0.1,crash=0.02";
+    holds_under("group", profile, &[1171]);
+    holds_under("config", profile, &[4197]);
+    holds_under("semaphore", profile, &[8061]);
+}
+
+/// The group's last member, alone once the others had crashed, lost a session every dozen
+/// seconds to faults, and each rejoin restarted its 30 s wait for quiet: it never finished.
+#[test]
+fn a_last_member_whose_sessions_keep_ending_still_finishes() {
+    let profile = "all,session-expiry=0.1,partition=0.05,pause=0.05,crash=0.01";
+    holds_under("group", profile, &[3799]);
+}

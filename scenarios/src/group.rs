@@ -11,6 +11,7 @@
 //! no news after its first read ([`IgnoresNews`]).
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
@@ -49,18 +50,27 @@ impl<X> GroupKit<X> {
     pub const KIT: Self = GroupKit(PhantomData);
 }
 
+/// The last membership's news: the members it was last told, and since when.
+#[derive(Default)]
+struct Quiet {
+    since: Option<Duration>,
+    members: Option<Vec<String>>,
+}
+
 impl<X: Mutation> GroupKit<X> {
     fn mutated(part: GroupPart, session: SessionId) -> Mutated<GroupMachine, X> {
         Mutated::new(GroupMachine::new(GROUP_DIR, part, session))
     }
 
     /// One membership: joins, then works a while and leaves, or for the last one follows the
-    /// membership until it holds `everyone` or nothing is heard for [`IDLE`].
+    /// membership until it holds `everyone` or it has not changed for [`IDLE`] (`quiet`, kept
+    /// across sessions: a rejoin that finds the same members is no news).
     async fn membership<S: ZkClient + Sync>(
         host: &impl Host,
         group: &Group,
         session: &S,
         last: Option<usize>,
+        quiet: &mut Quiet,
     ) -> Result<(), GroupError> {
         let part = GroupPart::Member {
             name: member_name(host.index()),
@@ -75,9 +85,17 @@ impl<X: Mutation> GroupKit<X> {
             return member.leave().await;
         };
         loop {
-            match first_of(member.changed(), session.sleep(IDLE)).await {
+            let since = *quiet.since.get_or_insert(host.elapsed());
+            let left = IDLE.saturating_sub(host.elapsed().saturating_sub(since));
+            match first_of(member.changed(), session.sleep(left)).await {
                 None => return Ok(()),
                 Some(Ok(view)) if view.len() >= everyone => return Ok(()),
+                Some(Ok(view)) if quiet.members.as_ref() != Some(&view) => {
+                    *quiet = Quiet {
+                        since: Some(host.elapsed()),
+                        members: Some(view),
+                    };
+                }
                 Some(Ok(_)) => {}
                 Some(Err(error)) => return Err(error),
             }
@@ -155,9 +173,10 @@ impl<X: Mutation> Kit for GroupKit<X> {
         let group = Group::new(GROUP_DIR).recording(host.recorder());
         let mut session = host.connect().await;
         let mut round = 0;
+        let mut quiet = Quiet::default();
         loop {
             let last = (round == rounds).then(|| host.clients());
-            match Self::membership(host, &group, &session, last).await {
+            match Self::membership(host, &group, &session, last, &mut quiet).await {
                 Ok(()) if last.is_some() => return Some(session),
                 Ok(()) => round += 1,
                 Err(RecipeError::SessionLost) => session = host.connect().await,

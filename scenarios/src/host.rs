@@ -36,6 +36,9 @@ pub trait Host: Sync {
     /// Spends a short random while working with what the recipe granted.
     fn work(&self) -> impl Future<Output = ()> + Send;
 
+    /// Time since the run began, on this host's clock.
+    fn elapsed(&self) -> Duration;
+
     /// Writes to the protected resource, presenting `token`; returns whether it accepted it.
     fn write(&self, token: i64) -> bool;
 
@@ -82,6 +85,10 @@ impl Host for ClientContext {
 
     fn work(&self) -> impl Future<Output = ()> + Send {
         madsim::time::sleep(Duration::from_millis(thread_rng().gen_range(WORK_MS)))
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.zk.elapsed()
     }
 
     fn write(&self, token: i64) -> bool {

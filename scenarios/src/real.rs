@@ -98,6 +98,15 @@ impl RealTrace {
             .count()
     }
 
+    /// How many clients have finished their workloads so far.
+    pub fn finished(&self) -> usize {
+        self.lock()
+            .entries()
+            .iter()
+            .filter(|entry| matches!(entry.event, TraceEvent::Finished { .. }))
+            .count()
+    }
+
     /// How many requests the clients have had answered with ConnectionLoss so far.
     pub fn connection_losses(&self) -> usize {
         self.connection_losses.load(Ordering::Relaxed)
@@ -239,6 +248,10 @@ impl Host for RealHost {
         self.rng.store(x, Ordering::Relaxed);
         let span = WORK_MS.end() - WORK_MS.start() + 1;
         tokio::time::sleep(Duration::from_millis(WORK_MS.start() + x % span))
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.trace.started.elapsed()
     }
 
     fn write(&self, token: i64) -> bool {

@@ -247,23 +247,30 @@ async fn simulate(
         true => "every client finished, with a crashed client's session alive three timeouts on",
         false => "every client finished",
     };
-    violations.extend(orphans(&zk, scenario.kit, when, start.elapsed()));
+    // With every process dead, nobody is left to tidy the recipe's persistent nodes (a
+    // transaction whose coordinator died before deciding): only ephemerals, which the server
+    // owes, are judged then.
+    let ephemerals_only = finished.is_empty();
+    let left_over = |when| orphans(&zk, scenario.kit, when, start.elapsed(), ephemerals_only);
+    violations.extend(left_over(when));
     for session in finished.into_values().flatten() {
         let _ = madsim::time::timeout(Duration::from_secs(60), session.close()).await;
     }
     if violations.is_empty() {
-        violations.extend(orphans(
-            &zk,
-            scenario.kit,
-            "every session closed",
-            start.elapsed(),
-        ));
+        violations.extend(left_over("every session closed"));
     }
     Run { violations }
 }
 
-/// The recipe nodes left under the kit's directory that may not stay, as a violation.
-fn orphans(zk: &SimZk, kit: &dyn AnyKit, when: &str, at: Duration) -> Option<Violation> {
+/// The recipe nodes left under the kit's directory that may not stay (`ephemerals_only`: of
+/// those, the ephemerals), as a violation.
+fn orphans(
+    zk: &SimZk,
+    kit: &dyn AnyKit,
+    when: &str,
+    at: Duration,
+    ephemerals_only: bool,
+) -> Option<Violation> {
     let root = kit.root();
     let left = zk.with_server(|server| {
         let children = server.children(root).unwrap_or_default();
@@ -275,8 +282,10 @@ fn orphans(zk: &SimZk, kit: &dyn AnyKit, when: &str, at: Duration) -> Option<Vio
                 let owner = server
                     .node(&path)
                     .map_or(0, |(_, stat)| stat.ephemeral_owner);
-                format!("{path} (owner s{owner})")
+                (path, owner)
             })
+            .filter(|(_, owner)| *owner != 0 || !ephemerals_only)
+            .map(|(path, owner)| format!("{path} (owner s{owner})"))
             .collect::<Vec<_>>()
     });
     (!left.is_empty()).then(|| Violation {

@@ -646,6 +646,11 @@ impl SimZk {
             .any(|session| w.servers.session_alive(session))
     }
 
+    /// Sim time since the service started: what the trace's times count.
+    pub fn elapsed(&self) -> Duration {
+        self.lock().now()
+    }
+
     /// Whether a fault killed the client's process.
     pub fn is_crashed(&self, client: ClientId) -> bool {
         self.lock()

@@ -9,6 +9,7 @@ pub mod exclusion;
 pub mod failure;
 pub mod fencing;
 pub mod group;
+pub mod hearing;
 pub mod herd;
 pub mod names;
 pub mod queue;

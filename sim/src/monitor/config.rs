@@ -5,16 +5,20 @@
 //! known by digest, in the order first written), each `Read` is a reader's view. A reader's
 //! session reading a lower version than it read before saw the value go back (a read served
 //! by a server behind another it read from). A reader whose client finishes with a value older
-//! than the newest written ended stale: it missed a change (a value written but not yet told is
-//! not held against it). The model has no end of a client: there, a reader that misses the last
-//! value never finishes, which its "no stuck state" catches.
+//! than the newest written, or with none read at all, ended stale: it missed a change (a value
+//! written but not yet told is not held against it, nor a change written while the reader could
+//! not hear, until a grace after it could again: see [`Hearing`]). The model has no end of a
+//! client: there, a reader that misses the last value never finishes, which its "no stuck
+//! state" catches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
+use super::hearing::Hearing;
 use super::{Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
 
@@ -39,10 +43,19 @@ pub struct ConfigFreshness {
     /// Each value written, by digest, and its place in the order first written.
     #[rename(keep)]
     written: BTreeMap<i64, usize>,
+    /// When each value was first written, by its place.
+    #[rename(keep)]
+    written_at: Vec<Duration>,
     /// The place of the newest value written.
     #[rename(keep)]
     newest: Option<usize>,
+    /// The clients that wrote: not readers.
+    #[rename(keep)]
+    writers: BTreeSet<ClientId>,
     views: BTreeMap<Session, View>,
+    /// When each reader could not hear the server.
+    #[rename(keep)]
+    hearing: Hearing,
 }
 
 impl ConfigFreshness {
@@ -62,21 +75,33 @@ impl ConfigFreshness {
         })
     }
 
-    fn finished(&self, client: ClientId) -> Option<(ViolationKind, String)> {
+    fn finished(&self, client: ClientId, now: Duration) -> Option<(ViolationKind, String)> {
         let last = self
             .views
             .values()
             .filter(|view| view.client == client)
-            .max_by_key(|view| view.version)?;
+            .max_by_key(|view| view.version);
         let newest = self.newest?;
-        let place = self.written.get(&last.value)?;
-        (*place < newest).then(|| {
-            let message = format!(
+        if self.writers.contains(&client) {
+            return None;
+        }
+        // The first value it has not read, and when that was written.
+        let missed = match last {
+            Some(view) => self.written.get(&view.value)? + 1,
+            None => 0,
+        };
+        let sent = *self.written_at.get(missed)?;
+        if missed > newest || self.hearing.missed(client, sent, now) {
+            return None;
+        }
+        let message = match last {
+            Some(view) => format!(
                 "c{client} finished with the value of version {}, older than the newest written",
-                last.version
-            );
-            (ViolationKind::ConfigStale, message)
-        })
+                view.version
+            ),
+            None => format!("c{client} finished without reading a value, though one was written"),
+        };
+        Some((ViolationKind::ConfigStale, message))
     }
 }
 
@@ -84,11 +109,16 @@ impl Monitor for ConfigFreshness {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         let (kind, message) = match &entry.event {
             TraceEvent::Outcome {
+                client,
                 outcome: Outcome::Wrote { value },
                 ..
             } => {
+                self.writers.insert(*client);
                 let next = self.written.len();
                 let place = *self.written.entry(*value).or_insert(next);
+                if place == next {
+                    self.written_at.push(entry.at);
+                }
                 self.newest = Some(place);
                 return None;
             }
@@ -104,7 +134,11 @@ impl Monitor for ConfigFreshness {
                 };
                 self.read(*session, view)?
             }
-            TraceEvent::Finished { client } => self.finished(*client)?,
+            TraceEvent::Finished { client } => self.finished(*client, entry.at)?,
+            TraceEvent::Session { .. } | TraceEvent::Fault { .. } => {
+                self.hearing.observe(entry);
+                return None;
+            }
             _ => return None,
         };
         Some(Violation {
@@ -122,7 +156,7 @@ impl Monitor for ConfigFreshness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::{outcome, trace};
+    use crate::monitor::testing::{at, outcome, trace};
 
     fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
         ConfigFreshness::new()
@@ -155,6 +189,49 @@ mod tests {
         let fresh = vec![wrote(10), wrote(20), read(2, 1, 20), finished.clone()];
         assert_eq!(first(fresh), None);
         // Read before its write was told: not older.
-        assert_eq!(first(vec![wrote(10), read(2, 1, 20), finished]), None);
+        assert_eq!(
+            first(vec![wrote(10), read(2, 1, 20), finished.clone()]),
+            None
+        );
+        // Read nothing at all; a writer reads nothing either.
+        assert_eq!(
+            first(vec![wrote(10), finished]),
+            Some(ViolationKind::ConfigStale)
+        );
+        let writer_finished = TraceEvent::Finished { client: 0 };
+        assert_eq!(first(vec![wrote(10), writer_finished]), None);
+    }
+
+    #[test]
+    fn a_value_written_while_the_reader_could_not_hear_is_not_held_against_it() {
+        let lost = TraceEvent::Session {
+            client: 1,
+            session: 2,
+            event: zklab_recipes::client::SessionEvent::Disconnected,
+        };
+        let finished = TraceEvent::Finished { client: 1 };
+        let run = |events: Vec<TraceEvent>| {
+            let entries: Vec<TraceEntry> = events
+                .into_iter()
+                .enumerate()
+                .map(|(i, event)| at(1_000 * i as u64, event))
+                .collect();
+            let mut monitor = ConfigFreshness::new();
+            entries
+                .iter()
+                .find_map(|e| monitor.observe(e))
+                .map(|v| v.kind)
+        };
+        let deaf_first = vec![
+            wrote(10),
+            read(2, 0, 10),
+            lost.clone(),
+            wrote(20),
+            finished.clone(),
+        ];
+        assert_eq!(run(deaf_first), None);
+        // Deaf only after the value it missed was written: it could have heard of it.
+        let deaf_late = vec![wrote(10), read(2, 0, 10), wrote(20), lost, finished];
+        assert_eq!(run(deaf_late), Some(ViolationKind::ConfigStale));
     }
 }

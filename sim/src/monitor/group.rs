@@ -19,16 +19,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionEvent, SessionId};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
+use super::hearing::{Hearing, GRACE};
 use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
-
-/// How long after a membership change a finishing member's view may still miss it: far longer
-/// than any message's latency.
-pub const GRACE: Duration = Duration::from_secs(1);
 
 /// A session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -76,34 +73,9 @@ pub struct GroupViews {
     /// When the membership last changed.
     #[rename(keep)]
     changed_at: Duration,
-    /// When each client last could not hear the server.
+    /// When each client could not hear the server.
     #[rename(keep)]
-    deaf: BTreeMap<Client, Deaf>,
-}
-
-/// A time a client could not hear the server: from `since` until `until` (`None`: still).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Deaf {
-    since: Duration,
-    until: Option<Duration>,
-}
-
-impl Deaf {
-    /// Deaf from `now` until `until` (`None`: until connected again), or longer if it already
-    /// was; `connected` ends a deafness that waits for a connection.
-    fn extend(&mut self, now: Duration, until: Option<Duration>, connected: bool) {
-        let over = self.until.is_some_and(|end| end < now);
-        if over {
-            self.since = now;
-        }
-        self.until = match (self.until, until) {
-            _ if over => until,
-            (None, _) if connected => until,
-            (None, _) => None,
-            (Some(_), None) => None,
-            (Some(old), Some(new)) => Some(old.max(new)),
-        };
-    }
+    hearing: Hearing,
 }
 
 impl GroupViews {
@@ -116,7 +88,7 @@ impl GroupViews {
             served: BTreeMap::new(),
             views: BTreeMap::new(),
             changed_at: Duration::ZERO,
-            deaf: BTreeMap::new(),
+            hearing: Hearing::default(),
         }
     }
 
@@ -165,25 +137,6 @@ impl GroupViews {
         })
     }
 
-    /// Takes in that `client` cannot hear from `now` until `until` (`None`: until connected);
-    /// `connected` says it is connected again.
-    fn deaf_until(
-        &mut self,
-        client: ClientId,
-        now: Duration,
-        until: Option<Duration>,
-        connected: bool,
-    ) {
-        let fresh = Deaf {
-            since: now,
-            until: Some(now),
-        };
-        self.deaf
-            .entry(Client(client))
-            .or_insert(fresh)
-            .extend(now, until, connected);
-    }
-
     fn finished(&self, client: ClientId, at: Duration) -> Option<String> {
         let view = self.views.get(&Client(client))?;
         let live = self
@@ -192,10 +145,7 @@ impl GroupViews {
             .any(|(name, by)| by.0 == view.session && !self.ghosts.contains(name));
         let names: Vec<String> = self.members.keys().cloned().collect();
         let quiet = at.saturating_sub(self.changed_at) >= GRACE;
-        let unheard = self.deaf.get(&Client(client)).is_some_and(|deaf| {
-            deaf.since <= self.changed_at && deaf.until.is_none_or(|end| at < end + GRACE)
-        });
-        let quiet = quiet && !unheard;
+        let quiet = quiet && !self.hearing.missed(client, self.changed_at, at);
         (live && quiet && view.members != Outcome::digest_names(&names)).then(|| {
             format!(
                 "c{client} finished a member with a view other than the group's {} members: {}",
@@ -248,15 +198,8 @@ impl Monitor for GroupViews {
                 };
                 (ViolationKind::GroupGhost, self.viewed(*client, viewed)?)
             }
-            TraceEvent::Session { client, event, .. } => {
-                let connected = *event != SessionEvent::Disconnected;
-                let until = connected.then_some(entry.at);
-                self.deaf_until(*client, entry.at, until, connected);
-                return None;
-            }
-            TraceEvent::Fault { client, lasts, .. } if !lasts.is_zero() => {
-                let until = entry.at.checked_add(*lasts);
-                self.deaf_until(*client, entry.at, until, false);
+            TraceEvent::Session { .. } | TraceEvent::Fault { .. } => {
+                self.hearing.observe(entry);
                 return None;
             }
             TraceEvent::Finished { client } => {
@@ -280,7 +223,7 @@ impl Monitor for GroupViews {
 mod tests {
     use super::*;
     use crate::monitor::testing::{at, created, ended, outcome};
-    use zklab_recipes::client::Stat;
+    use zklab_recipes::client::{SessionEvent, Stat};
 
     fn listed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
         let children: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();

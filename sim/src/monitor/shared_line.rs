@@ -25,6 +25,7 @@ use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 
+use super::hearing::Hearing;
 use super::herd::Herd;
 use super::{changes, take_overdue, Change, Monitor, Violation, ViolationKind};
 use crate::fault::FaultKind;
@@ -79,6 +80,9 @@ pub struct SharedLine {
     /// their nodes go once the server expires their sessions.
     #[rename(keep)]
     dead: BTreeSet<ClientId>,
+    /// When each client could not hear the server: a waiter is told only once it can.
+    #[rename(keep)]
+    hearing: Hearing,
 }
 
 /// A node in line: whose (session and client), and whether it is a writer's.
@@ -116,6 +120,7 @@ impl SharedLine {
             holders: BTreeSet::new(),
             free: BTreeMap::new(),
             dead: BTreeSet::new(),
+            hearing: Hearing::default(),
         }
     }
 
@@ -232,16 +237,18 @@ impl SharedLine {
         deleted: Option<(Sequence, bool)>,
         watching: bool,
     ) -> bool {
+        // A session with no node in line waits for nothing here (its own node, watched for a
+        // revocation, may be the one deleted): only an exists watch it left on the line counts.
+        let own = self.line.iter().find(|(_, n)| n.owner == session);
+        let Some((own, _)) = own else {
+            return watching;
+        };
         match self.rule {
             Rule::Readers { .. } => {
                 let by_writer = deleted.is_some_and(|(_, writer)| writer);
                 !by_writer || !self.is_reader(session)
             }
             Rule::Leases { leases, .. } => {
-                let own = self.line.iter().find(|(_, n)| n.owner == session);
-                let Some((own, _)) = own else {
-                    return watching;
-                };
                 let before = deleted.is_some_and(|(sequence, _)| {
                     sequence < *own && !self.line.contains_key(&sequence)
                 });
@@ -293,6 +300,12 @@ impl SharedLine {
         for (client, node) in first {
             self.free.entry(client).or_insert((now, node));
         }
+        // A wait counts from when the waiter could hear its news.
+        for (since, node) in self.free.values_mut() {
+            let client = self.line.get(node).map(|n| n.client);
+            let heard = client.map_or(Some(*since), |c| self.hearing.hearing_since(c, now));
+            *since = heard.map_or(now, |heard| heard.max(*since));
+        }
         let (Client(session), waited, node) = take_overdue(&mut self.free, now, bound)?;
         Some(format!(
             "s{session} has waited {waited:?} though its lease node {node} is among the first \
@@ -303,6 +316,7 @@ impl SharedLine {
 
 impl Monitor for SharedLine {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.hearing.observe(entry);
         match &entry.event {
             TraceEvent::Applied {
                 client,
@@ -494,6 +508,28 @@ mod tests {
     }
 
     #[test]
+    fn an_owner_forced_out_and_told_through_its_own_nodes_watch_is_not_counted_in_a_herd() {
+        let a = "/rw/a-read-0000000001";
+        let mut events = vec![
+            created(0, 1, a),
+            created(1, 2, "/rw/b-write-0000000002"),
+            watches(1, 2, a),
+            // Another client revokes session 1's lock by deleting its node; session 1 hears of
+            // it through the data watch it keeps on its own node, session 2 as the waiter.
+            delete(9, a),
+            deleted(9, a, &[1, 2]),
+        ];
+        assert_eq!(readers().first_in(&trace(events.clone())), None);
+        // A second waiter watching the same node is a herd all the same.
+        events.insert(2, created(2, 3, "/rw/c-write-0000000003"));
+        events.insert(4, watches(2, 3, a));
+        let last = events.len() - 1;
+        events[last] = deleted(9, a, &[1, 2, 3]);
+        let violation = readers().first_in(&trace(events)).expect("a herd");
+        assert_eq!(violation.kind, ViolationKind::Herd);
+    }
+
+    #[test]
     fn a_lease_release_wakes_one_waiter_not_counting_holders_or_watches_left_behind() {
         let a = "/rw/a-lease-0000000001";
         let line = vec![
@@ -535,6 +571,25 @@ mod tests {
         assert_eq!(leases().first_in(&trace(events.clone())), None);
         events.remove(1);
         let violation = leases().first_in(&trace(events)).expect("held back");
+        assert_eq!(violation.kind, ViolationKind::HeldBack);
+    }
+
+    #[test]
+    fn a_waiter_that_cannot_hear_waits_from_a_grace_after_it_can() {
+        let cut_off = TraceEvent::Fault {
+            kind: FaultKind::Partition,
+            client: 0,
+            detail: "cut off".to_owned(),
+            lasts: Duration::from_millis(5),
+        };
+        let waiting = |entries: u64| {
+            let mut events = vec![created(0, 1, "/rw/a-lease-0000000001"), cut_off.clone()];
+            events.extend((0..entries).map(|_| created(1, 9, "/rw/other")));
+            leases().first_in(&trace(events))
+        };
+        // Entries are a millisecond apart: the bound is 10 ms, the grace a second.
+        assert_eq!(waiting(20), None);
+        let violation = waiting(1_100).expect("held back");
         assert_eq!(violation.kind, ViolationKind::HeldBack);
     }
 

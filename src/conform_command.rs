@@ -4,12 +4,10 @@
 //! a 3-server ensemble started for the run.
 
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::Args;
 use serde_json::json;
 use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
-use zklab::launcher::{Controller, Ensemble, Installation};
 
 use crate::progress::StatusLine;
 use crate::server::RealServer;
@@ -43,61 +41,36 @@ pub struct ConformArgs {
     json: bool,
 }
 
-/// The members of the ensemble `--ensemble` starts.
-const ENSEMBLE_SIZE: usize = 3;
-
-/// The server a run compares with.
-enum Server {
-    Plain(RealServer),
-    Controller(Controller),
-    Ensemble(Mutex<Ensemble>),
+/// The server a run compares with: the one `--zk` names or a standalone one, a controller
+/// server with `--faults`, an ensemble with `--ensemble`.
+fn server_for(args: &ConformArgs) -> Result<RealServer, String> {
+    if args.ensemble {
+        RealServer::ensemble()
+    } else if args.faults {
+        RealServer::controller()
+    } else {
+        RealServer::given_or_started(args.zk.as_deref())
+    }
 }
 
-impl Server {
-    fn for_args(args: &ConformArgs) -> Result<Server, String> {
-        if !args.faults && !args.ensemble {
-            return RealServer::given_or_started(args.zk.as_deref()).map(Server::Plain);
-        }
-        let installation = Installation::find().map_err(|error| error.to_string())?;
-        if args.ensemble {
-            return Ensemble::start(&installation, ENSEMBLE_SIZE)
-                .map(|ensemble| Server::Ensemble(Mutex::new(ensemble)))
-                .map_err(|error| format!("could not start a ZooKeeper ensemble: {error}"));
-        }
-        Controller::start(&installation)
-            .map(Server::Controller)
-            .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
-    }
-
-    fn hosts(&self) -> String {
-        match self {
-            Server::Plain(server) => server.hosts(),
-            Server::Controller(controller) => controller.connect_string(),
-            Server::Ensemble(ensemble) => ensemble
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .connect_string(),
-        }
-    }
-
-    fn target<'a>(&'a self, hosts: &'a str) -> Target<'a> {
-        match self {
-            Server::Plain(_) => Target::Hosts(hosts),
-            Server::Controller(controller) => Target::Controller(controller),
-            Server::Ensemble(ensemble) => Target::Ensemble(ensemble),
-        }
+/// How conformance reaches `server`, whose connect string is `hosts`.
+fn target<'a>(server: &'a RealServer, hosts: &'a str) -> Target<'a> {
+    match server {
+        RealServer::Given(_) | RealServer::Started(_) => Target::Hosts(hosts),
+        RealServer::Controller(controller) => Target::Controller(controller),
+        RealServer::Ensemble(ensemble) => Target::Ensemble(ensemble),
     }
 }
 
 /// Runs the command: exit 0 when every case agrees, 1 on a mismatch, 2 when no server can be
 /// used.
 pub fn run(args: &ConformArgs) -> ExitCode {
-    let server = match Server::for_args(args) {
+    let server = match server_for(args) {
         Ok(server) => server,
         Err(message) => return crate::usage_error(&message),
     };
     let hosts = server.hosts();
-    let target = server.target(&hosts);
+    let target = target(&server, &hosts);
     let options = ConformOptions {
         cases: args.cases,
         seed: args.seed,

@@ -7,6 +7,7 @@
 
 pub mod conform;
 pub mod launcher;
+pub mod real_faults;
 pub mod shell;
 
 pub use zklab_models as models;

@@ -1,12 +1,15 @@
 //! `zklab real <scenario>`: a scenario's workload against a real ZooKeeper, given or started for
-//! the run, judged by the simulator's oracles.
+//! the run, judged by the simulator's oracles; with `--faults`, on a server zklab starts and
+//! strikes meanwhile.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
+use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealTrace};
+use zklab::sim::fault::FaultCounts;
 
 use crate::server::RealServer;
 
@@ -19,6 +22,17 @@ pub struct RealArgs {
     /// server from the installed ZooKeeper for the run.
     #[arg(long)]
     zk: Option<String>,
+    /// Faults to strike meanwhile: `none`, or a comma-separated list of kinds, each at its
+    /// default rate or as `kind=rate` (per second of wall time, 0 to 10; later items win).
+    /// session-expiry and connection-loss run on a controller server zklab starts and strike
+    /// through its command port; server-crash and leader-change run on a 3-server ensemble
+    /// zklab starts and kill a follower or the leader, restarting it 0.5 to 3 s later.
+    #[arg(long, default_value = "none", value_parser = RealFaults::parse, conflicts_with = "zk")]
+    faults: RealFaults,
+    /// Draws the faults' waits and which session or member each strikes. Where a fault lands in
+    /// the workload is up to the server's timing: a real run does not replay.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Number of clients.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=64))]
     clients: u32,
@@ -31,7 +45,7 @@ pub struct RealArgs {
 }
 
 /// Runs the command: exit 0 when every property holds, 1 on a violation, 2 when the scenario is
-/// unknown or no server can be used.
+/// unknown or no server can be used or struck.
 pub fn run(args: &RealArgs) -> ExitCode {
     let found = catalogue::find(&args.scenario)
         .and_then(|scenario| scenario.fits(args.clients as usize).map(|()| scenario));
@@ -39,7 +53,14 @@ pub fn run(args: &RealArgs) -> ExitCode {
         Ok(scenario) => scenario,
         Err(message) => return crate::usage_error(&message),
     };
-    let server = match RealServer::given_or_started(args.zk.as_deref()) {
+    let server = if args.faults.is_none() {
+        RealServer::given_or_started(args.zk.as_deref())
+    } else if args.faults.needs_ensemble() {
+        RealServer::ensemble()
+    } else {
+        RealServer::controller()
+    };
+    let server = match server {
         Ok(server) => server,
         Err(message) => return crate::usage_error(&message),
     };
@@ -53,10 +74,34 @@ pub fn run(args: &RealArgs) -> ExitCode {
         Err(error) => return crate::usage_error(&format!("no async runtime: {error}")),
     };
     let hosts = server.hosts();
-    let report = match runtime.block_on(real::run(scenario, &hosts, &options, RealTrace::new())) {
+    let striker = struck_by(&server).map(|server| Striker {
+        server,
+        faults: &args.faults,
+        seed: args.seed,
+    });
+    let (report, struck) = match striker {
+        Some(striker) => {
+            let run = striker.run(&runtime, scenario, &hosts, &options, RealTrace::new());
+            (run.report, run.struck)
+        }
+        None => {
+            let run = real::run(scenario, &hosts, &options, RealTrace::new());
+            (runtime.block_on(run), Ok(FaultCounts::default()))
+        }
+    };
+    let report = match report {
         Ok(report) => report,
         Err(error) => return crate::unusable_server(&hosts, error),
     };
+    let struck = match struck {
+        Ok(struck) => struck,
+        Err(message) => return crate::usage_error(&message),
+    };
+    let struck: Vec<(String, u64)> = struck
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(kind, count)| (kind.to_string(), count))
+        .collect();
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
     if args.json {
         let summary = json!({
@@ -64,6 +109,11 @@ pub fn run(args: &RealArgs) -> ExitCode {
             "zk": hosts,
             "clients": args.clients,
             "rounds": args.rounds,
+            "seed": args.seed,
+            "faults_struck": struck
+                .iter()
+                .map(|(kind, count)| (kind.clone(), json!(count)))
+                .collect::<serde_json::Map<_, _>>(),
             "violations": violations,
             "seconds": report.elapsed.as_secs_f64(),
         });
@@ -77,6 +127,15 @@ pub fn run(args: &RealArgs) -> ExitCode {
             report.elapsed.as_secs_f64(),
             violations.len()
         );
+        if !args.faults.is_none() {
+            let struck: Vec<String> = struck.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let struck = if struck.is_empty() {
+                "none".to_owned()
+            } else {
+                struck.join(", ")
+            };
+            println!("faults struck: {struck}");
+        }
         for violation in &violations {
             println!("VIOLATION {violation}");
         }
@@ -85,5 +144,14 @@ pub fn run(args: &RealArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// How faults reach `server`: none for a server zklab did not start with a way to strike it.
+fn struck_by(server: &RealServer) -> Option<Struck<'_>> {
+    match server {
+        RealServer::Controller(controller) => Some(Struck::Controller(controller)),
+        RealServer::Ensemble(ensemble) => Some(Struck::Ensemble(ensemble)),
+        RealServer::Given(_) | RealServer::Started(_) => None,
     }
 }

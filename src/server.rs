@@ -1,14 +1,24 @@
-//! The real ZooKeeper a command talks to: the one `--zk` names, or a standalone server started
-//! from the installed ZooKeeper for the command's run and stopped when it ends.
+//! The real ZooKeeper a command talks to: the one `--zk` names, or one zklab starts from the
+//! installed ZooKeeper for the command's run (a standalone server, a controller server with a
+//! command port, or an ensemble) and stops when it ends.
 
-use zklab::launcher::{Installation, Standalone};
+use std::sync::{Mutex, PoisonError};
+
+use zklab::launcher::{Controller, Ensemble, Installation, Standalone};
+
+/// The members of an ensemble zklab starts.
+const ENSEMBLE_SIZE: usize = 3;
 
 /// A real server for one command.
 pub enum RealServer {
     /// A server someone else runs, by its connect string.
     Given(String),
-    /// A server started for this run.
+    /// A standalone server started for this run.
     Started(Standalone),
+    /// A controller server started for this run: faults through its command port.
+    Controller(Controller),
+    /// An ensemble of [`ENSEMBLE_SIZE`] started for this run: its members can be killed.
+    Ensemble(Mutex<Ensemble>),
 }
 
 impl RealServer {
@@ -17,13 +27,24 @@ impl RealServer {
     pub fn given_or_started(zk: Option<&str>) -> Result<RealServer, String> {
         match zk {
             Some(hosts) => Ok(RealServer::Given(hosts.to_owned())),
-            None => {
-                let installation = Installation::find().map_err(|error| error.to_string())?;
-                let standalone = Standalone::start(&installation)
-                    .map_err(|error| format!("could not start a ZooKeeper server: {error}"))?;
-                Ok(RealServer::Started(standalone))
-            }
+            None => Standalone::start(&installation()?)
+                .map(RealServer::Started)
+                .map_err(|error| format!("could not start a ZooKeeper server: {error}")),
         }
+    }
+
+    /// A fresh controller server.
+    pub fn controller() -> Result<RealServer, String> {
+        Controller::start(&installation()?)
+            .map(RealServer::Controller)
+            .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
+    }
+
+    /// A fresh ensemble of [`ENSEMBLE_SIZE`] members.
+    pub fn ensemble() -> Result<RealServer, String> {
+        Ensemble::start(&installation()?, ENSEMBLE_SIZE)
+            .map(|ensemble| RealServer::Ensemble(Mutex::new(ensemble)))
+            .map_err(|error| format!("could not start a ZooKeeper ensemble: {error}"))
     }
 
     /// The connect string.
@@ -31,6 +52,16 @@ impl RealServer {
         match self {
             RealServer::Given(hosts) => hosts.clone(),
             RealServer::Started(standalone) => standalone.connect_string(),
+            RealServer::Controller(controller) => controller.connect_string(),
+            RealServer::Ensemble(ensemble) => ensemble
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .connect_string(),
         }
     }
+}
+
+/// The installed ZooKeeper, or how to install it.
+fn installation() -> Result<Installation, String> {
+    Installation::find().map_err(|error| error.to_string())
 }

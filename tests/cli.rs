@@ -228,6 +228,17 @@ fn real_server_commands_refuse_bad_input_with_usage_errors() {
         &["conform", "--cases", "0"][..],
         &["real", "no-such-recipe"],
         &["real", "lock", "--clients", "0"],
+        &["real", "lock", "--faults", "pause"],
+        &["real", "lock", "--faults", "session-expiry,leader-change"],
+        &["real", "lock", "--faults", "connection-loss=20"],
+        &[
+            "real",
+            "lock",
+            "--faults",
+            "session-expiry",
+            "--zk",
+            "127.0.0.1:1",
+        ],
     ] {
         let output = zklab(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");

@@ -1,6 +1,7 @@
 //! zklab against a real ZooKeeper: the differential conformance cases (on a standalone server,
 //! with faults on a controller server, and with a follower killed on an ensemble), and every
-//! recipe's workload on a standalone server and on an ensemble whose leader is killed mid-run.
+//! recipe's workload on a standalone server and on an ensemble whose leader is killed mid-run,
+//! and the lock's while faults strike a controller server and an ensemble.
 //!
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use zklab::conform::case::{Case, Step};
 use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer};
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
+use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkEvent};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
@@ -290,6 +292,67 @@ fn every_recipe_holds_on_a_real_ensemble_whose_leader_is_killed_mid_run() {
             "{name}: no client noticed the leader's death"
         );
         assert_holds(name, &report, &options, &trace);
+    }
+}
+
+#[test]
+fn the_lock_holds_on_real_servers_while_sessions_expire_connections_drop_and_members_die() {
+    let Some(installation) = installed_or_skip("a recipe under real faults") else {
+        return;
+    };
+    let lock = catalogue::find("lock").expect("the lock");
+    let controller = Controller::start(&installation).expect("a controller server");
+    let ensemble = Mutex::new(Ensemble::start(&installation, 3).expect("a 3-member ensemble"));
+    let ensemble_hosts = ensemble.lock().expect("the ensemble").connect_string();
+    let strikes = [
+        (
+            Struck::Controller(&controller),
+            controller.connect_string(),
+            "session-expiry=2,connection-loss=4",
+        ),
+        (
+            Struck::Ensemble(&ensemble),
+            ensemble_hosts,
+            "server-crash=2,leader-change=1",
+        ),
+    ];
+    for (server, hosts, spec) in strikes {
+        let faults = RealFaults::parse(spec).expect("a valid spec");
+        let options = RealOptions {
+            rounds: 20,
+            ..RealOptions::default()
+        };
+        let trace = RealTrace::new();
+        let striker = Striker {
+            server,
+            faults: &faults,
+            seed: 1,
+        };
+        let run = striker.run(&runtime(), lock, &hosts, &options, trace.clone());
+        let report = run.report.expect("a reachable server");
+        let struck = run.struck.expect("a server that takes its faults");
+        let total: u64 = struck.iter().map(|(_, count)| count).sum();
+        // The seed's first fault comes well within the workload's first second.
+        assert!(total > 0, "{spec}: nothing struck");
+        let traced = report
+            .trace
+            .entries()
+            .iter()
+            .filter(|entry| matches!(entry.event, TraceEvent::Fault { .. }))
+            .count();
+        assert_eq!(traced as u64, total, "{spec}: every fault is a trace line");
+        assert!(
+            trace.connection_losses() > 0
+                || report.trace.entries().iter().any(|entry| matches!(
+                    entry.event,
+                    TraceEvent::Session {
+                        event: SessionEvent::Disconnected | SessionEvent::Expired,
+                        ..
+                    }
+                )),
+            "{spec}: no client noticed"
+        );
+        assert_holds(&format!("lock under {spec}"), &report, &options, &trace);
     }
 }
 

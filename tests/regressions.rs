@@ -107,3 +107,29 @@ fn a_last_member_whose_sessions_keep_ending_still_finishes() {
     let profile = "all,session-expiry=0.1,partition=0.05,pause=0.05,crash=0.01";
     holds_under("group", profile, &[3799]);
 }
+
+/// A participant learned that its round began only from the watch event on `ready`, which
+/// moves no last-seen zxid. Its leave's listing was lost with its connection; it reconnected
+/// to a follower that had applied neither the others' nodes nor `ready`, took itself for the
+/// last one inside, and left while another still was. It now syncs before listing again.
+#[test]
+fn a_double_barrier_listing_after_a_reconnect_is_not_behind_the_watch_events() {
+    holds_under(
+        "double-barrier",
+        "all,session-expiry=0.1,partition=0.05,pause=0.05,crash=0.01",
+        &[1093],
+    );
+}
+
+/// A participant's session expired as it left a round whose other participant had crashed. Its
+/// new session found the round's `ready` and the crashed one's node, and gave the round up as
+/// missed at once; nobody was left to clear `ready` when the node went with the crashed one's
+/// session. It now sees the round out and clears `ready`, then tells that it missed it.
+#[test]
+fn a_double_barrier_session_lost_while_leaving_still_clears_ready() {
+    holds_under(
+        "double-barrier",
+        "all,session-expiry=0.1,partition=0.1,pause=0.1,crash=0.02",
+        &[2498],
+    );
+}

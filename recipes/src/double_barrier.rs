@@ -25,10 +25,18 @@
 //! waits for the highest node in the current listing to go, lists again, and deletes its node
 //! once it is alone. Every wait lists again afterwards: an event is news, not a verdict.
 //!
+//! **Reconnects.** A watch event moves no last-seen zxid, so a client whose connection broke
+//! may resume on a server that has not applied what an event told it (that the round began,
+//! with the others inside). Once its connection has broken, a participant syncs the directory
+//! before it lists it, a listing lost with the connection included.
+//!
 //! **Rounds.** The barrier is reusable, so every round must start clean, and the round after
 //! cannot pass on this round's `ready`:
 //! - The last participant deletes `ready` with its own node, in one `multi`; if it failed (its
-//!   session ended), whoever then finds no participant node left deletes `ready` instead.
+//!   session ended), whoever then finds no participant node left deletes `ready` instead. A
+//!   process that asks again for a round whose `ready` stands with some of it still inside (its
+//!   session ended as it left) waits for them to go as a leaver does, so that someone is left
+//!   to clear `ready`, and tells that it missed the round only then.
 //! - A round admits only those that gathered before it began. A process that finds `ready`
 //!   standing when it comes to enter waits until it is gone before it creates its node; one
 //!   whose node was made only after `ready` (its czxid is higher) deletes it and misses the
@@ -105,6 +113,11 @@ enum Phase {
     Idle,
     /// Listing the directory to count participants (and read the round).
     Counting,
+    /// A `sync` of the directory is in flight before the listing of the leave (`leaving`) or of
+    /// the count.
+    Syncing {
+        leaving: bool,
+    },
     /// `exists(ready)` with a watch is in flight, to wait for what `want` says.
     Arming {
         want: Want,
@@ -166,6 +179,12 @@ pub struct DoubleBarrierMachine {
     phase: Phase,
     /// News of `ready`, or of the node watched, came while a read was in flight: read again.
     again: bool,
+    /// The connection broke since its last `sync`: the server it is on now may not have applied
+    /// what watch events told it (they move no last-seen zxid), so it syncs before it lists.
+    behind: bool,
+    /// It sees out the round that began without it (its node went with an ended session),
+    /// so that `ready` is cleared: everyone leaving ends in `Missed`, not `Left`.
+    missed: bool,
     link: Link,
 }
 
@@ -180,6 +199,8 @@ impl DoubleBarrierMachine {
             round,
             phase: Phase::Idle,
             again: false,
+            behind: false,
+            missed: false,
             link: Link::default(),
         }
     }
@@ -193,6 +214,7 @@ impl DoubleBarrierMachine {
     }
 
     fn send(&mut self, phase: Phase, op: Op) -> Step<DoubleBarrierOutcome> {
+        self.behind &= !matches!(op, Op::Sync { .. });
         self.phase = phase;
         Step::send(self.link.send(op))
     }
@@ -212,13 +234,39 @@ impl DoubleBarrierMachine {
         self.send(Phase::Arming { want }, exists)
     }
 
+    /// Lists the directory for `phase` (counting or leaving), after a `sync` if it is behind.
     fn list(&mut self, phase: Phase) -> Step<DoubleBarrierOutcome> {
         self.again = false;
+        if self.behind {
+            let leaving = phase == Phase::Listing;
+            let sync = Op::Sync {
+                path: self.dir().to_owned(),
+            };
+            return self.send(Phase::Syncing { leaving }, sync);
+        }
         let list = Op::GetChildren {
             path: self.dir().to_owned(),
             watch: false,
         };
         self.send(phase, list)
+    }
+
+    /// The listing the op in flight leads to, if it is one or the `sync` before one.
+    fn next_listing(&self) -> Option<Phase> {
+        match self.phase {
+            Phase::Counting | Phase::Syncing { leaving: false } => Some(Phase::Counting),
+            Phase::Listing | Phase::Syncing { leaving: true } => Some(Phase::Listing),
+            _ => None,
+        }
+    }
+
+    /// Everyone inside has left: it tells `Left`, or `Missed` if it only saw the round out.
+    fn all_left(&mut self) -> Step<DoubleBarrierOutcome> {
+        let round = self.round.unwrap_or_default();
+        match self.missed {
+            true => self.done(DoubleBarrierOutcome::Missed { round }),
+            false => self.done(DoubleBarrierOutcome::Left),
+        }
     }
 
     /// Deletes `ready` if the directory's version is still `version` (that of the round after
@@ -291,6 +339,12 @@ impl DoubleBarrierMachine {
             return self.send(Phase::Clearing, clear);
         }
         if version > round {
+            if own.is_none() && ready && version == round + 1 {
+                // Its round's `ready` stands and some of it are inside: its session may have
+                // ended as it left, with nobody else left to clear `ready`. It sees them out.
+                self.missed = true;
+                return self.leave(children);
+            }
             if own.is_none() {
                 return self.done(DoubleBarrierOutcome::Missed { round });
             }
@@ -341,7 +395,7 @@ impl DoubleBarrierMachine {
             // Everyone has left. If `ready` is still there, the last one's session ended before
             // it took `ready` away.
             if !children.iter().any(|child| child == READY) {
-                return self.done(DoubleBarrierOutcome::Left);
+                return self.all_left();
             }
             let tidy = self.clear_ready(self.round.unwrap_or_default() + 1);
             return self.send(Phase::Tidying, tidy);
@@ -420,6 +474,8 @@ impl DoubleBarrierMachine {
             (Phase::Beginning | Phase::Clearing, Ok(OpResult::Multi(_))) => {
                 self.list(Phase::Counting)
             }
+            (Phase::Syncing { leaving: true }, Ok(OpResult::Synced)) => self.list(Phase::Listing),
+            (Phase::Syncing { leaving: false }, Ok(OpResult::Synced)) => self.list(Phase::Counting),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.leave(children),
             (Phase::Listing, Err(ZkError::NoNode)) => self.leave(Vec::new()),
             (Phase::Deleting { lowest }, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
@@ -450,7 +506,7 @@ impl DoubleBarrierMachine {
                 self.send(Phase::Tidying, delete)
             }
             // Gone, or a newer round's: either way nothing of this round is left.
-            (Phase::Tidying, Ok(_) | Err(ZkError::NoNode)) => self.done(DoubleBarrierOutcome::Left),
+            (Phase::Tidying, Ok(_) | Err(ZkError::NoNode)) => self.all_left(),
             (_, Err(error)) => self.done(DoubleBarrierOutcome::Failed(error)),
             (_, Ok(_)) => self.done(DoubleBarrierOutcome::Failed(ZkError::MarshallingError)),
         }
@@ -503,7 +559,14 @@ impl Recipe for DoubleBarrierMachine {
         match input {
             Input::Start => self.list(Phase::Counting),
             Input::Reply(reply) => match self.link.on_reply(reply) {
-                Delivery::Resend(op) => Step::send(op),
+                // A listing lost with its connection: the next server may be behind.
+                Delivery::Resend(op) => match self.next_listing() {
+                    Some(listing) => {
+                        self.behind = true;
+                        self.list(listing)
+                    }
+                    None => Step::send(op),
+                },
                 Delivery::SessionLost => self.done(DoubleBarrierOutcome::Lost),
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
@@ -514,6 +577,7 @@ impl Recipe for DoubleBarrierMachine {
                 if self.link.on_session(event, false) == Some(Connection::Lost) {
                     return self.done(DoubleBarrierOutcome::Lost);
                 }
+                self.behind |= event == SessionEvent::Disconnected;
                 // Back in the same session: what a watch would have said may have been missed
                 // while away, so read again.
                 if event == SessionEvent::SyncConnected {
@@ -821,15 +885,115 @@ mod tests {
 
     #[test]
     fn a_participant_whose_round_began_without_it_is_told_so() {
-        // Its node of round 3 went with its ended session; round 3 began meanwhile.
+        // Its node of round 3 went with its ended session; round 3 began and ended meanwhile,
+        // and round 4 gathers.
         let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
         machine.step(Input::Start);
-        let step = machine.step(listing(&["a-p-0000000007", READY], 4));
+        let step = machine.step(listing(&["a-p-0000000007"], 4));
         assert_eq!(
             step.outcome,
             Some(DoubleBarrierOutcome::Missed { round: 3 })
         );
         assert_eq!(step.action, Action::Done);
+    }
+
+    #[test]
+    fn a_new_session_that_finds_its_round_still_inside_sees_it_out_then_misses_it() {
+        // Its session ended as it left round 3; another of round 3 is still inside.
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
+        machine.step(Input::Start);
+        let step = machine.step(listing(&["a-p-0000000007", READY], 4));
+        assert!(
+            matches!(op(&step), Op::Exists { path, watch: true } if path == "/db/a-p-0000000007"),
+            "{step:?}"
+        );
+        let step = machine.step(reply(OpResult::Exists(Some(Stat::default()))));
+        assert_eq!(step.action, Action::Wait);
+        let step = machine.step(deleted("a-p-0000000007"));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // Nobody is left to clear `ready`: it does, checking that it is round 3's.
+        let step = machine.step(listing(&[READY], 4));
+        let Op::Multi(ops) = op(&step) else {
+            panic!("{step:?}");
+        };
+        assert!(matches!(ops[0], Op::Check { version: 4, .. }), "{ops:?}");
+        let cleared = OpResult::Multi(vec![Ok(OpResult::Checked), Ok(OpResult::Deleted)]);
+        let step = machine.step(reply(cleared));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Missed { round: 3 })
+        );
+    }
+
+    #[test]
+    fn a_later_rounds_ready_is_no_round_to_see_out() {
+        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
+        machine.step(Input::Start);
+        let step = machine.step(listing(&["a-p-0000000009", READY], 5));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Missed { round: 3 })
+        );
+    }
+
+    #[test]
+    fn a_listing_lost_with_its_connection_is_made_again_after_a_sync() {
+        // It learned that the round began from a watch event, which moves no last-seen zxid:
+        // the server it reconnects to may not have applied the others' nodes nor `ready`.
+        let mut machine = joined(2, None);
+        machine.step(listing(&[OWN], 0));
+        machine.step(reply(OpResult::Exists(None)));
+        let created = Input::Event(ZkEvent::Watch(WatchedEvent {
+            event_type: EventType::NodeCreated,
+            path: format!("{DIR}/{READY}"),
+        }));
+        machine.step(created);
+        let step = machine.step(Input::App(DoubleBarrierRequest::Leave));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(
+            matches!(op(&step), Op::Sync { path } if path == DIR),
+            "{step:?}"
+        );
+        let reconnected = Input::Event(ZkEvent::Session(SessionEvent::SyncConnected));
+        assert_eq!(machine.step(reconnected).action, Action::Wait);
+        let step = machine.step(reply(OpResult::Synced));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // A sync lost too is made again, then the listing.
+        let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(op(&step), Op::Sync { .. }), "{step:?}");
+        let step = machine.step(reply(OpResult::Synced));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+    }
+
+    #[test]
+    fn after_a_reconnect_it_syncs_before_it_lists_again() {
+        let mut machine = joined(2, None);
+        machine.step(listing(&[OWN], 0));
+        assert_eq!(
+            machine.step(reply(OpResult::Exists(None))).action,
+            Action::Wait
+        );
+        let disconnected = Input::Event(ZkEvent::Session(SessionEvent::Disconnected));
+        assert_eq!(machine.step(disconnected.clone()).action, Action::Wait);
+        let reconnected = Input::Event(ZkEvent::Session(SessionEvent::SyncConnected));
+        let step = machine.step(reconnected);
+        assert!(matches!(op(&step), Op::Sync { .. }), "{step:?}");
+        // Its answer came before a disconnect it learned of first: it syncs again.
+        machine.step(disconnected);
+        let step = machine.step(reply(OpResult::Synced));
+        assert!(matches!(op(&step), Op::Sync { .. }), "{step:?}");
+        let step = machine.step(reply(OpResult::Synced));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        // Synced since: the next listing goes without one.
+        let step = machine.step(listing(&[OWN], 0));
+        assert!(matches!(op(&step), Op::Exists { .. }), "{step:?}");
+        assert_eq!(
+            machine.step(reply(OpResult::Exists(None))).action,
+            Action::Wait
+        );
+        let step = machine.step(deleted(READY));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
     }
 
     #[test]

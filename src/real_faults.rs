@@ -7,7 +7,7 @@
 //! members struck; where in the workload each fault lands is up to the real server's timing, so
 //! a real run is not reproducible, only its schedule is.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 use crate::launcher::{ControlCommand, Controller, Ensemble};
-use crate::recipes::client::{SessionEvent, SessionId, ZkError};
+use crate::recipes::client::{SessionId, ZkError};
 use crate::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use crate::scenarios::scenario::Scenario;
 use crate::sim::fault::{FaultCounts, FaultKind};
@@ -240,6 +240,12 @@ fn strike_session(
         detail: format!("the controller's {command}"),
         lasts: Duration::ZERO,
     });
+    // The server ends the session as the command arrives, and only then deletes its ephemerals
+    // and lets another client take what it held; its own client learns of it only when it
+    // reconnects. So the trace ends it as the command goes out.
+    if kind == FaultKind::SessionExpiry {
+        trace.end_session(client, session);
+    }
     controller
         .send(command)
         .map_err(|error| format!("the controller refused {command}: {error}"))?;
@@ -308,17 +314,16 @@ impl Draws {
 }
 
 /// Each client still working, with its session as the trace last named it, unless that session
-/// expired.
+/// has ended.
 fn working_sessions(trace: &RealTrace) -> Vec<(ClientId, SessionId)> {
     let mut last = BTreeMap::new();
+    let mut ended = BTreeSet::new();
     for entry in trace.snapshot().entries() {
         match &entry.event {
-            TraceEvent::Session {
-                event: SessionEvent::Expired,
-                client,
-                ..
+            TraceEvent::SessionEnded { session, .. } => {
+                ended.insert(*session);
             }
-            | TraceEvent::Finished { client } => {
+            TraceEvent::Finished { client } => {
                 last.insert(*client, None);
             }
             TraceEvent::Outcome {
@@ -334,6 +339,7 @@ fn working_sessions(trace: &RealTrace) -> Vec<(ClientId, SessionId)> {
     }
     last.into_iter()
         .filter_map(|(client, session)| Some((client, session?)))
+        .filter(|(_, session)| !ended.contains(session))
         .collect()
 }
 

@@ -80,6 +80,27 @@ impl RealTrace {
         self.lock().push(at, event);
     }
 
+    /// Ends `session` of `client` in the trace, unless it has ended there already: a session is
+    /// ended both by whoever expired it on the server and by its client when told it expired.
+    pub fn end_session(&self, client: ClientId, session: SessionId) {
+        let mut trace = self.lock();
+        let ended = trace.entries().iter().any(|entry| {
+            matches!(entry.event, TraceEvent::SessionEnded { session: ended, .. } if ended == session)
+        });
+        if !ended {
+            let at = self.started.elapsed();
+            trace.push(
+                at,
+                TraceEvent::SessionEnded {
+                    client,
+                    session,
+                    expired: true,
+                    deleted: Vec::new(),
+                },
+            );
+        }
+    }
+
     /// How many rounds of their workloads the clients have finished so far: every outcome that
     /// ends a round ([`Outcome::ends_round`]), but a role (a lock, leadership, a barrier set)
     /// counts when granted rather than when let go. Lets a test strike mid-run.
@@ -144,12 +165,7 @@ impl TracedSession {
                 event: state,
             });
             if state == SessionEvent::Expired {
-                self.trace.push(TraceEvent::SessionEnded {
-                    client,
-                    session,
-                    expired: true,
-                    deleted: Vec::new(),
-                });
+                self.trace.end_session(client, session);
             }
         }
         event

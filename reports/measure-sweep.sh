@@ -19,14 +19,14 @@ done
   echo
   echo "Written by \`reports/measure-sweep.sh\` from the JSON beside it ($(nproc) cores, $(date -u +%Y-%m-%d)), release build."
   echo
-  echo "| scenario | seeds | failing | seeds/s | max wake-ups per deletion | connection loss | lost reply | lost create reply | session expiry | reorder | partition | pause | crash |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| scenario | seeds | failing | seeds/s | max wake-ups per deletion | connection loss | lost reply | lost create reply | session expiry | reorder | partition | pause | crash | stale read | server crash | leader change |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for f in $(for s in $recipes $bugs; do echo "reports/sweep/$s.json"; done); do
     python3 - "$f" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 f = d["faults_injected"]
-kinds = ["connection_loss", "lost_reply", "lost_create_reply", "session_expiry", "reorder", "partition", "pause", "crash"]
+kinds = ["connection_loss", "lost_reply", "lost_create_reply", "session_expiry", "reorder", "partition", "pause", "crash", "stale_read", "server_crash", "leader_change"]
 print(f'| {d["scenario"]} | {d["seeds"]} | {len(d["failures"])} | {d["seeds_per_sec"]:.0f} | {d["max_wakeups_per_deletion"]} | ' + " | ".join(str(f[k]) for k in kinds) + " |")
 PY
   done

@@ -4,12 +4,15 @@
 //! recipe finds it again (by its guid) or deletes it; a broken one forgets it, and the orphan
 //! blocks whoever waits behind it until its session ends, which may be never. The node counts as
 //! known once its session received the create's reply, or read, deleted or watched it by path.
+//! Its time runs only while its creator can hear the server: a client cut off or paused can
+//! claim nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 
+use super::hearing::Hearing;
 use super::{take_overdue, Monitor, Violation, ViolationKind};
 use crate::fault::FaultKind;
 use crate::trace::{ClientId, TraceEntry, TraceEvent};
@@ -23,6 +26,8 @@ pub struct UnownedNode {
     /// Clients whose process died: none of their nodes can be claimed, and all go when their
     /// sessions expire (a create still on its way when it died too).
     dead: BTreeSet<ClientId>,
+    /// When each creator could hear the server.
+    hearing: Hearing,
 }
 
 impl UnownedNode {
@@ -32,12 +37,14 @@ impl UnownedNode {
             bound,
             unknown: BTreeMap::new(),
             dead: BTreeSet::new(),
+            hearing: Hearing::default(),
         }
     }
 }
 
 impl Monitor for UnownedNode {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.hearing.observe(entry);
         match &entry.event {
             TraceEvent::Applied {
                 client,
@@ -85,11 +92,16 @@ impl Monitor for UnownedNode {
             }
             _ => {}
         }
+        for (since, (client, _)) in self.unknown.values_mut() {
+            let hearing = self.hearing.hearing_since(*client, entry.at);
+            *since = (*since).max(hearing.unwrap_or(entry.at));
+        }
         let (path, waited, (client, session)) =
             take_overdue(&mut self.unknown, entry.at, self.bound)?;
         let message = format!(
             "{path} was created for c{client} (s{session}), whose create reply was lost, and no \
-             machine of s{session} has claimed it in {waited:?}: an orphan while its session lives"
+             machine of s{session} has claimed it in {waited:?} of hearing the server: an orphan \
+             while its session lives"
         );
         Some(Violation {
             kind: ViolationKind::UnownedNode,
@@ -175,6 +187,27 @@ mod tests {
         for entry in [created(0, path), lost(1), adopt, later(5000)] {
             assert_eq!(monitor.observe(&entry), None);
         }
+    }
+
+    #[test]
+    fn only_the_time_its_creator_can_hear_counts() {
+        let paused = at(
+            100,
+            TraceEvent::Fault {
+                kind: FaultKind::Pause,
+                client: 0,
+                detail: "process paused".to_owned(),
+                lasts: Duration::from_millis(3000),
+            },
+        );
+        let path = "/l/g-lock-0000000001";
+        let mut monitor = UnownedNode::new(Duration::from_secs(1));
+        // Paused until 3.1 s, and hearing again from 4.1 s (its news on the way allowed for).
+        for entry in [created(0, path), lost(1), paused, later(3500), later(5000)] {
+            assert_eq!(monitor.observe(&entry), None);
+        }
+        let violation = monitor.observe(&later(5200)).expect("an unowned node");
+        assert!(violation.message.contains(path), "{}", violation.message);
     }
 
     #[test]

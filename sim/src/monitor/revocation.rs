@@ -10,16 +10,16 @@
 //! monitor names nodes and sessions only, so a model checker can rename its state.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::parts::contender::UNLOCK;
 use zklab_recipes::symmetry::RenameSessions;
 
+use super::hearing::Hearing;
 use super::{changes, Change, Monitor, Violation, ViolationKind};
 use crate::path::parent;
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::trace::{TraceEntry, TraceEvent};
 
 /// The revocation monitor of the contender nodes under one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -31,11 +31,11 @@ pub struct Revocation {
     /// The nodes whose owner received an ask to give up and has not said it gave up, with no
     /// fault since.
     heard: BTreeSet<String>,
-    /// The clients cut off by a lasting fault, and until when: a paused or crashed process
-    /// receives messages it cannot act on. (Only the simulator's faults last, so a model checker
-    /// never carries a client here.)
+    /// When each client could hear the server: a paused or cut-off process receives messages
+    /// it cannot act on. (The model tells monitors no session states and no lasting faults, so a
+    /// model checker never carries a client here.)
     #[rename(keep)]
-    cut_off: BTreeMap<ClientId, Duration>,
+    hearing: Hearing,
 }
 
 /// The session that made a node.
@@ -53,7 +53,7 @@ impl Revocation {
             dir,
             owners: BTreeMap::new(),
             heard: BTreeSet::new(),
-            cut_off: BTreeMap::new(),
+            hearing: Hearing::default(),
         }
     }
 
@@ -108,6 +108,7 @@ impl Revocation {
 
 impl Monitor for Revocation {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.hearing.observe(entry);
         let message = match &entry.event {
             TraceEvent::Applied {
                 session, op, reply, ..
@@ -124,12 +125,7 @@ impl Monitor for Revocation {
                 client,
                 session,
                 reply: Ok(OpResult::Data { data, .. }),
-            } if data == UNLOCK
-                && self
-                    .cut_off
-                    .get(client)
-                    .is_none_or(|until| entry.at >= *until) =>
-            {
+            } if data == UNLOCK && self.hearing.hearing_since(*client, entry.at).is_some() => {
                 let own = self.own(*session);
                 self.heard.extend(own);
                 return None;
@@ -150,12 +146,7 @@ impl Monitor for Revocation {
                 }
                 return None;
             }
-            TraceEvent::Fault { client, lasts, .. } => {
-                if !lasts.is_zero() {
-                    let until = entry.at.saturating_add(*lasts);
-                    let cut_off = self.cut_off.entry(*client).or_default();
-                    *cut_off = until.max(*cut_off);
-                }
+            TraceEvent::Fault { .. } => {
                 self.heard.clear();
                 return None;
             }

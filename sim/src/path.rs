@@ -28,16 +28,22 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     if !sequential && bytes.last() == Some(&b'/') {
         return Err(ZkError::BadArguments);
     }
-    // Check component by component. The sequence suffix (digits, maybe a '-') only lengthens the
+    // Every refusal is the same error, so the characters can be checked first, on the whole
+    // path (bytes suffice for ASCII, as good as every path).
+    let refused = match path.is_ascii() {
+        true => bytes.iter().any(|&b| forbidden(char::from(b))),
+        false => path.chars().any(forbidden),
+    };
+    if refused {
+        return Err(ZkError::BadArguments);
+    }
+    // Then component by component. The sequence suffix (digits, maybe a '-') only lengthens the
     // last component, so that component is never empty, "." or ".." when sequential.
     let mut components = path[1..].split('/').peekable();
     while let Some(component) = components.next() {
         let last = components.peek().is_none();
         let suffixed = sequential && last;
         if !suffixed && (component.is_empty() || component == "." || component == "..") {
-            return Err(ZkError::BadArguments);
-        }
-        if component.chars().any(forbidden) {
             return Err(ZkError::BadArguments);
         }
     }

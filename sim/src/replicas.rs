@@ -8,6 +8,7 @@
 //! fires them as it applies a change, as ZooKeeper's servers do. Zab itself is not simulated.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use zklab_recipes::client::{Op, SessionId, Zxid};
 
@@ -18,12 +19,14 @@ use crate::server::{Applied, DeletionOrder, Ended, Notification, Server};
 enum Txn {
     /// A session was created.
     Open,
-    /// A write (a failed one too: it takes a zxid all the same).
+    /// A write that succeeded on the leader (shared by every follower's backlog).
     Apply {
         session: SessionId,
-        op: Op,
+        op: Arc<Op>,
         now_ms: i64,
     },
+    /// A write that failed on the leader: it takes a zxid all the same, and changes nothing.
+    Error { session: SessionId },
     /// A session was closed by its client or expired by the leader.
     End {
         session: SessionId,
@@ -114,10 +117,13 @@ impl Replicas {
         let before = leader.last_zxid();
         let applied = leader.apply(session, op, now_ms);
         if applied.zxid != before {
-            self.commit(Txn::Apply {
-                session,
-                op: op.clone(),
-                now_ms,
+            self.commit(match applied.reply {
+                Ok(_) => Txn::Apply {
+                    session,
+                    op: Arc::new(op.clone()),
+                    now_ms,
+                },
+                Err(_) => Txn::Error { session },
             });
         }
         applied
@@ -173,7 +179,14 @@ impl Replicas {
                 session,
                 op,
                 now_ms,
-            } => (session, server.apply(session, &op, now_ms).notifications),
+            } => (
+                session,
+                server.apply_write(session, &op, now_ms).notifications,
+            ),
+            Txn::Error { session } => {
+                server.apply_error();
+                (session, Vec::new())
+            }
             Txn::End {
                 session,
                 now_ms,
@@ -276,6 +289,18 @@ mod tests {
             replayed.notifications[0].event.event_type,
             EventType::NodeDeleted
         );
+    }
+
+    #[test]
+    fn a_write_that_failed_on_the_leader_takes_its_zxid_on_a_follower_too() {
+        let mut ensemble = Replicas::new(2);
+        let s = ensemble.open_session();
+        ensemble.apply(s, &create("/x", b"", CreateMode::Persistent), 1);
+        let failed = ensemble.apply(s, &create("/x", b"", CreateMode::Persistent), 2);
+        assert!(failed.reply.is_err());
+        while ensemble.replay_next(1).is_some() {}
+        assert_eq!(ensemble.applied(1), failed.zxid);
+        assert_eq!(ensemble.server(1), ensemble.server(0));
     }
 
     #[test]

@@ -139,29 +139,47 @@ impl Server {
     /// before anything else and costs no zxid: ZooKeeper's clients refuse it without sending it
     /// (a multi with one bad path, whole). A dead session gets SessionExpired.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
-        let mut notifications = Vec::new();
         let reply = if let Err(error) = path::validate_op(op) {
             Err(error)
         } else if !self.sessions.is_alive(session) {
             Err(ZkError::SessionExpired)
         } else if op.is_write() {
-            // Every transaction takes a zxid, an error transaction too.
-            let zxid = self.next_zxid();
-            match op {
-                Op::Multi(ops) => self.multi(session, ops, zxid, now_ms, &mut notifications),
-                _ => self.write(session, op, zxid, now_ms).map(|(result, undo)| {
-                    self.commit(session, op, &result, &undo, &mut notifications);
-                    result
-                }),
-            }
+            return self.apply_write(session, op, now_ms);
         } else {
             self.read(session, op)
         };
         Applied {
             reply,
             zxid: self.zxid,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Applies a write of a live session whose paths are valid: what [`Server::apply`] does
+    /// once it has checked both, and what a follower does with a transaction its leader
+    /// committed (the leader checked them).
+    pub fn apply_write(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
+        let mut notifications = Vec::new();
+        // Every transaction takes a zxid, an error transaction too.
+        let zxid = self.next_zxid();
+        let reply = match op {
+            Op::Multi(ops) => self.multi(session, ops, zxid, now_ms, &mut notifications),
+            _ => self.write(session, op, zxid, now_ms).map(|(result, undo)| {
+                self.commit(session, op, &result, &undo, &mut notifications);
+                result
+            }),
+        };
+        Applied {
+            reply,
+            zxid: self.zxid,
             notifications,
         }
+    }
+
+    /// Applies an error transaction: a write that failed on the leader takes its zxid on a
+    /// follower too, and changes nothing else there.
+    pub fn apply_error(&mut self) -> Zxid {
+        self.next_zxid()
     }
 
     /// Closes a session at its client's request. `None` if it was not alive. The server answers

@@ -4,7 +4,8 @@
 //! Paths in a case are written as the case sees them: the runner places each case under a fresh
 //! node of its own, so `/a` means `<case root>/a` on both servers and no case sees another's
 //! nodes. Paths under `/zookeeper` stay absolute (the reserved tree is the same on every server),
-//! and a path that does not start with `/` is malformed anyway and is sent as is.
+//! and so does `/` itself (the ops on it are those every server answers alike); a path that does
+//! not start with `/` is malformed anyway and is sent as is.
 
 use std::fmt;
 use std::ops::Range;
@@ -129,7 +130,7 @@ pub const CONFIG: &str = "/zookeeper/config";
 
 /// A case-relative path placed under `root`.
 pub fn rooted(path: &str, root: &str) -> String {
-    if path.starts_with('/') && !is_reserved(path) {
+    if path.starts_with('/') && path != ROOT && !is_reserved(path) {
         format!("{root}{path}")
     } else {
         path.to_owned()
@@ -316,10 +317,38 @@ fn set_data() -> impl Strategy<Value = Op> {
 /// A write that may sit inside a multi.
 fn write() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => create(),
-        2 => delete(),
-        2 => set_data(),
-        1 => (node(), version()).prop_map(|(path, version)| Op::Check { path, version }),
+        6 => create(),
+        4 => delete(),
+        4 => set_data(),
+        2 => (node(), version()).prop_map(|(path, version)| Op::Check { path, version }),
+        1 => write_on_root(),
+    ]
+}
+
+/// The root, which stays out of every case's own tree.
+const ROOT: &str = "/";
+
+/// The modes a create on the root is tried with (a sequential one would make a node there).
+const ROOT_MODES: [CreateMode; 2] = [CreateMode::Persistent, CreateMode::Ephemeral];
+
+/// A write on the root whose answer does not depend on what else a server holds: ZooKeeper
+/// never deletes the root, it always exists, and no case changes its data (so its version
+/// stays 0). Reads of it are left out: its children and stat are every case's.
+fn write_on_root() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        version().prop_map(|version| Op::Delete {
+            path: ROOT.to_owned(),
+            version
+        }),
+        (prop::sample::select(&ROOT_MODES[..]), data()).prop_map(|(mode, data)| Op::Create {
+            path: ROOT.to_owned(),
+            data,
+            mode
+        }),
+        version().prop_map(|version| Op::Check {
+            path: ROOT.to_owned(),
+            version
+        }),
     ]
 }
 
@@ -329,7 +358,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (path(), watch()).prop_map(|(path, watch)| Op::Exists { path, watch }),
         2 => (path(), watch()).prop_map(|(path, watch)| Op::GetData { path, watch }),
         2 => (path(), watch()).prop_map(|(path, watch)| Op::GetChildren { path, watch }),
-        1 => node().prop_map(|path| Op::Sync { path }),
+        1 => prop_oneof![4 => node(), 1 => Just(ROOT.to_owned())]
+            .prop_map(|path| Op::Sync { path }),
         2 => vec(write(), 1..4).prop_map(Op::Multi),
     ]
 }

@@ -86,21 +86,11 @@ pub fn special(path: &str) -> bool {
     matches!(path, "/" | ZOOKEEPER | "/zookeeper/quota" | CONFIG)
 }
 
-/// Checks every path of the op, as the client library does before sending it. It also refuses
-/// to create the root (though it sends a create of it inside a multi) or to delete it.
+/// Checks every path of the op, as a client does before sending it.
 pub fn validate_op(op: &Op) -> Result<(), ZkError> {
     match op {
-        Op::Create { path, .. } if path == "/" => Err(ZkError::BadArguments),
-        op => validate_sent(op),
-    }
-}
-
-/// [`validate_op`] for an op the library may send inside a multi.
-fn validate_sent(op: &Op) -> Result<(), ZkError> {
-    match op {
-        Op::Delete { path, .. } if path == "/" => Err(ZkError::BadArguments),
         Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
-        Op::Multi(ops) => ops.iter().try_for_each(validate_sent),
+        Op::Multi(ops) => ops.iter().try_for_each(validate_op),
         single => validate(single.path(), false),
     }
 }

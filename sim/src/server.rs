@@ -888,13 +888,7 @@ mod tests {
         // A missing parent wins over the (ephemeral) rest.
         assert_eq!(err(&mut s, a, persistent("/e/x/y")), ZkError::NoNode);
         assert_eq!(err(&mut s, a, persistent("/e")), ZkError::NodeExists);
-        // The client library refuses to create the root; inside a multi it sends it.
-        assert_eq!(err(&mut s, a, persistent("/")), ZkError::BadArguments);
-        let in_multi = s.apply(a, &Op::Multi(vec![persistent("/")]), 0).reply;
-        assert_eq!(
-            in_multi,
-            Ok(OpResult::Multi(vec![Err(ZkError::NodeExists)]))
-        );
+        assert_eq!(err(&mut s, a, persistent("/")), ZkError::NodeExists);
         assert_eq!(
             err(&mut s, a, persistent("/e/x")),
             ZkError::NoChildrenForEphemerals
@@ -932,13 +926,9 @@ mod tests {
             )),
             "/q/n-0000000001"
         );
-        let under_root = Op::Multi(vec![create("/", CreateMode::PersistentSequential)]);
         assert_eq!(
-            s.apply(a, &under_root, 0).reply,
-            Ok(OpResult::Multi(vec![Ok(OpResult::Created {
-                path: "/0000000001".to_owned(),
-                stat: Stat::UNKNOWN
-            })]))
+            got(ok(&mut s, a, create("/", CreateMode::PersistentSequential))),
+            "/0000000001"
         );
         assert_eq!(
             err(&mut s, a, create("/q/", CreateMode::Persistent)),

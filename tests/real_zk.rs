@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use zklab::conform::case::{Case, Step};
+use zklab::conform::observe::Answer;
 use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer};
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
 use zklab::real_faults::{RealFaults, Striker, Struck};
@@ -66,6 +67,54 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
     let hosts = server.connect_string();
     let report = conform(RealServer::Hosts(&hosts), &options, |_, _| {}).expect("a usable server");
     assert_agree(&report, CONFORMANCE_CASES);
+}
+
+/// Three sessions create the same node at once, then two delete it at once while the third
+/// reads it: whichever order the real server chose, the simulated server agrees in one, and
+/// only one create and one delete succeed.
+#[test]
+fn calls_sent_at_once_agree_with_the_simulated_server_in_the_order_the_real_one_chose() {
+    let Some(installation) = installed_or_skip("calls sent at once") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let hosts = server.connect_string();
+    let create = Op::Create {
+        path: "/n".to_owned(),
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    };
+    let delete = Op::Delete {
+        path: "/n".to_owned(),
+        version: -1,
+    };
+    let read = Op::GetData {
+        path: "/n".to_owned(),
+        watch: true,
+    };
+    let steps = vec![
+        Step::Together {
+            calls: (0..3).map(|session| (session, create.clone())).collect(),
+            order: None,
+        },
+        Step::Together {
+            calls: vec![(0, delete.clone()), (1, delete), (2, read)],
+            order: None,
+        },
+    ];
+    let case = Case { sessions: 3, steps };
+    let (simulated, difference) =
+        compare(RealServer::Hosts(&hosts), &case, 0).expect("a usable server");
+    assert_eq!(difference, None, "{case}");
+    let succeeded = |step: usize| match &simulated.steps[step].answer {
+        Answer::Together(replies) => replies.iter().filter(|reply| reply.is_ok()).count(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(succeeded(0), 1);
+    assert!(
+        (1..=2).contains(&succeeded(1)),
+        "one delete, and the read if it came first"
+    );
 }
 
 /// Every case ran, and agreed.

@@ -62,10 +62,20 @@ pub enum Step {
         /// Index of the session.
         session: usize,
     },
+    /// Several sessions send a call each, none waiting for another's answer: the server
+    /// applies them in an order of its own. The step ends once every answer is in; the events
+    /// the calls caused are taken at each session's next step.
+    Together {
+        /// Each session's call (distinct sessions), with case-relative paths.
+        calls: Vec<(usize, Op)>,
+        /// `None`: sent at once. A simulated server, which would always pick the same order,
+        /// is given each order in turn instead (indexes into `calls`, see [`orderings`]).
+        order: Option<Vec<usize>>,
+    },
 }
 
 impl Step {
-    /// The session that takes the step.
+    /// The session that takes the step (the first one, for calls sent together).
     pub fn session(&self) -> usize {
         match self {
             Step::Call { session, .. }
@@ -75,8 +85,70 @@ impl Step {
             | Step::LoseReply { session, .. }
             | Step::Away { session }
             | Step::Back { session } => *session,
+            Step::Together { calls, .. } => calls.first().map_or(0, |(session, _)| *session),
         }
     }
+
+    /// The step's ops.
+    fn ops(&self) -> Vec<&Op> {
+        match self {
+            Step::Call { op, .. } | Step::LoseReply { op, .. } => vec![op],
+            Step::Together { calls, .. } => calls.iter().map(|(_, op)| op).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Most orders of a case's calls sent together that a simulated server is given.
+const MAX_ORDERINGS: usize = 720;
+
+/// `steps` with every [`Step::Together`] sent at once given each order of its calls in turn
+/// (the orders of the first one vary slowest): the cases a simulated server runs to find the
+/// order a real one chose. The order the calls are listed in comes first; at most
+/// [`MAX_ORDERINGS`].
+pub fn orderings(steps: &[Step]) -> Vec<Vec<Step>> {
+    let mut all = vec![Vec::new()];
+    for step in steps {
+        let choices = match step {
+            Step::Together { calls, order: None } => permutations(calls.len())
+                .into_iter()
+                .map(|order| Step::Together {
+                    calls: calls.clone(),
+                    order: Some(order),
+                })
+                .collect(),
+            step => vec![step.clone()],
+        };
+        all = all
+            .into_iter()
+            .flat_map(|prefix: Vec<Step>| {
+                choices.iter().map(move |choice| {
+                    let mut steps = prefix.clone();
+                    steps.push(choice.clone());
+                    steps
+                })
+            })
+            .take(MAX_ORDERINGS)
+            .collect();
+    }
+    all
+}
+
+/// Every order of `0..n`, `0, 1, ..` first.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    let Some(last) = n.checked_sub(1) else {
+        return vec![Vec::new()];
+    };
+    permutations(last)
+        .into_iter()
+        .flat_map(|shorter| {
+            (0..n).rev().map(move |at| {
+                let mut order = shorter.clone();
+                order.insert(at, last);
+                order
+            })
+        })
+        .collect()
 }
 
 /// A sequence of steps from `sessions` sessions.
@@ -102,6 +174,13 @@ impl Case {
                     session: *session,
                     op: op.map_paths(&|path| rooted(path, root)),
                 },
+                Step::Together { calls, order } => Step::Together {
+                    calls: calls
+                        .iter()
+                        .map(|(session, op)| (*session, op.map_paths(&|path| rooted(path, root))))
+                        .collect(),
+                    order: order.clone(),
+                },
                 other => other.clone(),
             })
             .collect()
@@ -116,10 +195,8 @@ impl Case {
             named.set(named.get() || path.starts_with(CONFIG));
             path.to_owned()
         };
-        for step in &self.steps {
-            if let Step::Call { op, .. } | Step::LoseReply { op, .. } = step {
-                op.map_paths(&visit);
-            }
+        for op in self.steps.iter().flat_map(Step::ops) {
+            op.map_paths(&visit);
         }
         named.get()
     }
@@ -157,6 +234,17 @@ impl fmt::Display for Case {
                 }
                 Step::LoseReply { session, op } => {
                     writeln!(f, "{i:>3}. s{session} {:?}, reply lost", Shown(op))?
+                }
+                Step::Together { calls, order } => {
+                    let calls: Vec<String> = calls
+                        .iter()
+                        .map(|(session, op)| format!("s{session} {:?}", Shown(op)))
+                        .collect();
+                    let how = match order {
+                        None => "at once".to_owned(),
+                        Some(order) => format!("in the order {order:?}"),
+                    };
+                    writeln!(f, "{i:>3}. {}, {how}", calls.join(" | "))?
                 }
             }
         }
@@ -337,15 +425,16 @@ fn write_in_multi() -> impl Strategy<Value = Op> {
     prop_oneof![16 => write(), 1 => on_root]
 }
 
-/// The root, which stays out of every case's own tree. The writes on it the cases make are those
-/// whose answer does not depend on what else a server holds: ZooKeeper never deletes it, it
-/// always exists, and no case changes its data (so its version stays 0). Reads of it are left
-/// out: its children and stat are every case's.
+/// The root, which stays out of every case's own tree. The ops on it the cases make are those
+/// whose answer does not depend on what else a server holds: a check of its version (no case
+/// changes its data, so it stays 0), a create of it in a multi (it always exists), a sync.
+/// Reads of it are left out: its children and stat are every case's.
 ///
-/// Two are left out as a limit of the client library: it refuses a create of the root alone and
-/// a multi that deletes it, unsent (BadArguments), where ZooKeeper's Java client sends them (the
-/// server answers NodeExists, or BadArguments among the multi's results) and the simulated
-/// client answers as that one does.
+/// Creating or deleting it alone, and a multi that deletes it, are left out as a limit of the
+/// client library: it refuses them unsent (BadArguments, whatever the session's state), where
+/// ZooKeeper's Java client sends them (the server answers NodeExists or BadArguments, among a
+/// multi's results for a multi; an ended session's client, SessionExpired or Closed) and the
+/// simulated client answers as that one does.
 const ROOT: &str = "/";
 
 /// The modes a create of the root is tried with in a multi (a sequential one would make a node
@@ -359,21 +448,10 @@ fn check_root() -> impl Strategy<Value = Op> {
     })
 }
 
-/// A write on the root alone.
-fn write_on_root() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        version().prop_map(|version| Op::Delete {
-            path: ROOT.to_owned(),
-            version
-        }),
-        check_root(),
-    ]
-}
-
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => write(),
-        1 => write_on_root(),
+        1 => check_root(),
         2 => (path(), watch()).prop_map(|(path, watch)| Op::Exists { path, watch }),
         2 => (path(), watch()).prop_map(|(path, watch)| Op::GetData { path, watch }),
         2 => (path(), watch()).prop_map(|(path, watch)| Op::GetChildren { path, watch }),
@@ -398,6 +476,27 @@ fn step_of(sessions: Range<usize>) -> impl Strategy<Value = Step> {
         40 => (sessions.clone(), op()).prop_map(|(session, op)| Step::Call { session, op }),
         1 => sessions.prop_map(|session| Step::Close { session }),
     ]
+}
+
+/// Calls of two or more of `sessions` (at least two) sent at once.
+fn together(sessions: usize) -> impl Strategy<Value = Step> {
+    prop::sample::subsequence((0..sessions).collect::<Vec<_>>(), 2..=sessions)
+        .prop_flat_map(|chosen| {
+            let ops = vec(op(), chosen.len());
+            (Just(chosen), ops)
+        })
+        .prop_map(|(chosen, ops)| Step::Together {
+            calls: chosen.into_iter().zip(ops).collect(),
+            order: None,
+        })
+}
+
+/// A step of a case without faults: with two sessions or more, now and then calls sent at once.
+fn plain_step(sessions: usize) -> BoxedStrategy<Step> {
+    match sessions {
+        0 | 1 => step(sessions).boxed(),
+        _ => prop_oneof![20 => step(sessions), 1 => together(sessions)].boxed(),
+    }
 }
 
 /// A write whose reply a fault can lose: the server swallows every reply but those of reads.
@@ -503,7 +602,7 @@ pub fn cases(max_steps: usize, faults: bool) -> impl Strategy<Value = Case> {
         .prop_flat_map(move |sessions| {
             let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];
             let each = match faults {
-                false => step(sessions).boxed(),
+                false => plain_step(sessions),
                 true => step_or_fault(sessions).boxed(),
             };
             (with_prelude, vec(each, 1..=max_steps)).prop_map(move |(prelude_first, steps)| {
@@ -520,4 +619,53 @@ pub fn cases(max_steps: usize, faults: bool) -> impl Strategy<Value = Case> {
         .prop_filter("names the quorum's configuration", move |case| {
             !faults || !case.names_config()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_order_of_up_to_three_calls_comes_once_the_listed_one_first() {
+        assert_eq!(permutations(0), vec![Vec::<usize>::new()]);
+        for n in 1..=3 {
+            let orders = permutations(n);
+            let count = (1..=n).product::<usize>();
+            assert_eq!(orders.len(), count);
+            assert_eq!(orders[0], (0..n).collect::<Vec<_>>());
+            let mut distinct = orders.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), count);
+        }
+    }
+
+    #[test]
+    fn orderings_multiply_the_orders_of_each_step_sent_together() {
+        let sync = |session| {
+            (
+                session,
+                Op::Sync {
+                    path: "/a".to_owned(),
+                },
+            )
+        };
+        let together = |sessions: &[usize]| Step::Together {
+            calls: sessions.iter().map(|&session| sync(session)).collect(),
+            order: None,
+        };
+        let close = Step::Close { session: 0 };
+        let steps = [together(&[0, 1]), close.clone(), together(&[0, 1, 2])];
+        let all = orderings(&steps);
+        assert_eq!(all.len(), 2 * 6);
+        assert!(all.iter().all(|steps| steps[1] == close));
+        let first_orders: Vec<_> = all[0]
+            .iter()
+            .filter_map(|step| match step {
+                Step::Together { order, .. } => order.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(first_orders, vec![vec![0, 1], vec![0, 1, 2]]);
+    }
 }

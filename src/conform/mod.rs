@@ -23,7 +23,7 @@ use crate::sim::local::LocalZk;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use self::case::{cases, ensemble_cases, Case, Step, CONFIG};
+use self::case::{cases, ensemble_cases, orderings, Case, Step, CONFIG};
 use self::faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
 use crate::launcher::{Controller, Ensemble};
 use crate::recipes::tree::delete_tree;
@@ -247,17 +247,6 @@ impl Differ<'_> {
         let root = format!("/zklab-conform-{}-{}", self.seed, self.next_root);
         self.next_root += 1;
         let steps = case.rooted(&root);
-        let mut simulated = match self.side {
-            Side::Controller(_) => simulate(Simulated::Standalone, case.sessions, &steps, &root)?,
-            Side::Ensemble { .. } => simulate(Simulated::Ensemble, case.sessions, &steps, &root)?,
-            Side::Plain { .. } => self.runtime.block_on(async {
-                let local = LocalZk::new();
-                let observer = local.connect();
-                create_root(&observer, &root).await?;
-                let sessions: Vec<_> = (0..case.sessions).map(|_| local.connect()).collect();
-                Ok::<_, ZkError>(observe(&sessions, &observer, &steps, &root, &NoFaults).await)
-            })?,
-        };
         let mut attempts = 0;
         let mut real = loop {
             attempts += 1;
@@ -267,13 +256,52 @@ impl Differ<'_> {
                 break observation;
             }
         };
-        if !matches!(self.side, Side::Plain { .. }) {
-            for observation in [&mut simulated, &mut real] {
-                observation.tree.retain(|node| node.path != CONFIG);
+        self.leave_out_config(&mut real);
+        // The real server applied calls sent together in an order of its own: the simulated
+        // one is given each order in turn until one agrees.
+        let mut first = None;
+        for steps in orderings(&steps) {
+            let mut simulated = self.simulate(case.sessions, &steps, &root)?;
+            self.leave_out_config(&mut simulated);
+            let difference =
+                first_difference(&simulated, &real).map(|text| text.replace(&root, ""));
+            let agreed = difference.is_none();
+            if agreed || first.is_none() {
+                first = Some((simulated, difference));
+            }
+            if agreed {
+                break;
             }
         }
-        let difference = first_difference(&simulated, &real).map(|text| text.replace(&root, ""));
-        Ok((simulated, difference))
+        Ok(first.expect("every case has an ordering"))
+    }
+
+    /// Runs the steps on the side's simulated counterpart, under `root`.
+    fn simulate(
+        &self,
+        sessions: usize,
+        steps: &[Step],
+        root: &str,
+    ) -> Result<Observation, ZkError> {
+        match self.side {
+            Side::Controller(_) => simulate(Simulated::Standalone, sessions, steps, root),
+            Side::Ensemble { .. } => simulate(Simulated::Ensemble, sessions, steps, root),
+            Side::Plain { .. } => self.runtime.block_on(async {
+                let local = LocalZk::new();
+                let observer = local.connect();
+                create_root(&observer, root).await?;
+                let sessions: Vec<_> = (0..sessions).map(|_| local.connect()).collect();
+                Ok(observe(&sessions, &observer, steps, root, &NoFaults).await)
+            }),
+        }
+    }
+
+    /// Leaves the configuration node out of an observation on a side whose real server is a
+    /// quorum peer (which lists the quorum there, as no simulated server does).
+    fn leave_out_config(&self, observation: &mut Observation) {
+        if !matches!(self.side, Side::Plain { .. }) {
+            observation.tree.retain(|node| node.path != CONFIG);
+        }
     }
 
     /// Runs the steps on the real server, under `root`; says too whether a lost reply missed.

@@ -29,6 +29,8 @@ pub enum Answer {
     Struck,
     /// A fault was to strike a session that had ended: nothing happened.
     Ended,
+    /// The replies to calls sent together, in the calls' order.
+    Together(Vec<OpReply>),
 }
 
 /// How a server is made to misbehave on purpose, for a case's fault steps. A server that cannot
@@ -117,7 +119,9 @@ pub async fn observe<C: ZkClient>(
                 });
                 continue;
             }
-        } else if ended.contains(&index) && !matches!(step, Step::Call { .. }) {
+        } else if ended.contains(&index)
+            && !matches!(step, Step::Call { .. } | Step::Together { .. })
+        {
             seen.push(Seen {
                 answer: Answer::Ended,
                 events: Vec::new(),
@@ -148,6 +152,10 @@ pub async fn observe<C: ZkClient>(
             // What the session hears while away it is told at `Back`.
             Step::Away { .. } => (struck(faults.away(session).await), None),
             Step::Back { .. } => (struck(faults.back(session).await), Some(is_connected)),
+            Step::Together { calls, order } => (
+                Answer::Together(together(sessions, calls, order.as_deref()).await),
+                None,
+            ),
         };
         // A client refuses a malformed path, or any call after close, without asking the
         // server: such an answer orders nothing, and events are taken at the next one.
@@ -160,7 +168,10 @@ pub async fn observe<C: ZkClient>(
         if matches!(step, Step::Close { .. } | Step::Expire { .. }) {
             unordered.fill(true);
         }
-        let mut events = match (unsent || matches!(step, Step::Away { .. }), settled) {
+        // Events of calls sent together wait for each session's next step: which came before
+        // which answer depends on the order the server chose.
+        let later = matches!(step, Step::Away { .. } | Step::Together { .. });
+        let mut events = match (unsent || later, settled) {
             (true, _) => Vec::new(),
             (false, None) => drain(session),
             (false, Some(settled)) => settle(session, settled).await,
@@ -195,6 +206,29 @@ pub async fn observe<C: ZkClient>(
     };
     observation.normalize(&ids);
     observation
+}
+
+/// The answers to `calls` (session index, op) sent at once (`order` `None`), or one after
+/// another in `order`; in the calls' own order either way.
+async fn together<C: ZkClient>(
+    sessions: &[C],
+    calls: &[(usize, Op)],
+    order: Option<&[usize]>,
+) -> Vec<OpReply> {
+    let call = |index: usize| {
+        let (session, op) = &calls[index];
+        sessions[*session].call(op.clone())
+    };
+    match order {
+        None => futures::future::join_all((0..calls.len()).map(call)).await,
+        Some(order) => {
+            let mut answers: Vec<Option<OpReply>> = calls.iter().map(|_| None).collect();
+            for &index in order {
+                answers[index] = Some(call(index).await);
+            }
+            answers.into_iter().flatten().collect()
+        }
+    }
 }
 
 /// The event a step waits for its session to hear, as the outcome of a fault.
@@ -280,18 +314,16 @@ impl Observation {
     pub fn tally(&self, counts: &mut BTreeMap<String, u64>) {
         let mut count = |key: String| *counts.entry(key).or_default() += 1;
         for seen in &self.steps {
-            count(match &seen.answer {
-                Answer::Reply(Ok(OpResult::Multi(results)))
-                    if results.iter().any(Result::is_err) =>
-                {
-                    "multi rolled back".to_owned()
+            match &seen.answer {
+                Answer::Reply(reply) => count(reply_kind(reply)),
+                Answer::Close(_) => count("close".to_owned()),
+                Answer::Struck => count("fault".to_owned()),
+                Answer::Ended => count("fault on an ended session".to_owned()),
+                Answer::Together(replies) => {
+                    count("calls sent together".to_owned());
+                    replies.iter().for_each(|reply| count(reply_kind(reply)));
                 }
-                Answer::Reply(Ok(result)) => result_kind(result).to_owned(),
-                Answer::Reply(Err(error)) => format!("{error:?}"),
-                Answer::Close(_) => "close".to_owned(),
-                Answer::Struck => "fault".to_owned(),
-                Answer::Ended => "fault on an ended session".to_owned(),
-            });
+            }
         }
         let events = self.steps.iter().flat_map(|seen| &seen.events);
         for event in events.chain(self.last_events.iter().flatten()) {
@@ -324,18 +356,26 @@ impl Observation {
                     .map_or(-1, |index| index as i64 + 1);
             }
         });
-        for seen in &mut self.steps {
-            if let Answer::Reply(Ok(result)) = &mut seen.answer {
-                sort_children(result);
-            }
+        for result in self.results() {
+            sort_children(result);
         }
     }
 
+    /// The successful results among the answers.
+    fn results(&mut self) -> impl Iterator<Item = &mut OpResult> {
+        self.steps
+            .iter_mut()
+            .flat_map(|seen| match &mut seen.answer {
+                Answer::Reply(reply) => std::slice::from_mut(reply),
+                Answer::Together(replies) => replies.as_mut_slice(),
+                _ => &mut [],
+            })
+            .filter_map(|reply| reply.as_mut().ok())
+    }
+
     fn for_each_stat(&mut self, visit: &mut impl FnMut(&mut Stat)) {
-        for seen in &mut self.steps {
-            if let Answer::Reply(Ok(result)) = &mut seen.answer {
-                result_stats(result, visit);
-            }
+        for result in self.results() {
+            result_stats(result, visit);
         }
         for node in &mut self.tree {
             visit(&mut node.stat);
@@ -360,6 +400,17 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
         | OpResult::Checked
         | OpResult::Synced
         | OpResult::RolledBack => {}
+    }
+}
+
+/// A reply's kind: its result's, or its error code.
+fn reply_kind(reply: &OpReply) -> String {
+    match reply {
+        Ok(OpResult::Multi(results)) if results.iter().any(Result::is_err) => {
+            "multi rolled back".to_owned()
+        }
+        Ok(result) => result_kind(result).to_owned(),
+        Err(error) => format!("{error:?}"),
     }
 }
 

@@ -188,6 +188,14 @@ pub struct DoubleBarrierMachine {
     link: Link,
 }
 
+/// The listing of the leave (`leaving`) or of the count.
+fn listing(leaving: bool) -> Phase {
+    match leaving {
+        true => Phase::Listing,
+        false => Phase::Counting,
+    }
+}
+
 impl DoubleBarrierMachine {
     /// A participant in the double barrier whose nodes live in `dir`, entering once `threshold`
     /// participants are there, in round `round` (or the next one), with `guid` at the start of
@@ -254,8 +262,8 @@ impl DoubleBarrierMachine {
     /// The listing the op in flight leads to, if it is one or the `sync` before one.
     fn next_listing(&self) -> Option<Phase> {
         match self.phase {
-            Phase::Counting | Phase::Syncing { leaving: false } => Some(Phase::Counting),
-            Phase::Listing | Phase::Syncing { leaving: true } => Some(Phase::Listing),
+            Phase::Counting | Phase::Listing => Some(self.phase.clone()),
+            Phase::Syncing { leaving } => Some(listing(leaving)),
             _ => None,
         }
     }
@@ -474,8 +482,7 @@ impl DoubleBarrierMachine {
             (Phase::Beginning | Phase::Clearing, Ok(OpResult::Multi(_))) => {
                 self.list(Phase::Counting)
             }
-            (Phase::Syncing { leaving: true }, Ok(OpResult::Synced)) => self.list(Phase::Listing),
-            (Phase::Syncing { leaving: false }, Ok(OpResult::Synced)) => self.list(Phase::Counting),
+            (Phase::Syncing { leaving }, Ok(OpResult::Synced)) => self.list(listing(leaving)),
             (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.leave(children),
             (Phase::Listing, Err(ZkError::NoNode)) => self.leave(Vec::new()),
             (Phase::Deleting { lowest }, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
@@ -764,6 +771,14 @@ mod tests {
         }))
     }
 
+    /// The event of an exists watch on `ready`: the round began.
+    fn ready_created() -> Input<DoubleBarrierRequest> {
+        Input::Event(ZkEvent::Watch(WatchedEvent {
+            event_type: EventType::NodeCreated,
+            path: format!("{DIR}/{READY}"),
+        }))
+    }
+
     /// A participant of a barrier of `threshold`, for `round`, that found the directory empty
     /// and made its node [`OWN`]; the listing after it is in flight.
     fn joined(threshold: u32, round: Option<i64>) -> DoubleBarrierMachine {
@@ -829,10 +844,7 @@ mod tests {
             machine.step(reply(OpResult::Exists(None))).action,
             Action::Wait
         );
-        let created = Input::Event(ZkEvent::Watch(WatchedEvent {
-            event_type: EventType::NodeCreated,
-            path: format!("{DIR}/{READY}"),
-        }));
+        let created = ready_created();
         let step = machine.step(created);
         assert_eq!(
             step.outcome,
@@ -943,10 +955,7 @@ mod tests {
         let mut machine = joined(2, None);
         machine.step(listing(&[OWN], 0));
         machine.step(reply(OpResult::Exists(None)));
-        let created = Input::Event(ZkEvent::Watch(WatchedEvent {
-            event_type: EventType::NodeCreated,
-            path: format!("{DIR}/{READY}"),
-        }));
+        let created = ready_created();
         machine.step(created);
         let step = machine.step(Input::App(DoubleBarrierRequest::Leave));
         assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");

@@ -15,6 +15,8 @@ pub use zklab_recipes as recipes;
 pub use zklab_scenarios as scenarios;
 pub use zklab_sim as sim;
 
+pub use zklab_scenarios::testing;
+
 /// Whether this build runs the simulator: true only when compiled with `--cfg madsim`, which the
 /// workspace's `.cargo/config.toml` sets. An environment `RUSTFLAGS` silently replaces it.
 pub const SIMULATOR_ENABLED: bool = cfg!(madsim);

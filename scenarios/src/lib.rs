@@ -27,4 +27,5 @@ pub mod runner;
 pub mod rw_lock;
 pub mod scenario;
 pub mod semaphore;
+pub mod testing;
 pub mod two_phase_commit;

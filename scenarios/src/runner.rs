@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,7 +19,7 @@ use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
-use crate::kit::AnyKit;
+use crate::kit::{AnyKit, ClientRun};
 use crate::oracle::{Violation, ViolationKind};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
@@ -97,11 +98,6 @@ pub struct SeedReport {
     pub max_wakeups_per_deletion: usize,
 }
 
-/// What happened inside the simulation, before the oracles read the trace.
-struct Run {
-    violations: Vec<Violation>,
-}
-
 thread_local! {
     /// Whether this thread is running a seed, whose panics are caught and reported.
     static IN_SEED: Cell<bool> = const { Cell::new(false) };
@@ -120,18 +116,39 @@ pub fn quiet_panics_inside_seeds() {
 
 /// Runs one seed of a scenario.
 pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) -> SeedReport {
-    let service: Arc<Mutex<Option<SimZk>>> = Arc::default();
+    let (trace, faults, mut violations) =
+        in_runtime(seed, |slot| simulate(scenario, options.clone(), slot));
+    let judgement = scenario.kit.judge(&trace, options.sim.session_timeout);
+    violations.extend(judgement.violations);
+    violations.sort_by_key(|violation| violation.at);
+    SeedReport {
+        seed,
+        trace,
+        faults,
+        violations,
+        max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
+    }
+}
+
+/// Where a simulation puts the service it starts, so its trace outlives a panic.
+pub(crate) type Slot = Arc<Mutex<Option<SimZk>>>;
+
+/// Runs `simulate` on a fresh madsim runtime seeded with `seed`: the trace and fault counts of
+/// the service it put in its slot, and the violations it found, a panic inside counting as one.
+pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
+    seed: u64,
+    simulate: impl FnOnce(Slot) -> F,
+) -> (Trace, FaultCounts, Vec<Violation>) {
+    let service: Slot = Arc::default();
     let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
-    let slot = service.clone();
+    let simulation = simulate(service.clone());
     let was_in_seed = IN_SEED.with(|flag| flag.replace(true));
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        runtime.block_on(simulate(scenario, options.clone(), slot))
-    }));
+    let outcome = catch_unwind(AssertUnwindSafe(|| runtime.block_on(simulation)));
     IN_SEED.with(|flag| flag.set(was_in_seed));
     drop(runtime);
     let (trace, faults) = take_report(&service);
-    let mut violations = match outcome {
-        Ok(run) => run.violations,
+    let violations = match outcome {
+        Ok(violations) => violations,
         Err(panic) => {
             let message = panic_message(&panic);
             let at = trace
@@ -146,16 +163,7 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
             vec![Violation { kind, at, message }]
         }
     };
-    let judgement = scenario.kit.judge(&trace, options.sim.session_timeout);
-    violations.extend(judgement.violations);
-    violations.sort_by_key(|violation| violation.at);
-    SeedReport {
-        seed,
-        trace,
-        faults,
-        violations,
-        max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
-    }
+    (trace, faults, violations)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -168,73 +176,27 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-async fn simulate(
-    scenario: &'static Scenario,
-    options: RunOptions,
-    slot: Arc<Mutex<Option<SimZk>>>,
-) -> Run {
-    let zk = SimZk::start(
-        options.sim.clone(),
-        FaultPlan {
-            rates: options.faults.clone(),
-            script: options.script.clone(),
-        },
-    );
-    *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
+async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) -> Vec<Violation> {
+    let zk = start_service(&options, &slot);
     let resource = {
         let zk = zk.clone();
         FencedResource::new(move |event| zk.record(event))
     };
-    let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
-    let handle = madsim::runtime::Handle::current();
-    for client in 0..options.clients {
-        let node = handle.create_node().name(format!("c{client}")).build();
-        zk.add_process(client, node.id());
+    let each = |client| {
         let context = ClientContext {
             zk: zk.clone(),
             client,
             clients: options.clients,
             resource: resource.clone(),
         };
-        let run = scenario.kit.simulate(context, options.rounds);
-        let (zk, done_tx) = (zk.clone(), done_tx.clone());
-        node.spawn(async move {
-            let session = run.await;
-            zk.record(TraceEvent::Finished { client });
-            let _ = done_tx.unbounded_send((client, session));
-        });
-    }
+        scenario.kit.simulate(context, options.rounds)
+    };
+    let (finished, start) = match run_clients(&zk, &options, each).await {
+        Ok(finished) => finished,
+        Err(liveness) => return vec![liveness],
+    };
 
     let mut violations = Vec::new();
-    let mut finished: BTreeMap<ClientId, Option<SimClient>> = BTreeMap::new();
-    let start = madsim::time::Instant::now();
-    loop {
-        let pending: Vec<ClientId> = (0..options.clients)
-            .filter(|c| !finished.contains_key(c) && !zk.is_crashed(*c))
-            .collect();
-        if pending.is_empty() {
-            break;
-        }
-        if start.elapsed() >= options.liveness_bound() {
-            let names: Vec<String> = pending.iter().map(|c| format!("c{c}")).collect();
-            let message = format!(
-                "{} did not finish within {:?} of sim time (deadlocked or starved)",
-                names.join(", "),
-                options.liveness_bound()
-            );
-            violations.push(Violation {
-                kind: ViolationKind::Liveness,
-                at: start.elapsed(),
-                message,
-            });
-            return Run { violations };
-        }
-        futures::select_biased! {
-            done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
-            _ = madsim::time::sleep(Duration::from_secs(1)).fuse() => {}
-        }
-    }
-
     zk.stop_faults();
     // A crashed client's session lives until the server expires it, a timeout after it last
     // heard from the session: a message still on its way when the process died (held by a
@@ -259,7 +221,73 @@ async fn simulate(
     if violations.is_empty() {
         violations.extend(left_over("every session closed"));
     }
-    Run { violations }
+    violations
+}
+
+/// Starts the simulated service of a run with its fault plan, and puts it in `slot`.
+pub(crate) fn start_service(options: &RunOptions, slot: &Slot) -> SimZk {
+    let zk = SimZk::start(
+        options.sim.clone(),
+        FaultPlan {
+            rates: options.faults.clone(),
+            script: options.script.clone(),
+        },
+    );
+    *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
+    zk
+}
+
+/// The clients that finished, each with the session it ended with, and when the run began.
+pub(crate) type Finished = (BTreeMap<ClientId, Option<SimClient>>, madsim::time::Instant);
+
+/// Runs `each` client's loop on a node of its own, and waits until every client has finished or
+/// crashed; a client still working past the liveness bound is a violation.
+pub(crate) async fn run_clients(
+    zk: &SimZk,
+    options: &RunOptions,
+    each: impl Fn(ClientId) -> ClientRun<SimClient>,
+) -> Result<Finished, Violation> {
+    let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
+    let handle = madsim::runtime::Handle::current();
+    for client in 0..options.clients {
+        let node = handle.create_node().name(format!("c{client}")).build();
+        zk.add_process(client, node.id());
+        let run = each(client);
+        let (zk, done_tx) = (zk.clone(), done_tx.clone());
+        node.spawn(async move {
+            let session = run.await;
+            zk.record(TraceEvent::Finished { client });
+            let _ = done_tx.unbounded_send((client, session));
+        });
+    }
+
+    let mut finished: BTreeMap<ClientId, Option<SimClient>> = BTreeMap::new();
+    let start = madsim::time::Instant::now();
+    loop {
+        let pending: Vec<ClientId> = (0..options.clients)
+            .filter(|c| !finished.contains_key(c) && !zk.is_crashed(*c))
+            .collect();
+        if pending.is_empty() {
+            return Ok((finished, start));
+        }
+        if start.elapsed() >= options.liveness_bound() {
+            let names: Vec<String> = pending.iter().map(|c| format!("c{c}")).collect();
+            let message = format!(
+                "{} did not finish within {:?} of sim time (deadlocked or starved)",
+                names.join(", "),
+                options.liveness_bound()
+            );
+            return Err(Violation {
+                kind: ViolationKind::Liveness,
+                at: start.elapsed(),
+                message,
+            });
+        }
+        futures::select_biased! {
+            done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
+            _ = madsim::time::sleep(Duration::from_secs(1)).fuse() => {}
+        }
+    }
 }
 
 /// The recipe nodes left under the kit's directory that may not stay (`ephemerals_only`: of
@@ -381,7 +409,7 @@ pub fn sweep(
 /// Runs a scenario inside the current madsim runtime and returns its trace: the form madsim's
 /// own determinism check (`Runtime::check_determinism`) needs.
 pub async fn simulate_trace(scenario: &'static Scenario, options: RunOptions) -> Trace {
-    let slot: Arc<Mutex<Option<SimZk>>> = Arc::default();
+    let slot: Slot = Arc::default();
     simulate(scenario, options, slot.clone()).await;
     take_report(&slot).0
 }

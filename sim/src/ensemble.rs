@@ -311,6 +311,9 @@ struct World {
     conns: BTreeMap<SessionId, Conn>,
     processes: BTreeMap<ClientId, Process>,
     faults_stopped: bool,
+    /// The node the service started on, which deals the faults: a client may pause or kill its
+    /// own process.
+    supervisor: NodeId,
 }
 
 /// The simulated ZooKeeper service. Cheap to clone; every clone is the same service.
@@ -348,6 +351,7 @@ impl SimZk {
             conns: BTreeMap::new(),
             processes: BTreeMap::new(),
             faults_stopped: false,
+            supervisor: madsim::plugin::node(),
         };
         let zk = SimZk {
             world: Arc::new(Mutex::new(world)),
@@ -603,6 +607,30 @@ impl SimZk {
             panic!("lose_next_reply: c{client} has no process; register it with add_process")
         });
         process.armed.push(FaultKind::LostReply);
+    }
+
+    /// Strikes `client` now with a fault of `kind`, as the seed's own draws would (`duration`:
+    /// how long a partition or a pause lasts), and returns once it has struck: the paused client
+    /// resumes after the pause, the killed one never. A message kind strikes the client's next
+    /// request.
+    pub async fn strike(&self, kind: FaultKind, client: ClientId, duration: Duration) {
+        let fault = ScriptedFault {
+            at: self.elapsed(),
+            kind,
+            client,
+            duration,
+        };
+        let supervisor = self.lock().supervisor;
+        let node = madsim::runtime::Handle::current()
+            .get_node(supervisor)
+            .expect("the service's node lives as long as the run");
+        let (struck_tx, struck_rx) = oneshot::channel();
+        let zk = self.clone();
+        node.spawn(async move {
+            zk.inject(fault);
+            let _ = struck_tx.send(());
+        });
+        let _ = struck_rx.await;
     }
 
     /// Appends an event to the trace at the current sim time.

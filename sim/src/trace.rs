@@ -154,6 +154,14 @@ pub enum TraceEvent {
         /// The client.
         client: ClientId,
     },
+    /// A line the code under test wrote (a `tracing` event, or a note of a test): the replay
+    /// tells its story and the run's in one stream.
+    Note {
+        /// The client whose code wrote it.
+        client: ClientId,
+        /// What it said.
+        text: String,
+    },
 }
 
 impl TraceEvent {
@@ -393,6 +401,7 @@ impl fmt::Display for TraceEntry {
                 write!(f, "c{client} $$ resource{how} token={token} {verdict}")
             }
             TraceEvent::Finished { client } => write!(f, "c{client} ## finished"),
+            TraceEvent::Note { client, text } => write!(f, "c{client} // {text}"),
         }
     }
 }

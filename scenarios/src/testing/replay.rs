@@ -1,0 +1,188 @@
+//! Which seeds a harness run takes from its environment, and the one command that replays a
+//! seed: `ZKLAB_SEED=S` runs seed S alone and prints its whole trace, `ZKLAB_SEEDS=N` widens
+//! the sweep to N seeds (as madsim's `MADSIM_TEST_SEED` and `MADSIM_TEST_NUM` do).
+
+use std::ops::Range;
+use std::path::Path;
+
+/// The variable that replays one seed.
+pub const SEED_VARIABLE: &str = "ZKLAB_SEED";
+
+/// The variable that sets how many seeds a sweep runs.
+pub const SEEDS_VARIABLE: &str = "ZKLAB_SEEDS";
+
+/// What the environment asks of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Seeds {
+    /// These seeds, judged one after another.
+    Sweep(Range<u64>),
+    /// This seed alone, its whole trace printed.
+    Replay(u64),
+}
+
+/// The seeds to run: `default`, unless the environment says otherwise.
+pub(crate) fn from_environment(default: Range<u64>) -> Result<Seeds, String> {
+    let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    seeds(default, read(SEED_VARIABLE), read(SEEDS_VARIABLE))
+}
+
+fn seeds(
+    default: Range<u64>,
+    seed: Option<String>,
+    count: Option<String>,
+) -> Result<Seeds, String> {
+    if let Some(seed) = seed {
+        return match seed.trim().parse() {
+            Ok(seed) => Ok(Seeds::Replay(seed)),
+            Err(_) => Err(format!(
+                "{SEED_VARIABLE}=`{seed}`: a seed is a whole number from 0 to {}",
+                u64::MAX
+            )),
+        };
+    }
+    let Some(count) = count else {
+        return Ok(Seeds::Sweep(default));
+    };
+    let first = default.start;
+    match count.trim().parse::<u64>() {
+        Ok(count) if count > 0 && first.checked_add(count).is_some() => {
+            Ok(Seeds::Sweep(first..first + count))
+        }
+        _ => Err(format!(
+            "{SEEDS_VARIABLE}=`{count}`: the number of seeds is a whole number from 1 to {}",
+            u64::MAX - first
+        )),
+    }
+}
+
+/// The command that replays `seed` of the running test `test` (or of the running program, when
+/// `None`): the seed variable, then `cargo test` or `cargo run` of this very target.
+pub(crate) fn command(seed: u64, test: Option<&str>) -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let package = std::env::var("CARGO_PKG_NAME").ok();
+    cargo_command(seed, test, &exe, Path::new(&manifest), package.as_deref())
+}
+
+fn cargo_command(
+    seed: u64,
+    test: Option<&str>,
+    exe: &Path,
+    manifest: &Path,
+    package: Option<&str>,
+) -> String {
+    let mut words = vec![format!("{SEED_VARIABLE}={seed}"), "cargo".to_owned()];
+    words.push(if test.is_some() { "test" } else { "run" }.to_owned());
+    let dir = exe.parent();
+    let dir_name = |dir: Option<&Path>| {
+        dir.and_then(Path::file_name)
+            .and_then(|name| name.to_str())
+            .map(str::to_owned)
+    };
+    let (kind, profile) = match dir_name(dir).as_deref() {
+        Some(kind @ ("examples" | "deps")) => {
+            (kind.to_owned(), dir_name(dir.and_then(Path::parent)))
+        }
+        _ => ("bin".to_owned(), dir_name(dir)),
+    };
+    match profile.as_deref() {
+        Some("debug") | None => {}
+        Some("release") => words.push("--release".to_owned()),
+        Some(other) => words.push(format!("--profile={other}")),
+    }
+    if let Some(package) = package {
+        words.extend(["-p".to_owned(), package.to_owned()]);
+    }
+    let stem = exe.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let name = without_hash(stem);
+    let integration_test = ["tests/{}.rs", "tests/{}/main.rs"]
+        .iter()
+        .any(|form| manifest.join(form.replace("{}", name)).is_file());
+    let target = match kind.as_str() {
+        "examples" => vec!["--example", name],
+        "deps" if integration_test => vec!["--test", name],
+        "deps" => vec!["--lib"],
+        _ => vec!["--bin", name],
+    };
+    words.extend(target.into_iter().map(str::to_owned));
+    if let Some(test) = test {
+        words.extend(["--".to_owned(), test.to_owned(), "--exact".to_owned()]);
+    }
+    words
+        .iter()
+        .map(|word| shell_quoted(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A test binary's name without the hash cargo appends (`config_watcher-0a1b2c3d4e5f6a7b`).
+fn without_hash(stem: &str) -> &str {
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            name
+        }
+        _ => stem,
+    }
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell treats
+/// specially, else in single quotes.
+pub fn shell_quoted(word: &str) -> String {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"-_=.,:/+@%".contains(&b);
+    if !word.is_empty() && word.bytes().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn some(text: &str) -> Option<String> {
+        Some(text.to_owned())
+    }
+
+    #[test]
+    fn the_environment_replays_one_seed_or_widens_the_sweep() {
+        assert_eq!(seeds(0..10, None, None), Ok(Seeds::Sweep(0..10)));
+        assert_eq!(seeds(0..10, some("7"), some("3")), Ok(Seeds::Replay(7)));
+        assert_eq!(seeds(5..10, None, some("100")), Ok(Seeds::Sweep(5..105)));
+        for bad in ["0", "-1", "many", "18446744073709551615"] {
+            let error = seeds(5..10, None, some(bad)).unwrap_err();
+            assert!(error.starts_with("ZKLAB_SEEDS=`"), "{error}");
+        }
+        assert!(seeds(0..1, some("x"), None)
+            .unwrap_err()
+            .contains("a seed is"));
+    }
+
+    #[test]
+    fn the_command_runs_the_very_target_and_test_that_failed() {
+        let none = Path::new("/nowhere");
+        let example = Path::new("/p/target/debug/examples/watcher-0123456789abcdef");
+        assert_eq!(
+            cargo_command(7, Some("tests::sees_the_last"), example, none, Some("app")),
+            "ZKLAB_SEED=7 cargo test -p app --example watcher -- tests::sees_the_last --exact"
+        );
+        let program = Path::new("/p/target/release/examples/watcher");
+        assert_eq!(
+            cargo_command(7, None, program, none, None),
+            "ZKLAB_SEED=7 cargo run --release --example watcher"
+        );
+        let unit = Path::new("/p/target/debug/deps/my_app-0123456789abcdef");
+        assert_eq!(
+            cargo_command(1, Some("t"), unit, none, None),
+            "ZKLAB_SEED=1 cargo test --lib -- t --exact"
+        );
+    }
+
+    #[test]
+    fn words_the_shell_would_split_are_quoted() {
+        assert_eq!(shell_quoted("--faults=all"), "--faults=all");
+        assert_eq!(shell_quoted("reorder, crash"), "'reorder, crash'");
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
+    }
+}

@@ -1,0 +1,219 @@
+//! The harness users test their own code with (`zklab::testing`): it catches a planted bug with a
+//! replay command that reproduces the trace, passes the same code once fixed, judges by the
+//! monitors a test adds, and strikes the faults a test causes on purpose when it causes them.
+
+#[path = "../examples/config_watcher/watcher.rs"]
+mod watcher;
+
+use std::time::Duration;
+
+use zklab::recipes::client::{CreateMode, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::recipes::lock::Lock;
+use zklab::recipes::outcome::Outcome;
+use zklab::scenarios::oracle::ViolationKind;
+use zklab::sim::monitor::exclusion::MutualExclusion;
+use zklab::sim::monitor::failure::NoFailures;
+use zklab::testing::{Harness, TestClient};
+
+use watcher::{follow, publish, Follow, NODE};
+
+/// Client 0 publishes versions 1 to 3 of the setting; the others follow until they see 3.
+async fn publish_and_follow(mut client: TestClient, how: Follow) {
+    if client.index() == 0 {
+        for version in 1..=3 {
+            while let Err(error) = publish(&client, version).await {
+                assert_eq!(error, ZkError::SessionExpired, "publishing {version}");
+                client.reconnect();
+            }
+        }
+    } else {
+        while let Err(error) = follow(&client, 3, how).await {
+            assert_eq!(error, ZkError::SessionExpired, "following");
+            client.reconnect();
+        }
+    }
+}
+
+#[test]
+fn a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace() {
+    let harness = Harness::new().seeds(0..500);
+    let failure = harness
+        .try_run(|client| publish_and_follow(client, Follow::TrustLostRead))
+        .expect_err("a watcher that trusts a lost read waits for good on some seed");
+    assert_eq!(failure.violations[0].kind, ViolationKind::Liveness);
+    let seed = failure.seed;
+    assert!(
+        failure
+            .replay
+            .starts_with(&format!("ZKLAB_SEED={seed} cargo test ")),
+        "{}",
+        failure.replay
+    );
+    assert!(
+        failure.replay.ends_with(
+            "--test harness -- a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace --exact"
+        ),
+        "{}",
+        failure.replay
+    );
+    let shown = failure.to_string();
+    assert!(shown.contains("VIOLATION liveness"), "{shown}");
+    assert!(
+        shown.contains(&format!("{:016x}", failure.trace.digest())),
+        "{shown}"
+    );
+
+    let again = harness
+        .seeds(seed..seed + 1)
+        .try_run(|client| publish_and_follow(client, Follow::TrustLostRead))
+        .expect_err("the same seed fails again");
+    assert_eq!(again.trace.render(), failure.trace.render());
+    assert_eq!(again.violations, failure.violations);
+}
+
+#[test]
+fn the_same_code_fixed_holds_on_every_seed() {
+    Harness::new()
+        .seeds(0..300)
+        .run(|client| publish_and_follow(client, Follow::ReadAgain));
+}
+
+#[test]
+fn a_panic_in_the_code_under_test_fails_its_seed() {
+    let failure = Harness::new()
+        .no_faults()
+        .seeds(0..1)
+        .try_run(|client| async move {
+            assert!(client.index() != 1, "client 1 does not like its number");
+        })
+        .expect_err("client 1 panics");
+    assert_eq!(failure.violations[0].kind, ViolationKind::Panic);
+    assert!(failure.violations[0]
+        .message
+        .contains("does not like its number"));
+}
+
+#[test]
+fn the_monitors_a_test_adds_judge_its_runs() {
+    let exclusion = (MutualExclusion::default(), NoFailures);
+    let locked = Harness::new()
+        .seeds(0..40)
+        .monitors(exclusion.clone())
+        .try_run(|client| async move {
+            let lock = Lock::new("/locks/mine").recording(Some(client.recorder()));
+            for _ in 0..3 {
+                if let Ok(mut guard) = lock.acquire(&client).await {
+                    client.sleep(Duration::from_millis(5)).await;
+                    let _ = guard.is_safe().await;
+                    let _ = guard.release().await;
+                }
+            }
+        });
+    if let Err(failure) = locked {
+        panic!("{failure}");
+    }
+    // Everyone takes the "lock" at once: the monitor the test added sees two holders.
+    let failure = Harness::new()
+        .no_faults()
+        .seeds(0..1)
+        .monitors(exclusion)
+        .try_run(|client| async move {
+            let granted = Outcome::Granted {
+                role: "lock",
+                token: i64::from(client.index()),
+            };
+            client.recorder().record(client.session_id(), granted);
+        })
+        .expect_err("three holders at once");
+    assert_eq!(failure.violations[0].kind, ViolationKind::MutualExclusion);
+}
+
+#[test]
+fn faults_caused_on_purpose_strike_when_caused() {
+    let run = Harness::new()
+        .clients(1)
+        .servers(1)
+        .no_faults()
+        .seeds(0..3)
+        .try_run(|mut client| async move {
+            // An expired session takes its ephemeral node with it.
+            client
+                .create("/e", b"", CreateMode::Ephemeral)
+                .await
+                .unwrap();
+            client.expire_session();
+            let expired = Some(ZkEvent::Session(SessionEvent::Expired));
+            while client.next_event().await != expired {}
+            assert_eq!(
+                client.exists("/e", false).await,
+                Err(ZkError::SessionExpired)
+            );
+            client.reconnect();
+            assert_eq!(client.exists("/e", false).await, Ok(None));
+
+            // A lost reply: the create took effect, its caller heard ConnectionLoss.
+            client.lose_next_reply();
+            let lost = client.create("/x", b"", CreateMode::Persistent).await;
+            assert_eq!(lost, Err(ZkError::ConnectionLoss));
+            assert!(client.exists("/x", false).await.unwrap().is_some());
+
+            // A dropped connection: the session lives on.
+            client.disconnect();
+            let event = client.next_event().await;
+            assert_eq!(event, Some(ZkEvent::Session(SessionEvent::Disconnected)));
+            assert!(client.exists("/x", false).await.unwrap().is_some());
+
+            // A partition holds the client's calls until it heals.
+            let before = client.elapsed();
+            client.partition(Duration::from_millis(900)).await;
+            assert!(client.elapsed() - before < Duration::from_millis(1));
+            client.exists("/x", false).await.unwrap();
+            assert!(client.elapsed() - before >= Duration::from_millis(900));
+
+            // A paused process runs again after the pause.
+            let before = client.elapsed();
+            client.pause(Duration::from_secs(2)).await;
+            assert!(client.elapsed() - before >= Duration::from_secs(2));
+        });
+    if let Err(failure) = run {
+        panic!("{failure}");
+    }
+}
+
+#[test]
+fn a_crashed_client_runs_no_further_and_its_session_expires() {
+    let run = Harness::new()
+        .clients(2)
+        .no_faults()
+        .seeds(0..3)
+        .try_run(|client| async move {
+            if client.index() == 0 {
+                client
+                    .create("/mine", b"", CreateMode::Ephemeral)
+                    .await
+                    .unwrap();
+                client.crash().await;
+                panic!("a crashed client ran on");
+            }
+            // The other waits until the crashed client's node goes with its session.
+            loop {
+                match client.exists("/mine", true).await {
+                    Ok(None) => client.sleep(Duration::from_millis(10)).await,
+                    Ok(Some(_)) => break,
+                    Err(error) => panic!("{error}"),
+                }
+            }
+            while client.exists("/mine", true).await.unwrap().is_some() {
+                while !matches!(client.next_event().await, Some(ZkEvent::Watch(_))) {}
+            }
+        });
+    if let Err(failure) = run {
+        panic!("{failure}");
+    }
+}
+
+/// The setting's node is where the watcher's code puts it.
+#[test]
+fn the_watcher_under_test_keeps_its_setting_in_one_node() {
+    assert_eq!(NODE, "/app/config");
+}

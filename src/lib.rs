@@ -4,10 +4,17 @@
 //! [`recipes`] (the product library: client API, sans-IO machines, recipes), [`sim`] (the pure
 //! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the recipes' kits,
 //! the one catalogue, oracles and the seeded runner) and [`models`] (the model checker).
+//! [`testing`] tests your own code under seeded faults in `cargo test`; [`launcher`] starts real
+//! ZooKeeper servers to run the same code against.
+//!
+//! The simulator needs `--cfg madsim` (see `zklab-sim`); the `cli` feature (on by default) adds
+//! the command line, the conformance cases and the shell.
 
+#[cfg(feature = "cli")]
 pub mod conform;
 pub mod launcher;
 pub mod real_faults;
+#[cfg(feature = "cli")]
 pub mod shell;
 
 pub use zklab_models as models;
@@ -16,7 +23,3 @@ pub use zklab_scenarios as scenarios;
 pub use zklab_sim as sim;
 
 pub use zklab_scenarios::testing;
-
-/// Whether this build runs the simulator: true only when compiled with `--cfg madsim`, which the
-/// workspace's `.cargo/config.toml` sets. An environment `RUSTFLAGS` silently replaces it.
-pub const SIMULATOR_ENABLED: bool = cfg!(madsim);

@@ -142,6 +142,10 @@ impl Setup {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     runner::quiet_panics_inside_seeds();
+    // `RUST_LOG` prints every trace event as it happens, stamped with the sim time.
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing::subscriber::set_global_default(zklab::sim::log::subscriber());
+    }
     match cli.command {
         Command::List => {
             let width = catalogue::scenarios().map(|s| s.name.len()).max();

@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 fn zklab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zklab"))
         .args(args)
+        .env_remove("RUST_LOG")
         .output()
         .expect("zklab runs")
 }
@@ -137,6 +138,40 @@ fn replay_prints_the_same_bytes_twice() {
     assert_eq!(first.status.code(), Some(0));
     assert!(first.stdout.len() > 10_000);
     assert_eq!(first.stdout, second.stdout);
+}
+
+#[test]
+fn rust_log_tells_each_trace_event_as_a_tracing_line_at_its_sim_time() {
+    let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args(["replay", "lock", "--seed", "42"])
+        .env("RUST_LOG", "zklab::trace=info")
+        .output()
+        .expect("zklab runs");
+    assert!(output.status.success());
+    let trace = stdout(&output);
+    let told = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = told.lines().collect();
+    let events = trace.lines().filter(|line| !line.starts_with("--")).count();
+    assert_eq!(
+        lines.len(),
+        events,
+        "one tracing line per trace event:\n{told}"
+    );
+    // The first event, as the trace has it and as `tracing` tells it: the sim time stamps the
+    // line, and the client and session are fields.
+    let first = trace.lines().next().unwrap();
+    let (time, event) = first.trim_start().split_once(' ').unwrap();
+    assert!(lines[0].trim_start().starts_with(time), "{}", lines[0]);
+    assert!(
+        lines[0].contains(&format!("zklab::trace: {event}")),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("client=") && lines[0].contains("session="),
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]

@@ -217,3 +217,33 @@ fn a_crashed_client_runs_no_further_and_its_session_expires() {
 fn the_watcher_under_test_keeps_its_setting_in_one_node() {
     assert_eq!(NODE, "/app/config");
 }
+
+#[test]
+fn the_codes_own_tracing_events_and_notes_land_in_the_trace_beside_its_calls() {
+    let failure = Harness::new()
+        .clients(1)
+        .no_faults()
+        .seeds(0..1)
+        .try_run(|client| async move {
+            client.exists("/", false).await.unwrap();
+            tracing::info!(answer = 42, "looked at the root");
+            tracing::debug!("finer than the trace keeps");
+            client.note("a note by hand");
+            panic!("stop here, with the trace");
+        })
+        .expect_err("the client stops the run");
+    let events: Vec<String> = failure
+        .trace
+        .entries()
+        .iter()
+        .map(|entry| entry.event.to_string())
+        .collect();
+    assert_eq!(
+        events[events.len() - 3..],
+        [
+            "c0 s1 <- exists czxid=0",
+            "c0 // INFO looked at the root answer=42",
+            "c0 // a note by hand"
+        ]
+    );
+}

@@ -66,6 +66,9 @@ pub async fn follow(zk: &impl ZkClient, last: u32, how: Follow) -> Result<u32, Z
             Err(ZkError::ConnectionLoss) => None,
             Err(error) => return Err(error),
         };
+        if let Some(version) = read {
+            tracing::info!(version, "read the setting");
+        }
         if read == Some(last) {
             return Ok(last);
         }

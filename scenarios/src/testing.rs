@@ -15,7 +15,9 @@
 //! ```
 //!
 //! `ZKLAB_SEED` runs that seed alone and prints its whole trace; `ZKLAB_SEEDS=N` widens a
-//! sweep to N seeds.
+//! sweep to N seeds. The code's own `tracing` events (INFO and up) land in the trace as note
+//! lines beside its calls, and `RUST_LOG` prints every event as it happens, stamped with the
+//! sim time.
 //!
 //! ```rust,ignore
 //! use zklab::testing::Harness;
@@ -43,6 +45,7 @@ use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use zklab_sim::fault::{FaultRates, ScriptedFault};
+use zklab_sim::log;
 use zklab_sim::monitor::failure::NoFailures;
 use zklab_sim::monitor::Monitor;
 use zklab_sim::trace::Trace;
@@ -234,7 +237,8 @@ impl<M: Monitor> Harness<M> {
             Seeds::Replay(seed) => (seed..seed.saturating_add(1), true),
         };
         for seed in seeds.clone() {
-            let (trace, violations) = self.run_seed(seed, &each);
+            let (trace, violations) =
+                tracing::subscriber::with_default(log::subscriber(), || self.run_seed(seed, &each));
             if replaying {
                 print!("{}", trace.render());
                 println!(

@@ -356,6 +356,14 @@ impl SimZk {
         let zk = SimZk {
             world: Arc::new(Mutex::new(world)),
         };
+        // The code under test's own `tracing` events go into this trace; the sink does not keep
+        // the service alive.
+        let service = Arc::downgrade(&zk.world);
+        crate::log::capture_into(Arc::new(move |text| {
+            if let Some(world) = service.upgrade() {
+                SimZk { world }.note(text);
+            }
+        }));
         madsim::task::spawn(zk.clone().pump());
         madsim::task::spawn(zk.clone().inject_faults());
         zk
@@ -631,6 +639,18 @@ impl SimZk {
             let _ = struck_tx.send(());
         });
         let _ = struck_rx.await;
+    }
+
+    /// Writes `text` into the trace as a note of the client whose process is running now;
+    /// nothing when none is (the service's own node).
+    fn note(&self, text: String) {
+        let node = madsim::plugin::node();
+        let mut w = self.lock();
+        let now = w.now();
+        let client = w.processes.iter().find(|(_, process)| process.node == node);
+        if let Some((&client, _)) = client {
+            w.trace.push(now, TraceEvent::Note { client, text });
+        }
     }
 
     /// Appends an event to the trace at the current sim time.

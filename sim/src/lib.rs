@@ -23,6 +23,7 @@ pub mod client;
 pub mod ensemble;
 pub mod fault;
 pub mod local;
+pub mod log;
 pub mod monitor;
 pub mod notified;
 pub mod packet;

@@ -165,6 +165,42 @@ pub enum TraceEvent {
 }
 
 impl TraceEvent {
+    /// The client and the session the event is about, where it names them.
+    pub fn actors(&self) -> (Option<ClientId>, Option<SessionId>) {
+        match self {
+            TraceEvent::Request {
+                client, session, ..
+            }
+            | TraceEvent::Applied {
+                client, session, ..
+            }
+            | TraceEvent::Reply {
+                client, session, ..
+            }
+            | TraceEvent::Watch {
+                client, session, ..
+            }
+            | TraceEvent::Session {
+                client, session, ..
+            }
+            | TraceEvent::SessionOpened { client, session }
+            | TraceEvent::SessionEnded {
+                client, session, ..
+            }
+            | TraceEvent::Outcome {
+                client, session, ..
+            }
+            | TraceEvent::Attached {
+                client, session, ..
+            } => (Some(*client), Some(*session)),
+            TraceEvent::Notified { by, .. } => (None, Some(*by)),
+            TraceEvent::Fault { client, .. }
+            | TraceEvent::Resource { client, .. }
+            | TraceEvent::Finished { client }
+            | TraceEvent::Note { client, .. } => (Some(*client), None),
+        }
+    }
+
     /// The [`TraceEvent::Notified`] entries for the watches one change fired (one per changed
     /// node, in the order the server fired them), read off `server` just after the change: a node
     /// counts as deleted when some watch said so or it is gone.
@@ -250,8 +286,9 @@ impl Trace {
         Trace { entries }
     }
 
-    /// Appends an event at sim time `at`.
+    /// Appends an event at sim time `at`, and tells it as a `tracing` event too.
     pub fn push(&mut self, at: Duration, event: TraceEvent) {
+        crate::log::tell(at, &event);
         self.entries.push(TraceEntry { at, event });
     }
 
@@ -281,10 +318,25 @@ impl Trace {
 
 impl fmt::Display for TraceEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = self.at.as_secs();
-        let micros = self.at.subsec_micros();
-        write!(f, "{secs:>4}.{micros:06} ")?;
-        match &self.event {
+        write!(f, "{} {}", SimTime(self.at), self.event)
+    }
+}
+
+/// A sim time as the trace writes it: seconds, to the microsecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimTime(pub Duration);
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.as_secs();
+        let micros = self.0.subsec_micros();
+        write!(f, "{secs:>4}.{micros:06}")
+    }
+}
+
+impl fmt::Display for TraceEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             TraceEvent::Request {
                 client,
                 session,

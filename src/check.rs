@@ -1,6 +1,7 @@
 //! `zklab check`: model-check a recipe and report each property as holds or fails, with the
 //! counterexample (by iterative deepening) as trace lines and a Mermaid diagram.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use zklab::scenarios::catalogue;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::StatusLine;
+use crate::replay_command::write_picture;
 use crate::usage_error;
 
 /// The faults the model checker can inject.
@@ -57,6 +59,13 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Draw the first failing property's counterexample into FILE as an SVG picture (nothing
+    /// is written when every property holds).
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Draw it into FILE as an HTML page holding that picture.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// The fault budgets a `--faults` value asks for.
@@ -121,6 +130,16 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         })
     });
     status.finish();
+    if let Some(failing) = report.properties.iter().find(|property| !property.holds) {
+        let timeline = &failing.timeline;
+        for (path, picture) in [(&args.svg, timeline.svg()), (&args.html, timeline.html())] {
+            if let Some(path) = path {
+                if let Err(message) = write_picture(path, &picture) {
+                    return usage_error(&message);
+                }
+            }
+        }
+    }
     if args.json {
         println!("{}", report_json(model.name, &options, &report));
     } else {

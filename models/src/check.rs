@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, HasDiscoveries, Model};
+use zklab_sim::picture::Timeline;
 
 use crate::model::{ActionOf, Budget, RecipeModel, StateOf};
 use crate::render;
@@ -49,6 +50,8 @@ pub struct PropertyReport {
     pub deepened: bool,
     /// The same path as a Mermaid sequence diagram.
     pub mermaid: String,
+    /// The same path laid out for a picture (no rows when the property holds).
+    pub timeline: Timeline,
 }
 
 /// The result of a check.
@@ -93,9 +96,14 @@ pub fn check<W: Workload>(
         forget_zxids: options.forget_zxids && !workload.reads_zxids(),
         ..options.clone()
     };
-    let model = RecipeModel::new(workload, options.clients, options.budget)
-        .with_partial_order(options.partial_order)
-        .with_zxids_forgotten(options.forget_zxids);
+    let with_budget = |budget| {
+        RecipeModel::new(workload.clone(), options.clients, budget)
+            .with_partial_order(options.partial_order)
+            .with_zxids_forgotten(options.forget_zxids)
+    };
+    let model = with_budget(options.budget);
+    // A story without faults is the easier one to follow: look for it first.
+    let fault_free = (options.budget != Budget::default()).then(|| with_budget(Budget::default()));
     let started = Instant::now();
     let halt = Arc::new(AtomicBool::new(false));
     let checker = builder(model.clone().with_halt(Arc::clone(&halt)), options).spawn_dfs();
@@ -121,7 +129,11 @@ pub fn check<W: Workload>(
             let (steps, deepened) = if holds {
                 (Vec::new(), false)
             } else {
-                let short = shortest_counterexample(&model, options, property.name);
+                let short = fault_free
+                    .iter()
+                    .map(|model| shortest_counterexample(model, options, property.name))
+                    .find(|path| !path.is_empty())
+                    .unwrap_or_else(|| shortest_counterexample(&model, options, property.name));
                 match checker.discovery(property.name) {
                     Some(path) if short.is_empty() => (replay(&model, path.into_actions()), false),
                     _ => (short, true),
@@ -137,6 +149,7 @@ pub fn check<W: Workload>(
                 } else {
                     render::mermaid::<W>(options.clients, &steps)
                 },
+                timeline: render::timeline::<W>(property.name, options.clients, &steps),
             }
         })
         .collect();

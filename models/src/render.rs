@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use zklab_recipes::client::ZkEvent;
+use zklab_sim::picture::{Lane, Mark, Row, Timeline};
 use zklab_sim::trace::{OpText, ReplyText};
 
 use crate::model::{Action, ActionOf, Client, Inbound, StateOf};
@@ -97,6 +98,40 @@ impl<W: Workload> Step<'_, W> {
             let _ = writeln!(out, "    ZK--)c{woken}: {}", escape(&event));
         }
         out
+    }
+
+    /// The step as the picture's rows: the acting client's, then each woken client's.
+    pub fn rows(&self, number: usize) -> Vec<Row> {
+        let c = self.action.client();
+        let mark = match self.action {
+            Action::Apply(_) => Mark::Call,
+            Action::Deliver(_) => Mark::Reply,
+            Action::Request(..) | Action::Timeout(_) => Mark::Note,
+            Action::ConnectionLoss(_) | Action::LostReply(_) | Action::SessionExpiry(_) => {
+                Mark::Fault
+            }
+        };
+        let holders: Vec<bool> = self
+            .after
+            .clients
+            .iter()
+            .map(|client| client.holds)
+            .collect();
+        let line = self.line();
+        let said = line.split(" | ").next().unwrap_or_default();
+        let said = said.strip_prefix(&format!("c{c} ")).unwrap_or(said);
+        let row = |lane, text: String, mark| Row {
+            time: format!("step {number}"),
+            lane,
+            text,
+            mark,
+            holders: holders.clone(),
+        };
+        let mut rows = vec![row(Lane::Client(c), said.to_owned(), mark)];
+        for (woken, event) in self.woken_clients() {
+            rows.push(row(Lane::Client(woken), event, Mark::Reply));
+        }
+        rows
     }
 
     /// The reply the server queued for client `c` in this step.
@@ -219,4 +254,28 @@ pub fn mermaid<W: Workload>(
         );
     }
     out
+}
+
+/// A whole path laid out for a picture, ending in the violation of `property`.
+pub fn timeline<W: Workload>(
+    property: &str,
+    clients: usize,
+    steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)],
+) -> Timeline {
+    let mut timeline = Timeline::new(format!("counterexample: {property}"), clients);
+    if steps.is_empty() {
+        return timeline;
+    }
+    for (number, (before, action, after)) in steps.iter().enumerate() {
+        let step = Step::<W> {
+            before,
+            action,
+            after,
+        };
+        for row in step.rows(number + 1) {
+            timeline.push(row);
+        }
+    }
+    timeline.violated(format!("VIOLATION {property}"));
+    timeline
 }

@@ -369,8 +369,10 @@ pub fn sweep(
         max_wakeups_per_deletion: 0,
         elapsed: Duration::ZERO,
     });
+    // No more threads than seeds: each would only start and stop.
+    let threads = threads.clamp(1, usize::try_from(count).unwrap_or(usize::MAX).max(1));
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..threads {
             scope.spawn(|| loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= count {

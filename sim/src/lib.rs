@@ -28,6 +28,7 @@ pub mod monitor;
 pub mod notified;
 pub mod packet;
 pub mod path;
+pub mod picture;
 pub mod replicas;
 pub mod server;
 pub mod session;

@@ -292,6 +292,11 @@ impl Trace {
         self.entries.push(TraceEntry { at, event });
     }
 
+    /// Keeps only the entries `keep` accepts (a part of the story to show).
+    pub fn retain(&mut self, keep: impl FnMut(&TraceEntry) -> bool) {
+        self.entries.retain(keep);
+    }
+
     /// The entries, in order.
     pub fn entries(&self) -> &[TraceEntry] {
         &self.entries

@@ -1,0 +1,98 @@
+//! `zklab replay`: one seed's whole story, as text with a legend of its symbols, and as a
+//! picture.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use zklab::scenarios::catalogue;
+use zklab::scenarios::runner;
+use zklab::sim::picture::{Timeline, LEGEND};
+
+use crate::{usage_error, Setup};
+
+/// What `zklab replay` takes.
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// The scenario (see `zklab list`).
+    scenario: String,
+    /// The seed (0 to 18446744073709551615).
+    #[arg(long)]
+    seed: u64,
+    #[command(flatten)]
+    setup: Setup,
+    /// Stop the story at the first violation.
+    #[arg(long)]
+    until_violation: bool,
+    /// Show only this client's lines (0 to clients - 1).
+    #[arg(long, value_name = "N")]
+    client: Option<u32>,
+    /// Also draw the run into FILE as an SVG picture: a lane per client and one for the servers,
+    /// holders shaded, faults and the violation marked.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Also draw the run into FILE as an HTML page holding that picture.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// Runs `zklab replay`: exit 0 when every property holds, 1 when one is violated, 2 on bad usage.
+pub fn run(args: &ReplayArgs) -> ExitCode {
+    let found = catalogue::find(&args.scenario).and_then(|scenario| {
+        scenario
+            .fits(args.setup.clients as usize)
+            .map(|()| scenario)
+    });
+    let scenario = match found {
+        Ok(scenario) => scenario,
+        Err(message) => return usage_error(&message),
+    };
+    if let Some(client) = args.client.filter(|&client| client >= args.setup.clients) {
+        return usage_error(&format!(
+            "--client {client}: the run has clients 0 to {}",
+            args.setup.clients - 1
+        ));
+    }
+    let report = runner::run_seed(scenario, args.seed, &args.setup.options());
+    let (events, digest) = (report.trace.entries().len(), report.trace.digest());
+    let mut shown = report.trace.clone();
+    if let Some(first) = report.violations.first().filter(|_| args.until_violation) {
+        shown.retain(|entry| entry.at <= first.at);
+    }
+    if let Some(client) = args.client {
+        shown.retain(|entry| entry.event.actors().0 == Some(client));
+    }
+    let title = format!("{} seed {}", scenario.name, args.seed);
+    let timeline = Timeline::of_trace(&title, &shown, &report.violations);
+    for (path, picture) in [(&args.svg, timeline.svg()), (&args.html, timeline.html())] {
+        if let Some(path) = path {
+            if let Err(message) = write_picture(path, &picture) {
+                return usage_error(&message);
+            }
+        }
+    }
+    for (symbol, meaning) in LEGEND {
+        println!("-- {symbol} {meaning}");
+    }
+    print!("{}", shown.render());
+    let part = match shown.entries().len() {
+        all if all == events => String::new(),
+        some => format!(" ({some} shown)"),
+    };
+    println!("-- {title}: {events} events{part}, digest {digest:016x}",);
+    if report.violations.is_empty() {
+        println!("-- every property holds");
+        ExitCode::SUCCESS
+    } else {
+        for violation in &report.violations {
+            println!("-- VIOLATION {violation}");
+        }
+        ExitCode::from(1)
+    }
+}
+
+/// Writes a picture to `path`, or says why it could not.
+pub fn write_picture(path: &Path, picture: &str) -> Result<(), String> {
+    std::fs::write(path, picture)
+        .map_err(|error| format!("cannot write the picture to {}: {error}", path.display()))
+}

@@ -1,0 +1,189 @@
+//! `zklab run`: sweep a scenario (or every one) over many seeds, whole or one shard of it.
+
+use std::ops::Range;
+use std::process::ExitCode;
+
+use clap::Args;
+use zklab::scenarios::catalogue;
+use zklab::scenarios::runner;
+use zklab::scenarios::scenario::Scenario;
+use zklab::sim::fault::FaultKind;
+
+use crate::progress::{seed_bar, StatusLine};
+use crate::sweep_summary::{shard_of, SweepSummary};
+use crate::{usage_error, Setup};
+
+/// What `zklab run` takes.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The scenario (see `zklab list`), or `all` for every scenario that is not a known bug.
+    scenario: String,
+    /// How many seeds (1 or more).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+    /// The first seed (the last one, start + seeds - 1, must stay below 18446744073709551615).
+    #[arg(long, default_value_t = 0)]
+    start_seed: u64,
+    /// Run only shard K of N of the seeds (K from 1 to N): contiguous, near-equal parts, so that
+    /// N machines run a sweep between them; `zklab merge` joins their `--json` outputs.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Worker threads, 1 to 256 (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
+    /// Print JSON instead of text: one object, or an array of them for `all`.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    setup: Setup,
+}
+
+/// `K/N` with 1 <= K <= N.
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+    match parsed {
+        Some((k, n)) if (1..=n).contains(&k) => Ok((k, n)),
+        _ => Err(format!(
+            "`{text}` is not a shard: write K/N, with K from 1 to N (2/8 is the second of eight)"
+        )),
+    }
+}
+
+/// The scenarios a `run` argument names.
+fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
+    if name == "all" {
+        return Ok(catalogue::scenarios()
+            .filter(|scenario| !scenario.known_bug)
+            .collect());
+    }
+    catalogue::find(name).map(|scenario| vec![scenario])
+}
+
+/// Runs `zklab run`: exit 0 when every seed holds, 1 on a violation, 2 on bad usage.
+pub fn run(args: &RunArgs) -> ExitCode {
+    let fitting = select(&args.scenario).and_then(|scenarios| {
+        for scenario in &scenarios {
+            scenario.fits(args.setup.clients as usize)?;
+        }
+        Ok(scenarios)
+    });
+    let scenarios = match fitting {
+        Ok(scenarios) => scenarios,
+        Err(message) => return usage_error(&message),
+    };
+    let Some(end) = args.start_seed.checked_add(args.seeds) else {
+        return usage_error(&format!(
+            "--start-seed {} --seeds {}: the seeds would pass {}, the last seed",
+            args.start_seed,
+            args.seeds,
+            u64::MAX
+        ));
+    };
+    let seeds: Range<u64> = match args.shard {
+        Some((k, n)) => shard_of(args.start_seed..end, k, n),
+        None => args.start_seed..end,
+    };
+    let shard = args.shard.map(|(k, n)| format!("{k}/{n}"));
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |threads| threads as usize,
+    );
+    let count = seeds.end - seeds.start;
+    let mut failed = false;
+    let mut summaries = Vec::new();
+    for scenario in scenarios {
+        let status = StatusLine::new(args.json);
+        let report = runner::sweep(
+            scenario,
+            seeds.start,
+            count,
+            &args.setup.options(),
+            threads,
+            &|done, failures| {
+                status.show(done == count, || {
+                    seed_bar(done, count, failures, status.elapsed())
+                })
+            },
+        );
+        status.finish();
+        failed |= !report.failures.is_empty();
+        let summary =
+            SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup);
+        if !args.json {
+            print_summary(&summary);
+        }
+        summaries.push(summary);
+    }
+    if args.json {
+        print_json(&summaries);
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints summaries as JSON: one object, or an array of several.
+pub fn print_json(summaries: &[SweepSummary]) {
+    let printed = match summaries {
+        [one] => serde_json::to_string(one),
+        all => serde_json::to_string(all),
+    };
+    println!("{}", printed.expect("a summary is plain data"));
+}
+
+/// Prints a summary as text: the verdict and rate, the faults, and the first failing seed with
+/// its replay command.
+pub fn print_summary(summary: &SweepSummary) {
+    let shard = summary
+        .shard
+        .as_ref()
+        .map_or(String::new(), |shard| format!(" (shard {shard})"));
+    println!(
+        "{}{shard}: {} seeds, {} failing, {:.0} seeds/s ({:.2} s)",
+        summary.scenario,
+        summary.seeds,
+        summary.failures.len(),
+        summary.seeds_per_sec,
+        summary.seconds
+    );
+    if summary.seed_ranges.len() > 1 {
+        let ranges: Vec<String> = summary
+            .seed_ranges
+            .iter()
+            .map(|range| format!("{}..{}", range.start, range.end))
+            .collect();
+        println!("seeds covered (with gaps): {}", ranges.join(", "));
+    }
+    let count = |counts: &std::collections::BTreeMap<String, u64>, kind: FaultKind| {
+        counts
+            .get(&kind.name().replace('-', "_"))
+            .copied()
+            .unwrap_or(0)
+    };
+    let injected: Vec<String> = FaultKind::ALL
+        .iter()
+        .map(|&kind| format!("{kind}={}", count(&summary.faults_injected, kind)))
+        .collect();
+    println!("faults injected: {}", injected.join(" "));
+    let struck: Vec<String> = FaultKind::ALL
+        .iter()
+        .filter(|&&kind| count(&summary.faults_injected, kind) > 0)
+        .map(|&kind| {
+            let share = count(&summary.seeds_struck, kind) as f64 / summary.seeds.max(1) as f64;
+            format!("{kind}={:.0}%", 100.0 * share)
+        })
+        .collect();
+    println!("seeds struck: {}", struck.join(" "));
+    println!(
+        "max wake-ups per deletion: {}",
+        summary.max_wakeups_per_deletion
+    );
+    if let Some(first) = summary.failures.first() {
+        println!("first failing seed {}: {}", first.seed, first.violation);
+        println!("replay it with: {}", first.replay);
+    }
+}

@@ -4,6 +4,8 @@
 
 #[path = "../examples/config_watcher/watcher.rs"]
 mod watcher;
+#[path = "../examples/config_watcher/workload.rs"]
+mod workload;
 
 use std::time::Duration;
 
@@ -15,23 +17,12 @@ use zklab::sim::monitor::exclusion::MutualExclusion;
 use zklab::sim::monitor::failure::NoFailures;
 use zklab::testing::{Harness, TestClient};
 
-use watcher::{follow, publish, Follow, NODE};
+use watcher::Follow;
 
-/// Client 0 publishes versions 1 to 3 of the setting; the others follow until they see 3.
-async fn publish_and_follow(mut client: TestClient, how: Follow) {
-    if client.index() == 0 {
-        for version in 1..=3 {
-            while let Err(error) = publish(&client, version).await {
-                assert_eq!(error, ZkError::SessionExpired, "publishing {version}");
-                client.reconnect();
-            }
-        }
-    } else {
-        while let Err(error) = follow(&client, 3, how).await {
-            assert_eq!(error, ZkError::SessionExpired, "following");
-            client.reconnect();
-        }
-    }
+/// The test's workload: client 0 publishes versions 1 to 3, the others follow until they
+/// see 3.
+async fn publish_and_follow(client: TestClient, how: Follow) {
+    workload::publish_and_follow(client, how, 3).await;
 }
 
 #[test]
@@ -41,20 +32,16 @@ fn a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace() {
         .try_run(|client| publish_and_follow(client, Follow::TrustLostRead))
         .expect_err("a watcher that trusts a lost read waits for good on some seed");
     assert_eq!(failure.violations[0].kind, ViolationKind::Liveness);
-    let seed = failure.seed;
+    let seed = failure.seed.expect("a simulated run has a seed");
+    let replay = failure.replay.clone().expect("and a replay command");
     assert!(
-        failure
-            .replay
-            .starts_with(&format!("ZKLAB_SEED={seed} cargo test ")),
-        "{}",
-        failure.replay
+        replay.starts_with(&format!("ZKLAB_SEED={seed} cargo test ")),
+        "{replay}"
     );
+    let test = "a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace";
     assert!(
-        failure.replay.ends_with(
-            "--test harness -- a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace --exact"
-        ),
-        "{}",
-        failure.replay
+        replay.ends_with(&format!("--test harness -- {test} --exact")),
+        "{replay}"
     );
     let shown = failure.to_string();
     assert!(shown.contains("VIOLATION liveness"), "{shown}");
@@ -148,7 +135,7 @@ fn faults_caused_on_purpose_strike_when_caused() {
                 client.exists("/e", false).await,
                 Err(ZkError::SessionExpired)
             );
-            client.reconnect();
+            client.reconnect().await;
             assert_eq!(client.exists("/e", false).await, Ok(None));
 
             // A lost reply: the create took effect, its caller heard ConnectionLoss.
@@ -210,12 +197,6 @@ fn a_crashed_client_runs_no_further_and_its_session_expires() {
     if let Err(failure) = run {
         panic!("{failure}");
     }
-}
-
-/// The setting's node is where the watcher's code puts it.
-#[test]
-fn the_watcher_under_test_keeps_its_setting_in_one_node() {
-    assert_eq!(NODE, "/app/config");
 }
 
 #[test]

@@ -1,12 +1,19 @@
 //! zklab against a real ZooKeeper: the differential conformance cases (on a standalone server,
 //! with faults on a controller server, and with a follower killed on an ensemble), and every
 //! recipe's workload on a standalone server and on an ensemble whose leader is killed mid-run,
-//! and the lock's while faults strike a controller server and an ensemble.
+//! the lock's while faults strike a controller server and an ensemble, and the test harness's
+//! closures on a controller server.
 //!
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
 
-use std::sync::Mutex;
+#[path = "../examples/config_watcher/watcher.rs"]
+#[allow(dead_code, reason = "the planted bug is hunted in the simulator")]
+mod watcher;
+#[path = "../examples/config_watcher/workload.rs"]
+mod workload;
+
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use zklab::conform::case::{Case, Step};
@@ -14,10 +21,11 @@ use zklab::conform::observe::Answer;
 use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer};
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
 use zklab::real_faults::{RealFaults, Striker, Struck};
-use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkEvent};
+use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkClient, ZkError, ZkEvent};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
+use zklab::testing::{Harness, ServerControl};
 
 /// Differential cases per run: enough to meet every kind of op many times over.
 const CONFORMANCE_CASES: u64 = 300;
@@ -422,4 +430,66 @@ fn conform_json_reports_cases_and_no_mismatch_on_a_server_it_starts() {
     assert_eq!(json["cases"], 20);
     assert_eq!(json["mismatches"], 0);
     assert!(json["first_mismatch"].is_null());
+}
+
+#[test]
+fn the_harness_runs_a_tests_closure_on_a_real_server_and_strikes_its_sessions_there() {
+    let Some(installation) = installed_or_skip("the harness on a real server") else {
+        return;
+    };
+    let server = Arc::new(Controller::start(&installation).expect("a controller server"));
+    let hosts = server.connect_string();
+    let control: Arc<dyn ServerControl> = server.clone();
+    let harness = Harness::new()
+        .clients(3)
+        .time_bound(Duration::from_secs(60));
+
+    // The very closure the simulated sweeps run.
+    let watched = harness.run_real(&hosts, None, |client| {
+        workload::publish_and_follow(client, watcher::Follow::ReadAgain, 3)
+    });
+    if let Err(failure) = watched {
+        panic!("{failure}");
+    }
+
+    // Faults on purpose, struck by the controller.
+    let struck = harness
+        .clients(1)
+        .run_real(&hosts, Some(control), |mut client| async move {
+            client
+                .create("/struck", b"", CreateMode::Ephemeral)
+                .await
+                .unwrap();
+            client.disconnect();
+            let disconnected = Some(ZkEvent::Session(SessionEvent::Disconnected));
+            while client.next_event().await != disconnected {}
+            assert!(client.exists("/struck", false).await.unwrap().is_some());
+            client.expire_session();
+            let expired = Some(ZkEvent::Session(SessionEvent::Expired));
+            while client.next_event().await != expired {}
+            assert_eq!(
+                client.exists("/struck", false).await,
+                Err(ZkError::SessionExpired)
+            );
+            client.reconnect().await;
+            assert_eq!(client.exists("/struck", false).await, Ok(None));
+        });
+    if let Err(failure) = struck {
+        panic!("{failure}");
+    }
+
+    // What only the simulator can cause fails the run, saying so.
+    let failure = Harness::new()
+        .clients(1)
+        .run_real(&hosts, None, |client| async move {
+            client.partition(Duration::from_secs(1)).await;
+        })
+        .expect_err("a partition cannot be struck on a real server");
+    assert!(failure.seed.is_none() && failure.replay.is_none());
+    assert!(
+        failure.violations[0]
+            .message
+            .contains("partition is simulated only"),
+        "{failure}"
+    );
 }

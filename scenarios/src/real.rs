@@ -74,6 +74,11 @@ impl RealTrace {
         RealTrace::default()
     }
 
+    /// Time since the trace's clock started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// Appends an event, now.
     pub fn push(&self, event: TraceEvent) {
         let at = self.started.elapsed();
@@ -154,6 +159,28 @@ pub struct TracedSession {
 }
 
 impl TracedSession {
+    /// A new session of `client` on the ZooKeeper at `hosts`, writing into `trace`. While an
+    /// ensemble elects a leader, connecting fails for a while: it keeps trying.
+    pub(crate) async fn connect(
+        hosts: &str,
+        session_timeout: Duration,
+        client: ClientId,
+        trace: &RealTrace,
+    ) -> TracedSession {
+        loop {
+            match RealZk::connect(hosts, session_timeout).await {
+                Ok(inner) => {
+                    return TracedSession {
+                        inner,
+                        client,
+                        trace: trace.clone(),
+                    }
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    }
+
     /// Writes a session state change into the trace; an expiry also ends the session there.
     fn saw(&self, event: Option<ZkEvent>) -> Option<ZkEvent> {
         if let Some(ZkEvent::Session(state)) = event {
@@ -203,9 +230,9 @@ impl ZkClient for TracedSession {
 }
 
 /// Writes what one real client's recipes tell it into the run's trace.
-struct RealRecorder {
-    client: ClientId,
-    trace: RealTrace,
+pub(crate) struct RealRecorder {
+    pub(crate) client: ClientId,
+    pub(crate) trace: RealTrace,
 }
 
 impl Recorder for RealRecorder {
@@ -241,19 +268,8 @@ impl Host for RealHost {
     }
 
     async fn connect(&self) -> TracedSession {
-        // While an ensemble elects a leader, connecting fails for a while: keep trying.
-        loop {
-            match RealZk::connect(&self.hosts, self.options.session_timeout).await {
-                Ok(inner) => {
-                    return TracedSession {
-                        inner,
-                        client: self.client,
-                        trace: self.trace.clone(),
-                    }
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-            }
-        }
+        let timeout = self.options.session_timeout;
+        TracedSession::connect(&self.hosts, timeout, self.client, &self.trace).await
     }
 
     fn work(&self) -> impl Future<Output = ()> + Send {

@@ -166,7 +166,8 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
     (trace, faults, violations)
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+/// What a panic said.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = panic.downcast_ref::<String>() {

@@ -36,6 +36,7 @@
 //! ```
 
 mod client;
+mod real;
 mod replay;
 
 use std::fmt;
@@ -51,6 +52,7 @@ use zklab_sim::monitor::Monitor;
 use zklab_sim::trace::Trace;
 
 pub use self::client::TestClient;
+pub use self::real::ServerControl;
 pub use self::replay::{shell_quoted, SEEDS_VARIABLE, SEED_VARIABLE};
 
 use self::replay::Seeds;
@@ -106,22 +108,25 @@ pub struct Passed {
     pub elapsed: Duration,
 }
 
-/// The first seed of a run that broke a property.
+/// A run that broke a property: the first failing seed of a sweep, or a real server's run.
 #[derive(Clone, Debug)]
 pub struct Failure {
-    /// The seed.
-    pub seed: u64,
+    /// The seed, in the simulator.
+    pub seed: Option<u64>,
     /// What broke, earliest first.
     pub violations: Vec<Violation>,
-    /// The whole trace of the seed.
+    /// The whole trace of the run.
     pub trace: Trace,
-    /// The command that replays this seed.
-    pub replay: String,
+    /// The command that replays the seed, in the simulator.
+    pub replay: Option<String>,
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "zklab: seed {} fails", self.seed)?;
+        match self.seed {
+            Some(seed) => writeln!(f, "zklab: seed {seed} fails")?,
+            None => writeln!(f, "zklab: the run on a real ZooKeeper fails")?,
+        }
         for violation in &self.violations {
             writeln!(f, "  VIOLATION {violation}")?;
         }
@@ -131,13 +136,16 @@ impl fmt::Display for Failure {
         for entry in &entries[entries.len() - shown..] {
             writeln!(f, "  {entry}")?;
         }
-        writeln!(
+        write!(
             f,
             "trace: {} events, digest {:016x}",
             entries.len(),
             self.trace.digest()
         )?;
-        write!(f, "replay: {}", self.replay)
+        match &self.replay {
+            Some(replay) => write!(f, "\nreplay: {replay}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -250,10 +258,10 @@ impl<M: Monitor> Harness<M> {
             if !violations.is_empty() {
                 let test = self.test.clone().or_else(running_test);
                 return Err(Box::new(Failure {
-                    seed,
+                    seed: Some(seed),
                     violations,
                     trace,
-                    replay: replay::command(seed, test.as_deref()),
+                    replay: Some(replay::command(seed, test.as_deref())),
                 }));
             }
         }
@@ -276,7 +284,7 @@ impl<M: Monitor> Harness<M> {
             let client_run = |client| -> ClientRun<_> {
                 let (zk, each) = (zk.clone(), each.clone());
                 Box::pin(async move {
-                    each(TestClient::connect(zk, client, clients)).await;
+                    each(TestClient::simulated(zk, client, clients)).await;
                     None
                 })
             };

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::recipes::client::SessionId;
+use crate::testing::ServerControl;
 
 use super::error::LaunchError;
 use super::installation::Installation;
@@ -120,6 +121,22 @@ impl Controller {
     /// Has the server carry out `command`.
     pub fn send(&self, command: ControlCommand) -> Result<(), LaunchError> {
         self::command(self.command_port, &command.to_string())
+    }
+}
+
+/// The harness's faults on purpose (`TestClient::expire_session`, `disconnect`) in a run on
+/// this server. A command the server refuses panics: it fails the run that asked for it.
+impl ServerControl for Controller {
+    fn expire(&self, session: SessionId) {
+        if let Err(error) = self.send(ControlCommand::ExpireSession(session)) {
+            panic!("expiring session {session:#x}: {error}");
+        }
+    }
+
+    fn disconnect(&self, session: SessionId) {
+        if let Err(error) = self.send(ControlCommand::CloseConnection(session)) {
+            panic!("closing session {session:#x}'s connection: {error}");
+        }
     }
 }
 

@@ -1,11 +1,13 @@
 //! One client of a harness run: a connected session that the code under test uses as any
 //! [`ZkClient`], and the faults the test may cause on purpose, as Curator's `KillSession` and
-//! kazoo's `expire_session()`/`lose_connection()` do, but at a seeded instant.
+//! kazoo's `expire_session()`/`lose_connection()` do, but at a seeded instant. The same client
+//! runs on the simulated ZooKeeper or on a real one.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::Either;
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkClient, ZkError, ZkEvent};
 use zklab_recipes::outcome::Recorder;
 use zklab_sim::client::{SimClient, TraceRecorder};
@@ -13,27 +15,54 @@ use zklab_sim::ensemble::SimZk;
 use zklab_sim::fault::FaultKind;
 use zklab_sim::trace::{ClientId, TraceEvent};
 
-/// One simulated client process of a [`Harness`](super::Harness) run, with its session.
+use super::real::ServerControl;
+use crate::real::{RealRecorder, RealTrace, TracedSession};
+
+/// One client process of a [`Harness`](super::Harness) run, with its session.
 ///
 /// It is a [`ZkClient`] itself: pass `&client` to the code under test (or to a zklab recipe).
 /// Every call goes to its current session, which [`TestClient::reconnect`] replaces.
 pub struct TestClient {
-    zk: SimZk,
     client: ClientId,
     clients: ClientId,
-    session: SimClient,
+    place: Place,
+}
+
+/// Where the client runs.
+enum Place {
+    /// In the simulator.
+    Sim { zk: SimZk, session: SimClient },
+    /// Against a real ZooKeeper.
+    Real(Box<RealPlace>),
+}
+
+/// A client of a real ZooKeeper: how to reach it, the session, and what can strike it.
+pub(crate) struct RealPlace {
+    pub(crate) hosts: String,
+    pub(crate) session_timeout: Duration,
+    pub(crate) trace: RealTrace,
+    pub(crate) control: Option<Arc<dyn ServerControl>>,
+    pub(crate) session: TracedSession,
 }
 
 impl TestClient {
-    /// Client `client` of `clients`, with a new session. Call it on the client's own node, where
-    /// the session's heartbeat runs.
-    pub(crate) fn connect(zk: SimZk, client: ClientId, clients: ClientId) -> Self {
+    /// Simulated client `client` of `clients`, with a new session. Call it on the client's own
+    /// node, where the session's heartbeat runs.
+    pub(crate) fn simulated(zk: SimZk, client: ClientId, clients: ClientId) -> Self {
         let session = zk.connect(client);
         TestClient {
-            zk,
             client,
             clients,
-            session,
+            place: Place::Sim { zk, session },
+        }
+    }
+
+    /// Client `client` of `clients` of a real ZooKeeper, with its session.
+    pub(crate) fn real(client: ClientId, clients: ClientId, place: RealPlace) -> Self {
+        TestClient {
+            client,
+            clients,
+            place: Place::Real(Box::new(place)),
         }
     }
 
@@ -47,102 +76,183 @@ impl TestClient {
         self.clients
     }
 
-    /// The current session.
-    pub fn session(&self) -> &SimClient {
-        &self.session
-    }
-
     /// Opens a new session in place of the current one, as an application does once its session
     /// has expired. The old one is left as it is (close it first to end it).
-    pub fn reconnect(&mut self) {
-        self.session = self.zk.connect(self.client);
+    pub async fn reconnect(&mut self) {
+        match &mut self.place {
+            Place::Sim { zk, session } => *session = zk.connect(self.client),
+            Place::Real(real) => {
+                let (hosts, timeout) = (&real.hosts, real.session_timeout);
+                real.session =
+                    TracedSession::connect(hosts, timeout, self.client, &real.trace).await;
+            }
+        }
     }
 
-    /// Sim time since the run began: what the trace's times count.
+    /// Time since the run began: sim time in the simulator, what the trace's times count.
     pub fn elapsed(&self) -> Duration {
-        self.zk.elapsed()
+        match &self.place {
+            Place::Sim { zk, .. } => zk.elapsed(),
+            Place::Real(real) => real.trace.elapsed(),
+        }
     }
 
     /// Writes a line of the test's own into the trace, beside the client's calls.
     pub fn note(&self, text: impl Into<String>) {
-        self.zk.record(TraceEvent::Note {
+        let note = TraceEvent::Note {
             client: self.client,
             text: text.into(),
-        });
+        };
+        match &self.place {
+            Place::Sim { zk, .. } => zk.record(note),
+            Place::Real(real) => real.trace.push(note),
+        }
     }
 
     /// Where a zklab recipe run by this client writes what it tells the application, so that
-    /// the monitors judge it (`Driver::recording`, or a recipe's `.recording(..)`).
+    /// the monitors judge it (a recipe's `.recording(Some(client.recorder()))`).
     pub fn recorder(&self) -> Arc<dyn Recorder> {
-        Arc::new(TraceRecorder::new(self.zk.clone(), self.client))
+        match &self.place {
+            Place::Sim { zk, .. } => Arc::new(TraceRecorder::new(zk.clone(), self.client)),
+            Place::Real(real) => Arc::new(RealRecorder {
+                client: self.client,
+                trace: real.trace.clone(),
+            }),
+        }
     }
 
     /// The server expires the current session now: its ephemeral nodes go, and the client
-    /// hears `Expired` when it next hears from the server.
+    /// hears `Expired` when it next hears from the server. On a real server this needs the
+    /// control the run was given.
     pub fn expire_session(&self) {
-        self.zk.expire_session(self.session.session_id());
+        match &self.place {
+            Place::Sim { zk, session } => zk.expire_session(session.session_id()),
+            Place::Real(real) => {
+                let session = self.session_id();
+                real.control("expire_session").expire(session);
+                real.struck(FaultKind::SessionExpiry, self.client, session);
+                real.trace.end_session(self.client, session);
+            }
+        }
     }
 
     /// The server drops the connection now; the session lives, and the client reconnects
-    /// (its calls in flight fail with ConnectionLoss).
+    /// (its calls in flight fail with ConnectionLoss). On a real server this needs the control
+    /// the run was given.
     pub fn disconnect(&self) {
-        self.zk.drop_connection(self.session.session_id());
+        match &self.place {
+            Place::Sim { zk, session } => zk.drop_connection(session.session_id()),
+            Place::Real(real) => {
+                let session = self.session_id();
+                real.control("disconnect").disconnect(session);
+                real.struck(FaultKind::ConnectionLoss, self.client, session);
+            }
+        }
     }
 
     /// The reply to the client's next request is lost after the server applied it, and the
-    /// connection breaks: the call fails with ConnectionLoss though it took effect.
+    /// connection breaks: the call fails with ConnectionLoss though it took effect. Simulator
+    /// only.
     pub fn lose_next_reply(&self) {
-        self.zk.lose_next_reply(self.client);
+        self.service_for("lose_next_reply")
+            .lose_next_reply(self.client);
     }
 
     /// Cuts the client off from every server for `duration`; returns at once (the client's
     /// calls meanwhile wait, and the session expires if it lasts past the session timeout).
+    /// Simulator only.
     pub async fn partition(&self, duration: Duration) {
-        self.zk
-            .strike(FaultKind::Partition, self.client, duration)
-            .await;
+        let zk = self.service_for("partition");
+        zk.strike(FaultKind::Partition, self.client, duration).await;
     }
 
     /// Pauses the client's whole process for `duration` (a long garbage collection, say):
-    /// returns once it runs again.
+    /// returns once it runs again. Simulator only.
     pub async fn pause(&self, duration: Duration) {
-        self.zk
-            .strike(FaultKind::Pause, self.client, duration)
-            .await;
+        let zk = self.service_for("pause");
+        zk.strike(FaultKind::Pause, self.client, duration).await;
     }
 
     /// Kills the client's process: never returns. Its session lives on until the server
-    /// expires it.
+    /// expires it. Simulator only.
     pub async fn crash(&self) {
-        self.zk
-            .strike(FaultKind::Crash, self.client, Duration::ZERO)
+        let zk = self.service_for("crash");
+        zk.strike(FaultKind::Crash, self.client, Duration::ZERO)
             .await;
         std::future::pending::<()>().await;
+    }
+
+    /// The simulated service, for a fault only it can cause.
+    fn service_for(&self, fault: &str) -> &SimZk {
+        match &self.place {
+            Place::Sim { zk, .. } => zk,
+            Place::Real(_) => panic!(
+                "{fault} is simulated only: a real ZooKeeper's client cannot be struck so from \
+                 within its own test"
+            ),
+        }
+    }
+}
+
+impl RealPlace {
+    /// Writes into the trace that the test struck `client`'s `session` with `kind`.
+    fn struck(&self, kind: FaultKind, client: ClientId, session: SessionId) {
+        self.trace.push(TraceEvent::Fault {
+            kind,
+            client,
+            detail: format!("the test strikes s{session}"),
+            lasts: Duration::ZERO,
+        });
+    }
+
+    /// The run's control of the real server, for `fault`.
+    fn control(&self, fault: &str) -> &dyn ServerControl {
+        self.control.as_deref().unwrap_or_else(|| {
+            panic!("{fault} on a real ZooKeeper needs the run's ServerControl (run_real's control)")
+        })
     }
 }
 
 impl ZkClient for TestClient {
     fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
-        self.session.call(op)
+        match &self.place {
+            Place::Sim { session, .. } => Either::Left(session.call(op)),
+            Place::Real(real) => Either::Right(real.session.call(op)),
+        }
     }
 
     fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
-        self.session.next_event()
+        match &self.place {
+            Place::Sim { session, .. } => Either::Left(session.next_event()),
+            Place::Real(real) => Either::Right(real.session.next_event()),
+        }
     }
 
     fn try_next_event(&self) -> Option<ZkEvent> {
-        self.session.try_next_event()
+        match &self.place {
+            Place::Sim { session, .. } => session.try_next_event(),
+            Place::Real(real) => real.session.try_next_event(),
+        }
     }
 
     fn session_id(&self) -> SessionId {
-        self.session.session_id()
+        match &self.place {
+            Place::Sim { session, .. } => session.session_id(),
+            Place::Real(real) => real.session.session_id(),
+        }
     }
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
-        self.session.close()
+        match &self.place {
+            Place::Sim { session, .. } => Either::Left(session.close()),
+            Place::Real(real) => Either::Right(real.session.close()),
+        }
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
-        self.session.sleep(duration)
+        match &self.place {
+            Place::Sim { session, .. } => Either::Left(session.sleep(duration)),
+            Place::Real(real) => Either::Right(real.session.sleep(duration)),
+        }
     }
 }

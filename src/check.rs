@@ -12,7 +12,7 @@ use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
 use zklab::sim::fault::FaultKind;
 
-use crate::progress::StatusLine;
+use crate::progress::spinner;
 use crate::replay_command::write_picture;
 use crate::usage_error;
 
@@ -29,19 +29,19 @@ const MODEL_FAULTS: [FaultKind; 4] = [
 pub struct CheckArgs {
     /// The scenario whose model to check (see `zklab list`).
     model: String,
-    /// Number of clients.
+    /// Number of clients, 1 to 5.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
     clients: u8,
     /// Faults: `none`, `all`, or a comma-separated list of connection-loss, lost-reply,
     /// session-expiry, pause (a timer goes off before the world is quiet).
     #[arg(long, default_value = "all")]
     faults: String,
-    /// How many of each chosen fault may strike in one execution.
+    /// How many of each chosen fault may strike in one execution, 1 to 3.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
     budget: u8,
-    /// Checker threads (default: one per core).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Checker threads, 1 to 256 (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
     /// Explore every state rather than one per permutation of clients.
     #[arg(long)]
     no_symmetry: bool,
@@ -53,7 +53,8 @@ pub struct CheckArgs {
     /// states that differ only by zxids count as many).
     #[arg(long)]
     keep_zxids: bool,
-    /// Stop after this many seconds; an incomplete search proves nothing (exit status 3).
+    /// Stop after this many seconds (1 or more); an incomplete search proves nothing (exit
+    /// status 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
     /// Print one JSON object instead of text.
@@ -107,9 +108,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Ok(budget) => budget,
         Err(message) => return usage_error(&message),
     };
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |threads| threads as usize,
+    );
     let options = CheckOptions {
         clients: usize::from(args.clients),
         budget,
@@ -119,17 +121,15 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         forget_zxids: !args.keep_zxids,
         timeout: args.timeout.map(Duration::from_secs),
     };
-    let status = StatusLine::new(args.json);
+    let status = spinner(args.json);
     let report = model.kit.check(&options, &|states, unique| {
-        status.show(false, || {
-            let seconds = status.elapsed().as_secs_f64();
-            format!(
-                "checking {}: {states} states, {unique} unique, {seconds:.0} s",
-                model.name
-            )
-        })
+        status.set_message(format!(
+            "checking {}: {states} states, {unique} unique",
+            model.name
+        ));
+        status.tick();
     });
-    status.finish();
+    status.finish_and_clear();
     if let Some(failing) = report.properties.iter().find(|property| !property.holds) {
         let timeline = &failing.timeline;
         for (path, picture) in [(&args.svg, timeline.svg()), (&args.html, timeline.html())] {

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::json;
 use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
 
-use crate::progress::StatusLine;
+use crate::progress::bar;
 use crate::server::RealServer;
 
 /// The options of `zklab conform`.
@@ -19,7 +19,7 @@ pub struct ConformArgs {
     /// starts a standalone server from the installed ZooKeeper for the run.
     #[arg(long)]
     zk: Option<String>,
-    /// How many generated cases.
+    /// How many generated cases (1 or more).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     cases: u64,
     /// The generator's seed: the same seed makes the same cases under the same paths
@@ -75,13 +75,12 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         cases: args.cases,
         seed: args.seed,
     };
-    let status = StatusLine::new(args.json);
+    let status = bar(options.cases, "cases", args.json);
     let result = conform(target, &options, |done, mismatches| {
-        status.show(done == options.cases, || {
-            format!("{done}/{} cases, {mismatches} mismatching", options.cases)
-        })
+        status.set_position(done);
+        status.set_message(format!("{mismatches} mismatching"));
     });
-    status.finish();
+    status.finish_and_clear();
     let report = match result {
         Ok(report) => report,
         Err(error) => return crate::unusable_server(&hosts, error),

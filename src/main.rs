@@ -31,7 +31,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Deterministic simulation and model checking for ZooKeeper recipes.
 #[derive(Parser)]
-#[command(name = "zklab", version, about)]
+#[command(
+    name = "zklab",
+    version,
+    about,
+    after_help = "Exit status: 0 when everything holds, 1 when a property is violated (or a \
+                  conformance case disagrees), 2 on bad usage or a server that cannot be used, \
+                  3 when `check` stopped at its timeout. `RUST_LOG=info` prints every trace \
+                  event as it happens."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,36 +48,66 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List the scenarios: each runs in the simulator, in the model checker and on a real server.
+    #[command(after_help = "Exit status: 0.")]
     List,
-    /// Run a scenario over many seeds with injected faults (exit 0: every seed holds; 1: a
-    /// violation; 2: bad usage).
+    /// Run a scenario over many seeds with injected faults.
+    #[command(
+        after_help = "Exit status: 0 every seed holds, 1 a property was violated, 2 bad \
+                            usage."
+    )]
     Run(run_command::RunArgs),
-    /// Join the `run --json` outputs of a sweep's shards into one report (exit 0: no seed
-    /// failed; 1: one did; 2: a file it cannot use, or shards that overlap).
+    /// Join the `run --json` outputs of a sweep's shards into one report.
+    #[command(
+        after_help = "Exit status: 0 no seed failed, 1 a seed failed, 2 a file that is \
+                            not `run --json` output, or shards that ran a seed twice."
+    )]
     Merge(merge_command::MergeArgs),
     /// Model-check a recipe exhaustively for a few clients, with a budget of each fault.
+    #[command(
+        after_help = "Exit status: 0 every property holds, 1 a property fails, 2 bad \
+                            usage, 3 the search stopped at --timeout (incomplete: proves \
+                            nothing)."
+    )]
     Check(CheckArgs),
     /// Compare the simulated ZooKeeper with a real one on generated operation sequences.
+    #[command(
+        after_help = "Exit status: 0 every case agrees, 1 a case disagrees, 2 bad usage \
+                            or no server can be used."
+    )]
     Conform(conform_command::ConformArgs),
     /// Run a scenario's workload against a real ZooKeeper, judged by the same oracles.
+    #[command(
+        after_help = "Exit status: 0 every property holds, 1 a property was violated, \
+                            2 bad usage, or no server can be used or struck."
+    )]
     Real(real_command::RealArgs),
-    /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real one.
+    /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real
+    /// one; on a terminal it prompts and edits lines, and `help` lists what it supports.
+    #[command(
+        after_help = "Exit status: 0, 1 when it could not write its output, 2 when no \
+                            server can be used."
+    )]
     Shell {
         /// A real ZooKeeper (`host:port[,host:port...]`) instead of the simulated one.
         #[arg(long)]
         zk: Option<String>,
     },
-    /// Run one seed and print its whole trace (exit 0: every property holds; 1: a violation).
+    /// Run one seed and print its whole trace, or draw it.
+    #[command(
+        after_help = "Exit status: 0 every property holds, 1 a property was violated, \
+                            2 bad usage or a picture that cannot be written."
+    )]
     Replay(replay_command::ReplayArgs),
 }
 
 /// The options that fix what a seed does: a replay needs the same ones as the run.
 #[derive(Args, Clone)]
 pub(crate) struct Setup {
-    /// Number of clients.
+    /// Number of clients, 1 to 64.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=64))]
     clients: u32,
-    /// Rounds of work per client (for a lock: acquisitions; for an election: terms as leader).
+    /// Rounds of work per client, 1 to 10000 (for a lock: acquisitions; for an election: terms
+    /// as leader).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     rounds: u32,
     /// Faults: `none`, or a comma-separated list of `all` and kinds

@@ -33,10 +33,10 @@ pub struct RealArgs {
     /// the workload is up to the server's timing: a real run does not replay.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Number of clients.
+    /// Number of clients, 1 to 64.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=64))]
     clients: u32,
-    /// Rounds of work (for a lock: acquisitions) per client.
+    /// Rounds of work (for a lock: acquisitions) per client, 1 to 10000.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     rounds: u32,
     /// Print one JSON object instead of text.

@@ -9,7 +9,7 @@ use zklab::scenarios::runner;
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::FaultKind;
 
-use crate::progress::{seed_bar, StatusLine};
+use crate::progress::bar;
 use crate::sweep_summary::{shard_of, SweepSummary};
 use crate::{usage_error, Setup};
 
@@ -94,7 +94,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     let mut failed = false;
     let mut summaries = Vec::new();
     for scenario in scenarios {
-        let status = StatusLine::new(args.json);
+        let status = bar(count, "seeds", args.json);
         let report = runner::sweep(
             scenario,
             seeds.start,
@@ -102,12 +102,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
             &args.setup.options(),
             threads,
             &|done, failures| {
-                status.show(done == count, || {
-                    seed_bar(done, count, failures, status.elapsed())
-                })
+                status.set_position(done);
+                status.set_message(format!("{failures} failing"));
             },
         );
-        status.finish();
+        status.finish_and_clear();
         failed |= !report.failures.is_empty();
         let summary =
             SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup);

@@ -232,6 +232,22 @@ fn replay_explains_its_symbols_and_shows_one_client_or_the_story_up_to_the_viola
 }
 
 #[test]
+fn every_commands_help_gives_its_exit_statuses() {
+    for command in [
+        "list", "run", "merge", "check", "conform", "real", "shell", "replay",
+    ] {
+        let output = zklab(&[command, "--help"]);
+        assert!(output.status.success(), "{command}");
+        let help = stdout(&output);
+        assert!(help.contains("Exit status: 0"), "{command}: {help}");
+    }
+    let help = stdout(&zklab(&["run", "--help"]));
+    for range in ["1 to 64", "1 to 10000", "1 to 256", "K from 1 to N"] {
+        assert!(help.contains(range), "{range}: {help}");
+    }
+}
+
+#[test]
 fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
     let output = zklab(&["run", "lokc"]);
     assert_eq!(output.status.code(), Some(2));
@@ -266,6 +282,8 @@ fn bad_options_are_usage_errors() {
         &["run", "lock", "--shard", "0/2"],
         &["run", "lock", "--shard", "half"],
         &["merge"],
+        &["check", "lock", "--threads", "0"],
+        &["check", "lock", "--threads", "1000000"],
         &["replay", "lock", "--seed", "0", "--servers", "0"],
         &["replay", "lock"],
         &["frobnicate"],

@@ -19,6 +19,33 @@ fn an_uncaught_java_exception_ends_the_shell_as_it_ends_zkcli() {
     assert_same_as_zkcli("number_format");
 }
 
+#[test]
+fn help_lists_only_the_commands_the_shell_supports() {
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .arg("shell")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("zklab runs");
+    use std::io::Write as _;
+    let mut input = shell.stdin.take().expect("its stdin");
+    input.write_all(b"help\nquit\n").expect("the script");
+    drop(input);
+    let output = shell.wait_with_output().expect("zklab ends");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let listed: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix('\t'))
+        .filter_map(|usage| usage.split(' ').next())
+        .collect();
+    assert_eq!(
+        listed,
+        ["create", "delete", "get", "help", "ls", "quit", "set", "stat", "sync"],
+        "{text}"
+    );
+    assert!(!text.contains("-t ttl") && !text.contains("acl"), "{text}");
+}
+
 /// Runs the binary on the script with stdout and stderr in one file, as a terminal shows them.
 fn assert_same_as_zkcli(name: &str) {
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shell");

@@ -69,6 +69,8 @@ pub(super) enum Command {
     },
     /// `quit`: close the session and stop.
     Quit,
+    /// `help`: the commands this shell supports, on stdout.
+    Help,
 }
 
 /// What zkCli prints while it parses, before the command runs or fails.
@@ -157,6 +159,7 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
             path: path_of(&options::parse(&[], words)?)?,
         }),
         "quit" => Ok(Command::Quit),
+        "help" => Ok(Command::Help),
         _ if print::COMMANDS.iter().any(|(known, _)| *known == name) => Err(Failure::Message(
             format!("zklab shell does not support the command {name}"),
         )),

@@ -5,7 +5,8 @@
 //! stderr. It prints none of zkCli's start-up banner (`Connecting to HOST`, `Welcome to
 //! ZooKeeper!`, `JLine support is disabled`), its logger's `SLF4J:` lines or the stack trace of
 //! a Java exception: `tests/shell/record.sh` drops exactly those lines from zkCli's output. zkCli
-//! with no terminal prints no prompt, and neither does the shell.
+//! with no terminal prints no prompt, and neither does the shell; on a terminal it prompts and
+//! edits lines ([`Terminal`]). `help` lists the commands it supports.
 //!
 //! zkCli prints watch notifications the moment they arrive; the shell prints those that have
 //! arrived before it runs each command and when it stops.
@@ -14,7 +15,10 @@ mod command;
 mod options;
 mod path;
 mod print;
+mod terminal;
 mod words;
+
+pub use terminal::Terminal;
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
@@ -203,6 +207,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                     Err(error) => writeln!(self.out, "Sync has failed. rc={}", error.code())?,
                 }
             }
+            Command::Help => write!(self.out, "{}", print::HELP)?,
             Command::Quit => {
                 // zkCli reports the closed session; an error closing it changes nothing there.
                 let _ = client.close().await;

@@ -58,6 +58,20 @@ pub(super) fn command_not_found(command: &str) -> String {
     )
 }
 
+/// What `help` prints: the commands this shell supports, with the options it takes (zkCli's
+/// own list, which an unknown command prints, names many more).
+pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
+\tcreate [-s] [-e] path [data]
+\tdelete [-v version] path
+\tget [-s] [-w] path
+\thelp
+\tls [-s] [-w] [-R] path
+\tquit
+\tset [-s] [-v version] path data
+\tstat [-w] path
+\tsync path
+";
+
 /// What `ls -?` prints (Commons CLI's help for the options of `ls`).
 pub(super) const LS_HELP: &str = "usage: ls [options] path
  -?   help

@@ -97,36 +97,38 @@ fn self_contained(svg: &Path) {
     assert_eq!(text.matches("http").count(), 1, "only the SVG namespace");
 }
 
+/// Runs zklab with `args` and `--svg FILE` (it must exit 1: a violation to draw), checks the
+/// picture loads nothing, and counts its colours as `browser` draws it at `width` by `height`.
+fn picture_of(browser: &Path, test: &str, args: &[&str], width: u32, height: u32) -> [usize; 5] {
+    let dir = scratch(test);
+    let svg = dir.join("picture.svg");
+    let code = zklab(&[args, &["--svg", svg.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{args:?}: a violation to draw");
+    self_contained(&svg);
+    let counts = drawn(browser, &svg, width, height);
+    let _ = std::fs::remove_dir_all(dir);
+    counts
+}
+
 #[test]
 fn a_replays_picture_renders_with_holders_faults_and_the_violation() {
     let Some(browser) = browser() else { return };
-    let dir = scratch("replay");
-    let svg = dir.join("herd.svg");
-    let args = ["replay", "lock-bug-herd", "--seed", "0", "--svg"];
-    let code = zklab(&[&args[..], &[svg.to_str().unwrap()]].concat());
-    assert_eq!(code, 1, "the herd is a violation");
-    self_contained(&svg);
+    let args = ["replay", "lock-bug-herd", "--seed", "0"];
     // Tall enough to reach the violation, 128 rows down.
-    let [all, inked, holders, faults, violation] = drawn(&browser, &svg, 2100, 2600);
+    let [all, inked, holders, faults, violation] =
+        picture_of(&browser, "replay", &args, 2100, 2600);
     assert!(inked * 50 > all, "{inked} of {all} pixels drawn: blank");
     assert!(holders > 1000, "holders shaded: {holders}");
     assert!(faults > 100, "faults marked: {faults}");
     assert!(violation > 1000, "the violation highlighted: {violation}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_counterexamples_picture_renders_with_the_violation() {
     let Some(browser) = browser() else { return };
-    let dir = scratch("check");
-    let svg = dir.join("blind-retry.svg");
-    let args = ["check", "lock-bug-blind-retry", "--clients", "2", "--svg"];
-    let code = zklab(&[&args[..], &[svg.to_str().unwrap()]].concat());
-    assert_eq!(code, 1, "the model has a counterexample");
-    self_contained(&svg);
-    let [all, inked, _, faults, violation] = drawn(&browser, &svg, 1200, 900);
+    let args = ["check", "lock-bug-blind-retry", "--clients", "2"];
+    let [all, inked, _, faults, violation] = picture_of(&browser, "check", &args, 1200, 900);
     assert!(inked * 50 > all, "{inked} of {all} pixels drawn: blank");
     assert!(faults > 100, "the lost reply marked: {faults}");
     assert!(violation > 1000, "the violation highlighted: {violation}");
-    let _ = std::fs::remove_dir_all(dir);
 }

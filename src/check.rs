@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
@@ -218,37 +218,79 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
     }
 }
 
-fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Value {
-    let properties: Vec<Value> = report
+/// A check as `--json` prints it.
+#[derive(Serialize)]
+struct CheckJson<'r> {
+    model: &'r str,
+    clients: usize,
+    symmetry: bool,
+    partial_order: bool,
+    zxids_forgotten: bool,
+    faults: BudgetJson,
+    states: usize,
+    unique_states: usize,
+    max_depth: usize,
+    seconds: f64,
+    complete: bool,
+    properties: Vec<PropertyJson<'r>>,
+}
+
+/// The faults each execution may take, by kind.
+#[derive(Serialize)]
+struct BudgetJson {
+    connection_loss: u8,
+    lost_reply: u8,
+    session_expiry: u8,
+    pause: u8,
+}
+
+/// One property's verdict, with its counterexample when it fails.
+#[derive(Serialize)]
+struct PropertyJson<'r> {
+    name: &'r str,
+    holds: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counterexample: Option<&'r [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deepened: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mermaid: Option<&'r str>,
+}
+
+fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> String {
+    let properties = report
         .properties
         .iter()
         .map(|property| {
-            let mut value = json!({ "name": property.name, "holds": property.holds });
-            if !property.holds {
-                value["counterexample"] = json!(property.counterexample);
-                value["deepened"] = json!(property.deepened);
-                value["mermaid"] = json!(property.mermaid);
+            let fails = !property.holds;
+            PropertyJson {
+                name: property.name,
+                holds: property.holds,
+                counterexample: fails.then_some(&property.counterexample[..]),
+                deepened: fails.then_some(property.deepened),
+                mermaid: fails.then_some(&property.mermaid[..]),
             }
-            value
         })
         .collect();
-    json!({
-        "model": name,
-        "clients": options.clients,
-        "symmetry": report.symmetry,
-        "partial_order": options.partial_order,
-        "zxids_forgotten": report.zxids_forgotten,
-        "faults": {
-            "connection_loss": options.budget.connection_loss,
-            "lost_reply": options.budget.lost_reply,
-            "session_expiry": options.budget.session_expiry,
-            "pause": options.budget.pause,
+    let budget = &options.budget;
+    let json = CheckJson {
+        model: name,
+        clients: options.clients,
+        symmetry: report.symmetry,
+        partial_order: options.partial_order,
+        zxids_forgotten: report.zxids_forgotten,
+        faults: BudgetJson {
+            connection_loss: budget.connection_loss,
+            lost_reply: budget.lost_reply,
+            session_expiry: budget.session_expiry,
+            pause: budget.pause,
         },
-        "states": report.states,
-        "unique_states": report.unique_states,
-        "max_depth": report.max_depth,
-        "seconds": report.elapsed.as_secs_f64(),
-        "complete": report.complete,
-        "properties": properties,
-    })
+        states: report.states,
+        unique_states: report.unique_states,
+        max_depth: report.max_depth,
+        seconds: report.elapsed.as_secs_f64(),
+        complete: report.complete,
+        properties,
+    };
+    serde_json::to_string(&json).expect("a report is plain data")
 }

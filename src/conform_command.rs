@@ -3,10 +3,11 @@
 //! port started for the run; with `--ensemble`, cases in which a follower dies and restarts, on
 //! a 3-server ensemble started for the run.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
 
 use crate::progress::bar;
@@ -116,26 +117,44 @@ fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
     }
 }
 
+/// A conformance run as `--json` prints it.
+#[derive(Serialize)]
+struct ConformJson<'r> {
+    cases: u64,
+    mismatches: u64,
+    first_mismatch: Option<MismatchJson<'r>>,
+    outcomes: &'r BTreeMap<String, u64>,
+    seed: u64,
+    faults: bool,
+    ensemble: bool,
+    seconds: f64,
+}
+
+/// The first case that disagreed, shrunk, and how.
+#[derive(Serialize)]
+struct MismatchJson<'r> {
+    case: String,
+    difference: &'r str,
+}
+
 fn report_json(
     report: &ConformReport,
     options: &ConformOptions,
     args: &ConformArgs,
     elapsed: std::time::Duration,
-) -> serde_json::Value {
-    let first = report.first_mismatch.as_ref().map(|mismatch| {
-        json!({
-            "case": mismatch.case.to_string(),
-            "difference": mismatch.difference,
-        })
-    });
-    json!({
-        "cases": report.cases,
-        "mismatches": report.mismatches,
-        "first_mismatch": first,
-        "outcomes": report.outcomes,
-        "seed": options.seed,
-        "faults": args.faults,
-        "ensemble": args.ensemble,
-        "seconds": elapsed.as_secs_f64(),
-    })
+) -> String {
+    let json = ConformJson {
+        cases: report.cases,
+        mismatches: report.mismatches,
+        first_mismatch: report.first_mismatch.as_ref().map(|mismatch| MismatchJson {
+            case: mismatch.case.to_string(),
+            difference: &mismatch.difference,
+        }),
+        outcomes: &report.outcomes,
+        seed: options.seed,
+        faults: args.faults,
+        ensemble: args.ensemble,
+        seconds: elapsed.as_secs_f64(),
+    };
+    serde_json::to_string(&json).expect("a report is plain data")
 }

@@ -2,10 +2,11 @@
 //! the run, judged by the simulator's oracles; with `--faults`, on a server zklab starts and
 //! strikes meanwhile.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealTrace};
@@ -42,6 +43,19 @@ pub struct RealArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// A real run as `--json` prints it.
+#[derive(Serialize)]
+struct RealJson<'r> {
+    scenario: &'r str,
+    zk: &'r str,
+    clients: u32,
+    rounds: u32,
+    seed: u64,
+    faults_struck: BTreeMap<String, u64>,
+    violations: &'r [String],
+    seconds: f64,
 }
 
 /// Runs the command: exit 0 when every property holds, 1 on a violation, 2 when the scenario is
@@ -104,19 +118,17 @@ pub fn run(args: &RealArgs) -> ExitCode {
         .collect();
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
     if args.json {
-        let summary = json!({
-            "scenario": scenario.name,
-            "zk": hosts,
-            "clients": args.clients,
-            "rounds": args.rounds,
-            "seed": args.seed,
-            "faults_struck": struck
-                .iter()
-                .map(|(kind, count)| (kind.clone(), json!(count)))
-                .collect::<serde_json::Map<_, _>>(),
-            "violations": violations,
-            "seconds": report.elapsed.as_secs_f64(),
-        });
+        let summary = RealJson {
+            scenario: scenario.name,
+            zk: &hosts,
+            clients: args.clients,
+            rounds: args.rounds,
+            seed: args.seed,
+            faults_struck: struck.iter().cloned().collect(),
+            violations: &violations,
+            seconds: report.elapsed.as_secs_f64(),
+        };
+        let summary = serde_json::to_string(&summary).expect("a report is plain data");
         println!("{summary}");
     } else {
         println!(

@@ -13,7 +13,7 @@ use zklab::scenarios::catalogue;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::spinner;
-use crate::replay_command::write_picture;
+use crate::replay_command::write_pictures;
 use crate::usage_error;
 
 /// The faults the model checker can inject.
@@ -131,13 +131,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     });
     status.finish_and_clear();
     if let Some(failing) = report.properties.iter().find(|property| !property.holds) {
-        let timeline = &failing.timeline;
-        for (path, picture) in [(&args.svg, timeline.svg()), (&args.html, timeline.html())] {
-            if let Some(path) = path {
-                if let Err(message) = write_picture(path, &picture) {
-                    return usage_error(&message);
-                }
-            }
+        let timeline = || failing.timeline.clone();
+        if let Err(message) = write_pictures(timeline, &args.svg, &args.html) {
+            return usage_error(&message);
         }
     }
     if args.json {

@@ -55,7 +55,7 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
     }
     let report = runner::run_seed(scenario, args.seed, &args.setup.options());
     let (events, digest) = (report.trace.entries().len(), report.trace.digest());
-    let mut shown = report.trace.clone();
+    let mut shown = report.trace;
     if let Some(first) = report.violations.first().filter(|_| args.until_violation) {
         shown.retain(|entry| entry.at <= first.at);
     }
@@ -63,13 +63,9 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         shown.retain(|entry| entry.event.actors().0 == Some(client));
     }
     let title = format!("{} seed {}", scenario.name, args.seed);
-    let timeline = Timeline::of_trace(&title, &shown, &report.violations);
-    for (path, picture) in [(&args.svg, timeline.svg()), (&args.html, timeline.html())] {
-        if let Some(path) = path {
-            if let Err(message) = write_picture(path, &picture) {
-                return usage_error(&message);
-            }
-        }
+    let timeline = || Timeline::of_trace(&title, &shown, &report.violations);
+    if let Err(message) = write_pictures(timeline, &args.svg, &args.html) {
+        return usage_error(&message);
     }
     for (symbol, meaning) in LEGEND {
         println!("-- {symbol} {meaning}");
@@ -91,8 +87,26 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
     }
 }
 
-/// Writes a picture to `path`, or says why it could not.
-pub fn write_picture(path: &Path, picture: &str) -> Result<(), String> {
-    std::fs::write(path, picture)
-        .map_err(|error| format!("cannot write the picture to {}: {error}", path.display()))
+/// Draws the timeline `timeline` makes as an SVG picture into `svg` and as an HTML page into
+/// `html`, each if asked for (the timeline is made only then), or says why it could not.
+pub fn write_pictures(
+    timeline: impl FnOnce() -> Timeline,
+    svg: &Option<PathBuf>,
+    html: &Option<PathBuf>,
+) -> Result<(), String> {
+    if svg.is_none() && html.is_none() {
+        return Ok(());
+    }
+    let timeline = timeline();
+    let write = |path: &Path, picture: String| {
+        std::fs::write(path, picture)
+            .map_err(|error| format!("cannot write the picture to {}: {error}", path.display()))
+    };
+    if let Some(path) = svg {
+        write(path, timeline.svg())?;
+    }
+    if let Some(path) = html {
+        write(path, timeline.html())?;
+    }
+    Ok(())
 }

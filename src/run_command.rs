@@ -10,7 +10,7 @@ use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::bar;
-use crate::sweep_summary::{shard_of, SweepSummary};
+use crate::sweep_summary::{json_key, shard_of, SweepSummary};
 use crate::{usage_error, Setup};
 
 /// What `zklab run` takes.
@@ -158,10 +158,7 @@ pub fn print_summary(summary: &SweepSummary) {
         println!("seeds covered (with gaps): {}", ranges.join(", "));
     }
     let count = |counts: &std::collections::BTreeMap<String, u64>, kind: FaultKind| {
-        counts
-            .get(&kind.name().replace('-', "_"))
-            .copied()
-            .unwrap_or(0)
+        counts.get(&json_key(kind)).copied().unwrap_or(0)
     };
     let injected: Vec<String> = FaultKind::ALL
         .iter()

@@ -8,7 +8,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use zklab::scenarios::runner::SweepReport;
 use zklab::scenarios::scenario::Scenario;
-use zklab::sim::fault::FaultCounts;
+use zklab::sim::fault::{FaultCounts, FaultKind};
 
 use crate::Setup;
 
@@ -127,12 +127,14 @@ impl SweepSummary {
     }
 }
 
-/// Fault counts by kind, keyed as JSON keys (`lost-create-reply` becomes `lost_create_reply`).
+/// Fault counts by kind, under their JSON keys.
 fn by_kind(counts: &FaultCounts) -> BTreeMap<String, u64> {
-    counts
-        .iter()
-        .map(|(kind, n)| (kind.name().replace('-', "_"), n))
-        .collect()
+    counts.iter().map(|(kind, n)| (json_key(kind), n)).collect()
+}
+
+/// A fault kind's key in JSON (`lost-create-reply` becomes `lost_create_reply`).
+pub fn json_key(kind: FaultKind) -> String {
+    kind.name().replace('-', "_")
 }
 
 /// Merges the parts of sweeps into one summary per sweep (per scenario and setup), in the order

@@ -138,6 +138,9 @@ struct EventStream {
     state: Option<(PendingState, Waker)>,
     /// The terminal state has been queued: nothing follows what is in `ready`.
     ended: bool,
+    /// The state last queued: the crate's state channel keeps only the newest state, so a
+    /// connection that drops and comes back at once shows as the same state twice.
+    last_state: zk::SessionState,
     fired: Arc<Mutex<Fired>>,
 }
 
@@ -176,13 +179,14 @@ impl Wake for FiredWaker {
 }
 
 impl EventStream {
-    fn new(states: zk::StateWatcher) -> Self {
+    fn new(mut states: zk::StateWatcher) -> Self {
         let mut stream = EventStream {
             ready: VecDeque::new(),
             watches: BTreeMap::new(),
             next_id: 0,
             state: None,
             ended: false,
+            last_state: states.state(),
             fired: Arc::default(),
         };
         stream.arm_state(next_state(states));
@@ -259,6 +263,13 @@ impl EventStream {
         else {
             return;
         };
+        // The crate changes state only to a different one: the same state again means the
+        // connection dropped in between, and its Disconnected was overwritten before it was read.
+        if state == self.last_state {
+            let dropped = session_event(zk::SessionState::Disconnected);
+            self.ready.push_back(ZkEvent::Session(dropped));
+        }
+        self.last_state = state;
         self.ready.push_back(ZkEvent::Session(session_event(state)));
         if state.is_terminated() {
             self.state = None;

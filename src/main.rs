@@ -12,6 +12,7 @@ mod replay_command;
 mod run_command;
 mod server;
 mod shell_command;
+mod shrink_command;
 mod sweep_summary;
 
 use std::process::ExitCode;
@@ -98,6 +99,14 @@ enum Command {
                             2 bad usage or a picture that cannot be written."
     )]
     Replay(replay_command::ReplayArgs),
+    /// Shrink a failing seed to its story: the fewest faults, clients, rounds and servers that
+    /// still break the same property, saved as a schedule that `replay --script` runs.
+    #[command(
+        after_help = "Exit status: 1 the seed fails and here is its story, 2 bad usage, a seed \
+                            that holds or that cannot be shrunk, or a schedule that cannot be \
+                            written."
+    )]
+    Shrink(shrink_command::ShrinkArgs),
 }
 
 /// The options that fix what a seed does: a replay needs the same ones as the run.
@@ -200,6 +209,7 @@ fn main() -> ExitCode {
         Command::Real(args) => real_command::run(&args),
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay(args) => replay_command::run(&args),
+        Command::Shrink(args) => shrink_command::run(&args),
     }
 }
 

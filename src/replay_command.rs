@@ -1,12 +1,13 @@
 //! `zklab replay`: one seed's whole story, as text with a legend of its symbols, and as a
-//! picture.
+//! picture; or the story of a schedule that `zklab shrink` wrote.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use zklab::scenarios::catalogue;
-use zklab::scenarios::runner;
+use zklab::scenarios::runner::{self, RunOptions, SeedReport};
+use zklab::scenarios::schedule::Schedule;
 use zklab::sim::picture::{Timeline, LEGEND};
 
 use crate::{usage_error, Setup};
@@ -15,12 +16,21 @@ use crate::{usage_error, Setup};
 #[derive(Args)]
 pub struct ReplayArgs {
     /// The scenario (see `zklab list`).
-    scenario: String,
+    #[arg(required_unless_present = "script")]
+    scenario: Option<String>,
     /// The seed (0 to 18446744073709551615).
-    #[arg(long)]
-    seed: u64,
+    #[arg(long, required_unless_present = "script")]
+    seed: Option<u64>,
     #[command(flatten)]
     setup: Setup,
+    /// Run the schedule in FILE (written by `zklab shrink`): it gives the scenario, the seed,
+    /// the workload and every fault, so none of those is given here.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["scenario", "seed", "clients", "rounds", "faults", "servers"]
+    )]
+    script: Option<PathBuf>,
     /// Stop the story at the first violation.
     #[arg(long)]
     until_violation: bool,
@@ -38,33 +48,70 @@ pub struct ReplayArgs {
 
 /// Runs `zklab replay`: exit 0 when every property holds, 1 when one is violated, 2 on bad usage.
 pub fn run(args: &ReplayArgs) -> ExitCode {
-    let found = catalogue::find(&args.scenario).and_then(|scenario| {
-        scenario
-            .fits(args.setup.clients as usize)
-            .map(|()| scenario)
-    });
+    let (name, seed, options) = match what_to_run(args) {
+        Ok(run) => run,
+        Err(message) => return usage_error(&message),
+    };
+    let found = catalogue::find(&name)
+        .and_then(|scenario| scenario.fits(options.clients as usize).map(|()| scenario));
     let scenario = match found {
         Ok(scenario) => scenario,
         Err(message) => return usage_error(&message),
     };
-    if let Some(client) = args.client.filter(|&client| client >= args.setup.clients) {
+    if let Some(client) = args.client.filter(|&client| client >= options.clients) {
         return usage_error(&format!(
             "--client {client}: the run has clients 0 to {}",
-            args.setup.clients - 1
+            options.clients - 1
         ));
     }
-    let report = runner::run_seed(scenario, args.seed, &args.setup.options());
+    let report = runner::run_seed(scenario, seed, &options);
+    let title = format!("{} seed {seed}", scenario.name);
+    tell(
+        &title,
+        report,
+        args.until_violation,
+        args.client,
+        &args.svg,
+        &args.html,
+    )
+}
+
+/// The scenario, seed and options to run: from the schedule file, or from the arguments.
+fn what_to_run(args: &ReplayArgs) -> Result<(String, u64, RunOptions), String> {
+    let Some(path) = &args.script else {
+        let (Some(scenario), Some(seed)) = (&args.scenario, args.seed) else {
+            return Err("give a scenario and --seed, or --script FILE".to_owned());
+        };
+        return Ok((scenario.clone(), seed, args.setup.options()));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read the schedule {}: {error}", path.display()))?;
+    let schedule =
+        Schedule::parse(&text).map_err(|error| format!("{}: {error}", path.display()))?;
+    Ok((schedule.scenario.clone(), schedule.seed, schedule.options()))
+}
+
+/// Prints a run's story (up to its first violation, or one client's lines, if asked) with the
+/// legend, draws it if asked, and gives the exit status: 0 when every property holds, 1 when
+/// one is violated, 2 when a picture cannot be written.
+pub fn tell(
+    title: &str,
+    report: SeedReport,
+    until_violation: bool,
+    client: Option<u32>,
+    svg: &Option<PathBuf>,
+    html: &Option<PathBuf>,
+) -> ExitCode {
     let (events, digest) = (report.trace.entries().len(), report.trace.digest());
     let mut shown = report.trace;
-    if let Some(first) = report.violations.first().filter(|_| args.until_violation) {
+    if let Some(first) = report.violations.first().filter(|_| until_violation) {
         shown.retain(|entry| entry.at <= first.at);
     }
-    if let Some(client) = args.client {
+    if let Some(client) = client {
         shown.retain(|entry| entry.event.actors().0 == Some(client));
     }
-    let title = format!("{} seed {}", scenario.name, args.seed);
-    let timeline = || Timeline::of_trace(&title, &shown, &report.violations);
-    if let Err(message) = write_pictures(timeline, &args.svg, &args.html) {
+    let timeline = || Timeline::of_trace(title, &shown, &report.violations);
+    if let Err(message) = write_pictures(timeline, svg, html) {
         return usage_error(&message);
     }
     for (symbol, meaning) in LEGEND {

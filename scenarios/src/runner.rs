@@ -92,6 +92,9 @@ pub struct SeedReport {
     pub trace: Trace,
     /// The faults injected.
     pub faults: FaultCounts,
+    /// Every fault injected, in order, as a script that strikes it again
+    /// ([`zklab_sim::ensemble::SimZk::take_struck`]).
+    pub struck: Vec<ScriptedFault>,
     /// Every property broken, earliest first.
     pub violations: Vec<Violation>,
     /// The most sessions one deletion woke.
@@ -116,15 +119,18 @@ pub fn quiet_panics_inside_seeds() {
 
 /// Runs one seed of a scenario.
 pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) -> SeedReport {
-    let (trace, faults, mut violations) =
+    let (recorded, mut violations) =
         in_runtime(seed, |slot| simulate(scenario, options.clone(), slot));
-    let judgement = scenario.kit.judge(&trace, options.sim.session_timeout);
+    let judgement = scenario
+        .kit
+        .judge(&recorded.trace, options.sim.session_timeout);
     violations.extend(judgement.violations);
     violations.sort_by_key(|violation| violation.at);
     SeedReport {
         seed,
-        trace,
-        faults,
+        trace: recorded.trace,
+        faults: recorded.faults,
+        struck: recorded.struck,
         violations,
         max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
     }
@@ -133,12 +139,20 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
 /// Where a simulation puts the service it starts, so its trace outlives a panic.
 pub(crate) type Slot = Arc<Mutex<Option<SimZk>>>;
 
-/// Runs `simulate` on a fresh madsim runtime seeded with `seed`: the trace and fault counts of
-/// the service it put in its slot, and the violations it found, a panic inside counting as one.
+/// What the service of a run recorded.
+#[derive(Default)]
+pub(crate) struct Recorded {
+    pub(crate) trace: Trace,
+    pub(crate) faults: FaultCounts,
+    pub(crate) struck: Vec<ScriptedFault>,
+}
+
+/// Runs `simulate` on a fresh madsim runtime seeded with `seed`: what the service it put in its
+/// slot recorded, and the violations it found, a panic inside counting as one.
 pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
     seed: u64,
     simulate: impl FnOnce(Slot) -> F,
-) -> (Trace, FaultCounts, Vec<Violation>) {
+) -> (Recorded, Vec<Violation>) {
     let service: Slot = Arc::default();
     let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
     let simulation = simulate(service.clone());
@@ -146,12 +160,13 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
     let outcome = catch_unwind(AssertUnwindSafe(|| runtime.block_on(simulation)));
     IN_SEED.with(|flag| flag.set(was_in_seed));
     drop(runtime);
-    let (trace, faults) = take_report(&service);
+    let recorded = take_report(&service);
     let violations = match outcome {
         Ok(violations) => violations,
         Err(panic) => {
             let message = panic_message(&panic);
-            let at = trace
+            let at = recorded
+                .trace
                 .entries()
                 .last()
                 .map_or(Duration::ZERO, |entry| entry.at);
@@ -163,7 +178,7 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
             vec![Violation { kind, at, message }]
         }
     };
-    (trace, faults, violations)
+    (recorded, violations)
 }
 
 /// What a panic said.
@@ -414,15 +429,24 @@ pub fn sweep(
 pub async fn simulate_trace(scenario: &'static Scenario, options: RunOptions) -> Trace {
     let slot: Slot = Arc::default();
     simulate(scenario, options, slot.clone()).await;
-    take_report(&slot).0
+    take_report(&slot).trace
 }
 
-/// The trace and fault counts of the service a run left in its slot (empty if it never
-/// started), taken out without copying.
-fn take_report(slot: &Mutex<Option<SimZk>>) -> (Trace, FaultCounts) {
+/// What the service a run left in its slot recorded (nothing if it never started), taken out
+/// without copying.
+fn take_report(slot: &Mutex<Option<SimZk>>) -> Recorded {
     let zk = slot
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .take();
-    zk.map(|zk| zk.take_report()).unwrap_or_default()
+    zk.map(|zk| {
+        let struck = zk.take_struck();
+        let (trace, faults) = zk.take_report();
+        Recorded {
+            trace,
+            faults,
+            struck,
+        }
+    })
+    .unwrap_or_default()
 }

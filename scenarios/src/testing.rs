@@ -278,7 +278,7 @@ impl<M: Monitor> Harness<M> {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let options = &self.options;
-        let (trace, _, mut violations) = in_runtime(seed, |slot| async move {
+        let (recorded, mut violations) = in_runtime(seed, |slot| async move {
             let zk = start_service(options, &slot);
             let clients = options.clients;
             let client_run = |client| -> ClientRun<_> {
@@ -293,6 +293,7 @@ impl<M: Monitor> Harness<M> {
                 Err(liveness) => vec![liveness],
             }
         });
+        let trace = recorded.trace;
         let judgement = oracle::judge(self.monitors.clone(), &trace, options.sim.session_timeout);
         violations.extend(judgement.violations);
         violations.sort_by_key(|violation| violation.at);

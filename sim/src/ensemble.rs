@@ -297,6 +297,8 @@ struct World {
     plan: FaultPlan,
     trace: Trace,
     counts: FaultCounts,
+    /// Every fault injected, as the script that strikes it again (see [`SimZk::take_struck`]).
+    struck: Vec<ScriptedFault>,
     start: Instant,
     wire: Wire,
     /// The pump task's waker, once it has run: the wire's timers wake it.
@@ -345,6 +347,7 @@ impl SimZk {
             plan,
             trace: Trace::new(),
             counts: FaultCounts::default(),
+            struck: Vec::new(),
             wire: Wire::default(),
             pump: None,
             timers: Vec::new(),
@@ -725,6 +728,15 @@ impl SimZk {
         (std::mem::take(&mut w.trace), w.counts)
     }
 
+    /// Every fault injected so far, in order, as a script that strikes each again in a run of
+    /// the same workload: its time, kind, client and drawn duration. A message fault's time is
+    /// when its client sent the request it struck (the reorder's: when the message it held up
+    /// was sent), so that the scripted fault, which strikes the client's next message, strikes
+    /// the same one.
+    pub fn take_struck(&self) -> Vec<ScriptedFault> {
+        std::mem::take(&mut self.lock().struck)
+    }
+
     /// Delivers the wire's messages in order, forever.
     async fn pump(self) {
         std::future::poll_fn(|cx| {
@@ -931,6 +943,13 @@ impl SimZk {
             FaultKind::Crash => Duration::MAX,
             _ => Duration::ZERO,
         };
+        let at = w.now();
+        w.struck.push(ScriptedFault {
+            at,
+            kind,
+            client,
+            duration,
+        });
         w.lasting_fault(kind, client, detail, lasts);
     }
 }
@@ -1034,6 +1053,16 @@ impl World {
         self.lasting_fault(kind, client, detail, Duration::ZERO);
     }
 
+    /// Notes a message fault among those struck, at `sent`: when its client sent the message.
+    fn message_fault(&mut self, kind: FaultKind, client: ClientId, sent: Duration) {
+        self.struck.push(ScriptedFault {
+            at: sent,
+            kind,
+            client,
+            duration: Duration::ZERO,
+        });
+    }
+
     fn lasting_fault(
         &mut self,
         kind: FaultKind,
@@ -1117,6 +1146,7 @@ impl World {
                 .rng
                 .gen_range(Duration::ZERO..=self.plan.rates.reorder_delay);
             delay += hold;
+            self.message_fault(FaultKind::Reorder, client, now);
             self.fault(
                 FaultKind::Reorder,
                 client,
@@ -1322,6 +1352,8 @@ impl World {
                     || self.rng.gen_bool(self.plan.rates.connection_loss);
                 if drop_before {
                     let detail = format!("before apply: {}", OpText(&op));
+                    let sent = self.conn(session).client_sent;
+                    self.message_fault(FaultKind::ConnectionLoss, client, sent);
                     self.fault(FaultKind::ConnectionLoss, client, detail);
                     self.disconnect(session);
                     return;
@@ -1406,7 +1438,8 @@ impl World {
         if kind == FaultKind::LostCreateReply {
             self.counts.add(FaultKind::LostReply);
         }
-        let client = self.conn(session).client;
+        let (client, sent) = (self.conn(session).client, self.conn(session).client_sent);
+        self.message_fault(kind, client, sent);
         self.fault(kind, client, detail);
         self.disconnect(session);
     }

@@ -223,6 +223,44 @@ pub enum ViolationKind {
 }
 
 impl ViolationKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ViolationKind; 27] = [
+        ViolationKind::MutualExclusion,
+        ViolationKind::BarrierPassed,
+        ViolationKind::EnteredEarly,
+        ViolationKind::LeftEarly,
+        ViolationKind::Disagreement,
+        ViolationKind::InvalidCommit,
+        ViolationKind::StaleToken,
+        ViolationKind::Herd,
+        ViolationKind::HeldBack,
+        ViolationKind::RevocationIgnored,
+        ViolationKind::ItemTwice,
+        ViolationKind::ItemLost,
+        ViolationKind::DeadClaim,
+        ViolationKind::PriorityInverted,
+        ViolationKind::OutOfSequence,
+        ViolationKind::ConfigBackwards,
+        ViolationKind::ConfigStale,
+        ViolationKind::GroupGhost,
+        ViolationKind::GroupStale,
+        ViolationKind::NameStale,
+        ViolationKind::Orphan,
+        ViolationKind::Liveness,
+        ViolationKind::Deadlock,
+        ViolationKind::RecipeFailed,
+        ViolationKind::StuckWaiter,
+        ViolationKind::UnownedNode,
+        ViolationKind::Panic,
+    ];
+
+    /// The kind named `name` ([`ViolationKind::name`]).
+    pub fn from_name(name: &str) -> Option<ViolationKind> {
+        ViolationKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
     /// The kind's name in reports.
     pub fn name(self) -> &'static str {
         match self {

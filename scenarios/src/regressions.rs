@@ -1,0 +1,55 @@
+//! Regression files: shrunk failures kept as schedule files in a directory
+//! ([`DIRECTORY`] unless told otherwise), which `zklab run` replays before its seeds, so that a
+//! fixed bug stays fixed. Check them in, as proptest's regression files are.
+
+use std::path::{Path, PathBuf};
+
+use crate::schedule::Schedule;
+
+/// Where `zklab shrink` saves a schedule and `zklab run` looks for them, from the directory it
+/// runs in.
+pub const DIRECTORY: &str = "zklab-regressions";
+
+/// The file in [`DIRECTORY`] that `zklab shrink` saves `schedule` to:
+/// `<scenario>-seed<seed>.schedule`.
+pub fn default_path(schedule: &Schedule) -> PathBuf {
+    Path::new(DIRECTORY).join(format!(
+        "{}-seed{}.schedule",
+        schedule.scenario, schedule.seed
+    ))
+}
+
+/// Writes `schedule` to `path`, making its directory if need be.
+pub fn save(path: &Path, schedule: &Schedule) -> Result<(), String> {
+    let cannot = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
+    if let Some(directory) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(directory).map_err(cannot)?;
+    }
+    std::fs::write(path, schedule.to_text()).map_err(cannot)
+}
+
+/// Every schedule of `scenario` in `directory`, by file name; none if the directory does not
+/// exist. A file that is not a schedule is an error that names it.
+pub fn load(directory: &Path, scenario: &str) -> Result<Vec<(PathBuf, Schedule)>, String> {
+    let entries = match std::fs::read_dir(directory) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(format!("cannot read {}: {error}", directory.display())),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "schedule"))
+        .collect();
+    paths.sort();
+    let mut schedules = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+        let schedule =
+            Schedule::parse(&text).map_err(|error| format!("{}: {error}", path.display()))?;
+        if schedule.scenario == scenario {
+            schedules.push((path, schedule));
+        }
+    }
+    Ok(schedules)
+}

@@ -1,0 +1,306 @@
+//! A run written down: the scenario, the seed, the workload's size and every fault at its time,
+//! with no fault drawn at random. `zklab shrink` writes one, `zklab replay --script FILE` runs it,
+//! and a regression directory keeps them (`crate::regressions`).
+//!
+//! The text form, one item per line, `#` starting a comment:
+//!
+//! ```text
+//! scenario lock-bug-blind-retry
+//! seed 7
+//! clients 2
+//! rounds 1
+//! servers 3
+//! violation deadlock
+//! fault 0.012027000 lost-create-reply c1
+//! fault 1.500000000 partition c0 2.000000000
+//! ```
+//!
+//! A fault line gives its sim time in seconds, its kind and client, and for a partition, a
+//! pause, a stale read or a server crash how long it lasts. `violation` says what the run
+//! showed when it was written (none: it held).
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
+
+use crate::catalogue;
+use crate::oracle::ViolationKind;
+use crate::runner::{self, RunOptions, SeedReport};
+use crate::scenario::Scenario;
+
+/// One run with every fault scripted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// The scenario's name (see `zklab list`).
+    pub scenario: String,
+    /// The seed: it still draws latencies, reconnect delays and the like, not faults.
+    pub seed: u64,
+    /// How many clients.
+    pub clients: u32,
+    /// Rounds of work per client.
+    pub rounds: u32,
+    /// Servers in the simulated ensemble.
+    pub servers: usize,
+    /// The faults, in time order.
+    pub faults: Vec<ScriptedFault>,
+    /// What the run showed when the schedule was written, if anything broke.
+    pub violation: Option<ViolationKind>,
+}
+
+/// The fault kinds whose script line says how long they last.
+fn lasts(kind: FaultKind) -> bool {
+    matches!(
+        kind,
+        FaultKind::Partition | FaultKind::Pause | FaultKind::StaleRead | FaultKind::ServerCrash
+    )
+}
+
+impl Schedule {
+    /// The options that run it: its workload and its faults, none drawn at random.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            clients: self.clients,
+            rounds: self.rounds,
+            faults: FaultRates::none(),
+            script: self.faults.clone(),
+            ..RunOptions::default()
+        }
+        .on_servers(self.servers)
+    }
+
+    /// The scenario it runs, or why it is not one.
+    pub fn find_scenario(&self) -> Result<&'static Scenario, String> {
+        let scenario = catalogue::find(&self.scenario)?;
+        scenario.fits(self.clients as usize)?;
+        Ok(scenario)
+    }
+
+    /// Runs it.
+    pub fn run(&self) -> Result<SeedReport, String> {
+        let scenario = self.find_scenario()?;
+        Ok(runner::run_seed(scenario, self.seed, &self.options()))
+    }
+
+    /// Its text form, which [`Schedule::parse`] reads back.
+    pub fn to_text(&self) -> String {
+        let mut text = String::from("# zklab schedule: `zklab replay --script FILE` runs it\n");
+        let _ = writeln!(text, "scenario {}", self.scenario);
+        let _ = writeln!(text, "seed {}", self.seed);
+        let _ = writeln!(text, "clients {}", self.clients);
+        let _ = writeln!(text, "rounds {}", self.rounds);
+        let _ = writeln!(text, "servers {}", self.servers);
+        if let Some(kind) = self.violation {
+            let _ = writeln!(text, "violation {}", kind.name());
+        }
+        for fault in &self.faults {
+            let _ = write!(
+                text,
+                "fault {} {} c{}",
+                seconds(fault.at),
+                fault.kind,
+                fault.client
+            );
+            if lasts(fault.kind) {
+                let _ = write!(text, " {}", seconds(fault.duration));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Reads the text form; an error names the line and what is wrong with it.
+    pub fn parse(text: &str) -> Result<Schedule, String> {
+        let mut scenario = None;
+        let (mut seed, mut clients, mut rounds, mut servers) = (None, None, None, None);
+        let mut violation = None;
+        let mut faults = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let at_line = |message: String| format!("line {}: {message}", index + 1);
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            let value = value.trim();
+            match key {
+                "scenario" => scenario = Some(value.to_owned()),
+                "seed" => seed = Some(number(value, "seed").map_err(at_line)?),
+                "clients" => clients = Some(number(value, "clients").map_err(at_line)?),
+                "rounds" => rounds = Some(number(value, "rounds").map_err(at_line)?),
+                "servers" => servers = Some(number(value, "servers").map_err(at_line)?),
+                "violation" => violation = Some(violation_kind(value).map_err(at_line)?),
+                "fault" => faults.push(fault(value).map_err(at_line)?),
+                _ => {
+                    return Err(at_line(format!(
+                        "`{key}` is not an item of a schedule (scenario, seed, clients, rounds, \
+                         servers, violation, fault)"
+                    )))
+                }
+            }
+        }
+        let missing = |item: &str| format!("the schedule has no `{item}` line");
+        let schedule = Schedule {
+            scenario: scenario.ok_or_else(|| missing("scenario"))?,
+            seed: seed.ok_or_else(|| missing("seed"))?,
+            clients: clients.ok_or_else(|| missing("clients"))?,
+            rounds: rounds.ok_or_else(|| missing("rounds"))?,
+            servers: servers.ok_or_else(|| missing("servers"))?,
+            faults,
+            violation,
+        };
+        schedule.check()?;
+        Ok(schedule)
+    }
+
+    /// Refuses what no run can be: no client, no round, an ensemble of a size the simulator has
+    /// not, a fault for a client the run does not have.
+    fn check(&self) -> Result<(), String> {
+        if !(1..=64).contains(&self.clients) {
+            return Err(format!("clients {}: 1 to 64", self.clients));
+        }
+        if !(1..=10_000).contains(&self.rounds) {
+            return Err(format!("rounds {}: 1 to 10000", self.rounds));
+        }
+        if ![1, 3, 5].contains(&self.servers) {
+            return Err(format!("servers {}: 1, 3 or 5", self.servers));
+        }
+        if let Some(fault) = self.faults.iter().find(|f| f.client >= self.clients) {
+            return Err(format!(
+                "a {} fault strikes c{}, but the run has clients c0 to c{}",
+                fault.kind,
+                fault.client,
+                self.clients - 1
+            ));
+        }
+        if let Some(fault) = self.faults.iter().find(|f| f.kind.needs_followers()) {
+            if self.servers == 1 {
+                return Err(format!(
+                    "a {} fault needs followers: servers 3 or 5",
+                    fault.kind
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `secs.nanos`, exactly.
+fn seconds(duration: Duration) -> String {
+    format!("{}.{:09}", duration.as_secs(), duration.subsec_nanos())
+}
+
+/// A time written as [`seconds`] writes it (fewer decimals are fine).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let bad = || format!("`{text}` is not a time in seconds such as 1.250000000");
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if fraction.len() > 9 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let secs: u64 = whole.parse().map_err(|_| bad())?;
+    let nanos: u32 = format!("{fraction:0<9}").parse().map_err(|_| bad())?;
+    Ok(Duration::new(secs, nanos))
+}
+
+fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{what} `{text}` is not a number"))
+}
+
+fn violation_kind(name: &str) -> Result<ViolationKind, String> {
+    ViolationKind::from_name(name).ok_or_else(|| format!("`{name}` is not a kind of violation"))
+}
+
+/// `<seconds> <kind> c<client> [<seconds>]`.
+fn fault(text: &str) -> Result<ScriptedFault, String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let usage = || {
+        format!("`fault {text}`: a fault is `fault <seconds> <kind> c<client>`, and a partition, pause, stale-read or server-crash adds how long it lasts in seconds")
+    };
+    let (at, kind, client) = match words[..] {
+        [at, kind, client] | [at, kind, client, _] => (at, kind, client),
+        _ => return Err(usage()),
+    };
+    let kind: FaultKind = kind.parse()?;
+    if lasts(kind) != (words.len() == 4) {
+        return Err(usage());
+    }
+    let client = client
+        .strip_prefix('c')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("`{client}` is not a client such as c0"))?;
+    Ok(ScriptedFault {
+        at: parse_seconds(at)?,
+        kind,
+        client,
+        duration: match words.get(3) {
+            Some(duration) => parse_seconds(duration)?,
+            None => Duration::ZERO,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Schedule {
+        Schedule {
+            scenario: "lock-bug-blind-retry".into(),
+            seed: 7,
+            clients: 2,
+            rounds: 1,
+            servers: 3,
+            faults: vec![
+                ScriptedFault {
+                    at: Duration::from_micros(12_027),
+                    kind: FaultKind::LostCreateReply,
+                    client: 1,
+                    duration: Duration::ZERO,
+                },
+                ScriptedFault {
+                    at: Duration::from_millis(1500),
+                    kind: FaultKind::Partition,
+                    client: 0,
+                    duration: Duration::from_nanos(2_000_000_001),
+                },
+            ],
+            violation: Some(ViolationKind::Deadlock),
+        }
+    }
+
+    #[test]
+    fn a_schedule_reads_back_what_it_wrote() {
+        let schedule = sample();
+        assert_eq!(Schedule::parse(&schedule.to_text()), Ok(schedule));
+    }
+
+    #[test]
+    fn a_bad_line_is_refused_with_its_number_and_what_is_wrong() {
+        let text = sample().to_text();
+        for (bad, expected) in [
+            ("fault 1.5 partition c0", "line 8: `fault 1.5 partition c0`"),
+            (
+                "fault 1.5 crash c9",
+                "strikes c9, but the run has clients c0 to c1",
+            ),
+            ("fault x crash c0", "line 8: `x` is not a time"),
+            ("fault 1.5 bogus c0", "line 8: unknown fault kind `bogus`"),
+            ("colour blue", "line 8: `colour` is not an item"),
+            (
+                "violation wrong",
+                "line 8: `wrong` is not a kind of violation",
+            ),
+        ] {
+            let error = Schedule::parse(&format!("{text}{bad}\n")).expect_err(bad);
+            assert!(error.contains(expected), "{bad}: {error}");
+        }
+        let error = Schedule::parse("seed 1\n").expect_err("no scenario");
+        assert!(error.contains("no `scenario` line"), "{error}");
+        let one_server = text.replace("servers 3", "servers 1");
+        let stale = format!("{one_server}fault 1 stale-read c0 1\n");
+        assert!(Schedule::parse(&stale)
+            .expect_err("needs followers")
+            .contains("needs followers"));
+    }
+}

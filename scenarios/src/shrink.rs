@@ -1,0 +1,394 @@
+//! Shrinking a failing seed to its story: the fewest faults, clients, rounds and servers, and the
+//! shortest delays, that still break the same property.
+//!
+//! A seed draws its faults as it goes, so shrinking first writes them down: every fault the seed
+//! struck becomes a scripted one at its time ([`crate::schedule::Schedule`]), with nothing drawn
+//! at random, and the seed keeps drawing only latencies and the like. The script is then cut
+//! down while the run's first violation keeps its kind. Each step of the search is one run of
+//! the simulator, and the result is a schedule whose run shows the violation, so what is printed
+//! is what happened, never a guess.
+//!
+//! The seed draws on as the run goes (latencies, jitter, which task madsim polls next), so a
+//! script does not strike at exactly the same moments as the seed's own draws did, and a smaller
+//! workload changes every later draw. A step that misses at its seed therefore tries the next
+//! few seeds (`SEEDS_PER_STEP`, more for a smaller workload) before it gives up; a run of a small workload takes well under a
+//! millisecond, so the whole search takes a fraction of a second.
+
+use std::time::{Duration, Instant};
+
+use crate::oracle::ViolationKind;
+use crate::runner::{self, RunOptions, SeedReport};
+use crate::scenario::Scenario;
+use crate::schedule::Schedule;
+
+/// How many seeds a step that drops one of the last few faults tries, from the one it had.
+const SEEDS_PER_STEP: u64 = 64;
+
+/// How many seeds a step that makes the workload smaller tries: a bug that shows in one seed of
+/// a few hundred with five clients may take many more seeds to show with two.
+const SEEDS_PER_WORKLOAD: u64 = 1024;
+
+/// How many seeds the written-down faults are tried at, from the seed that drew them.
+const SEEDS_TO_WRITE_DOWN: u64 = 256;
+
+/// With this many faults left or fewer, dropping one also tries other seeds.
+const FEW_FAULTS: usize = 8;
+
+/// The shortest a partition, a pause, a stale read or a server crash is cut to.
+const SHORTEST: Duration = Duration::from_millis(1);
+
+/// How big a failing run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// Faults struck.
+    pub faults: usize,
+    /// Clients.
+    pub clients: u32,
+    /// Rounds per client.
+    pub rounds: u32,
+    /// Servers.
+    pub servers: usize,
+    /// Trace lines up to and including the first violation: the story.
+    pub lines: usize,
+}
+
+impl Size {
+    fn of(report: &SeedReport, options: &RunOptions) -> Size {
+        Size {
+            faults: report.struck.len(),
+            clients: options.clients,
+            rounds: options.rounds,
+            servers: options.sim.servers,
+            lines: story_lines(report),
+        }
+    }
+}
+
+/// The trace lines up to the first violation (all of them if none).
+pub fn story_lines(report: &SeedReport) -> usize {
+    match report.violations.first() {
+        Some(first) => report
+            .trace
+            .entries()
+            .iter()
+            .take_while(|entry| entry.at <= first.at)
+            .count(),
+        None => report.trace.entries().len(),
+    }
+}
+
+/// What shrinking a failing seed gave.
+#[derive(Debug)]
+pub struct Shrunk {
+    /// The property broken, before and after.
+    pub kind: ViolationKind,
+    /// The seed's run as it was.
+    pub original: Size,
+    /// The smallest run found.
+    pub shrunk: Size,
+    /// That run, written down.
+    pub schedule: Schedule,
+    /// That run's report.
+    pub report: SeedReport,
+    /// How many runs the search made.
+    pub runs: u64,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// Shrinks `seed` of `scenario` run with `options`. `progress` hears the size after each step
+/// that made the run smaller. An error says why there is nothing to shrink: the seed holds, or
+/// its faults, struck again by script, no longer break the property.
+pub fn shrink(
+    scenario: &'static Scenario,
+    seed: u64,
+    options: &RunOptions,
+    progress: &dyn Fn(&Size),
+) -> Result<Shrunk, String> {
+    let started = Instant::now();
+    let first = runner::run_seed(scenario, seed, options);
+    let Some(kind) = first.violations.first().map(|violation| violation.kind) else {
+        return Err(format!(
+            "{} seed {seed} holds: there is nothing to shrink",
+            scenario.name
+        ));
+    };
+    let mut search = Search {
+        scenario,
+        kind,
+        runs: 1,
+        progress,
+    };
+    let original = Size::of(&first, options);
+    progress(&original);
+
+    let (drawn_seed, drawn) = search.smaller_workload_drawn(seed, options.clone());
+    // Where the smaller workload's faults, written down, miss, the seed's own may not.
+    let (schedule, report) = search
+        .written_down(drawn_seed, &drawn)
+        .or_else(|_| search.written_down(seed, options))?;
+    let mut best = Best { schedule, report };
+    progress(&best.size());
+    loop {
+        let before = best.size();
+        search.fewer_faults(&mut best);
+        search.smaller_workload(&mut best);
+        search.shorter_faults(&mut best);
+        if best.size() == before {
+            break;
+        }
+    }
+    search.shortest_story(&mut best);
+    Ok(Shrunk {
+        kind,
+        original,
+        shrunk: best.size(),
+        schedule: Schedule {
+            violation: Some(kind),
+            ..best.schedule
+        },
+        report: best.report,
+        runs: search.runs,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The smallest failing run so far, and its report.
+struct Best {
+    schedule: Schedule,
+    report: SeedReport,
+}
+
+impl Best {
+    fn size(&self) -> Size {
+        Size {
+            faults: self.schedule.faults.len(),
+            clients: self.schedule.clients,
+            rounds: self.schedule.rounds,
+            servers: self.schedule.servers,
+            lines: story_lines(&self.report),
+        }
+    }
+}
+
+struct Search<'a> {
+    scenario: &'static Scenario,
+    kind: ViolationKind,
+    runs: u64,
+    progress: &'a dyn Fn(&Size),
+}
+
+impl Search<'_> {
+    /// Whether `report` breaks the property being shrunk first.
+    fn shows(&self, report: &SeedReport) -> bool {
+        report.violations.first().map(|v| v.kind) == Some(self.kind)
+    }
+
+    fn run(&mut self, seed: u64, options: &RunOptions) -> SeedReport {
+        self.runs += 1;
+        runner::run_seed(self.scenario, seed, options)
+    }
+
+    /// The schedule, run; its report if it shows the violation.
+    fn try_schedule(&mut self, schedule: &Schedule) -> Option<SeedReport> {
+        let report = self.run(schedule.seed, &schedule.options());
+        self.shows(&report).then_some(report)
+    }
+
+    /// The schedule at its own seed or one of the next `count - 1`: the first that shows the
+    /// violation.
+    fn try_seeds(&mut self, schedule: Schedule, count: u64) -> Option<(Schedule, SeedReport)> {
+        (0..count).find_map(|offset| {
+            let candidate = Schedule {
+                seed: schedule.seed.wrapping_add(offset),
+                ..schedule.clone()
+            };
+            self.try_schedule(&candidate)
+                .map(|report| (candidate, report))
+        })
+    }
+
+    /// Fewer clients, then fewer rounds, with faults still drawn at random: a smaller workload
+    /// draws fewer faults to write down. The seed and options of the smallest that fails.
+    fn smaller_workload_drawn(&mut self, seed: u64, options: RunOptions) -> (u64, RunOptions) {
+        let mut best = (seed, options);
+        let fewest = self.scenario.kit.min_clients() as u32;
+        for clients in fewest..best.1.clients {
+            let candidate = RunOptions {
+                clients,
+                ..best.1.clone()
+            };
+            if let Some(seed) = self.failing_seed(best.0, &candidate) {
+                best = (seed, candidate);
+                break;
+            }
+        }
+        for rounds in 1..best.1.rounds {
+            let candidate = RunOptions {
+                rounds,
+                ..best.1.clone()
+            };
+            if let Some(seed) = self.failing_seed(best.0, &candidate) {
+                best = (seed, candidate);
+                break;
+            }
+        }
+        best
+    }
+
+    fn failing_seed(&mut self, from: u64, options: &RunOptions) -> Option<u64> {
+        (0..SEEDS_PER_WORKLOAD)
+            .map(|offset| from.wrapping_add(offset))
+            .find(|&seed| {
+                let report = self.run(seed, options);
+                self.shows(&report)
+            })
+    }
+
+    /// The faults `seed` drew with `options`, written down as a schedule that shows the
+    /// violation (at that seed or one of the next few).
+    fn written_down(
+        &mut self,
+        seed: u64,
+        options: &RunOptions,
+    ) -> Result<(Schedule, SeedReport), String> {
+        // Scripted faults of the options that struck are among those struck.
+        let mut faults = self.run(seed, options).struck;
+        faults.sort_by_key(|fault| fault.at);
+        let schedule = Schedule {
+            scenario: self.scenario.name.to_owned(),
+            seed,
+            clients: options.clients,
+            rounds: options.rounds,
+            servers: options.sim.servers,
+            faults,
+            violation: None,
+        };
+        let count = schedule.faults.len();
+        let no_faults = Schedule {
+            faults: Vec::new(),
+            ..schedule.clone()
+        };
+        let written = self.try_seeds(schedule, SEEDS_TO_WRITE_DOWN);
+        // A bug that needs no fault may show without them where the script misses.
+        let written = written.or_else(|| self.try_seeds(no_faults, SEEDS_TO_WRITE_DOWN));
+        written.ok_or_else(|| {
+            format!(
+                "the {count} faults seed {seed} drew, struck again by script, no longer show \
+                 {} (tried seeds {seed} to {})",
+                self.kind.name(),
+                seed.wrapping_add(SEEDS_TO_WRITE_DOWN - 1)
+            )
+        })
+    }
+
+    /// Drops faults, halves of the script first, then quarters, down to one at a time.
+    fn fewer_faults(&mut self, best: &mut Best) {
+        let mut chunk = best.schedule.faults.len().div_ceil(2).max(1);
+        while !best.schedule.faults.is_empty() {
+            let mut start = 0;
+            while start < best.schedule.faults.len() {
+                let mut candidate = best.schedule.clone();
+                let end = (start + chunk).min(candidate.faults.len());
+                candidate.faults.drain(start..end);
+                match self.try_schedule(&candidate) {
+                    Some(report) => self.improve(best, candidate, report),
+                    None => start += chunk,
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk = chunk.div_ceil(2);
+        }
+        if best.schedule.faults.len() > FEW_FAULTS {
+            return;
+        }
+        let mut index = 0;
+        while index < best.schedule.faults.len() {
+            let mut candidate = best.schedule.clone();
+            candidate.faults.remove(index);
+            match self.try_seeds(candidate, SEEDS_PER_STEP) {
+                Some((candidate, report)) => self.improve(best, candidate, report),
+                None => index += 1,
+            }
+        }
+    }
+
+    /// Fewer clients (their faults go with them), fewer rounds, one server where no fault
+    /// needs followers.
+    fn smaller_workload(&mut self, best: &mut Best) {
+        let fewest = self.scenario.kit.min_clients() as u32;
+        for clients in fewest..best.schedule.clients {
+            let mut candidate = best.schedule.clone();
+            candidate.clients = clients;
+            candidate.faults.retain(|fault| fault.client < clients);
+            if let Some((candidate, report)) = self.try_seeds(candidate, SEEDS_PER_WORKLOAD) {
+                self.improve(best, candidate, report);
+                break;
+            }
+        }
+        for rounds in 1..best.schedule.rounds {
+            let candidate = Schedule {
+                rounds,
+                ..best.schedule.clone()
+            };
+            if let Some((candidate, report)) = self.try_seeds(candidate, SEEDS_PER_WORKLOAD) {
+                self.improve(best, candidate, report);
+                break;
+            }
+        }
+        let followers = best
+            .schedule
+            .faults
+            .iter()
+            .any(|f| f.kind.needs_followers());
+        if best.schedule.servers > 1 && !followers {
+            let candidate = Schedule {
+                servers: 1,
+                ..best.schedule.clone()
+            };
+            if let Some((candidate, report)) = self.try_seeds(candidate, SEEDS_PER_WORKLOAD) {
+                self.improve(best, candidate, report);
+            }
+        }
+    }
+
+    /// Halves each lasting fault while the violation still shows.
+    fn shorter_faults(&mut self, best: &mut Best) {
+        for index in 0..best.schedule.faults.len() {
+            loop {
+                let duration = best.schedule.faults[index].duration;
+                if duration <= SHORTEST {
+                    break;
+                }
+                let mut candidate = best.schedule.clone();
+                candidate.faults[index].duration = (duration / 2).max(SHORTEST);
+                match self.try_schedule(&candidate) {
+                    Some(report) => self.improve(best, candidate, report),
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// The seed, among the next few, whose run of the final schedule tells the shortest story.
+    fn shortest_story(&mut self, best: &mut Best) {
+        for offset in 1..SEEDS_TO_WRITE_DOWN {
+            let candidate = Schedule {
+                seed: best.schedule.seed.wrapping_add(offset),
+                ..best.schedule.clone()
+            };
+            if let Some(report) = self.try_schedule(&candidate) {
+                if story_lines(&report) < story_lines(&best.report) {
+                    self.improve(best, candidate, report);
+                }
+            }
+        }
+    }
+
+    fn improve(&mut self, best: &mut Best, schedule: Schedule, report: SeedReport) {
+        *best = Best { schedule, report };
+        (self.progress)(&best.size());
+    }
+}

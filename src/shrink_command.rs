@@ -1,0 +1,114 @@
+//! `zklab shrink`: a failing seed cut down to its story, written to a schedule file that
+//! `zklab replay --script FILE` runs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use zklab::scenarios::catalogue;
+use zklab::scenarios::regressions;
+use zklab::scenarios::shrink::{self, Size};
+use zklab::testing::shell_quoted;
+
+use crate::progress::spinner;
+use crate::replay_command::tell;
+use crate::{usage_error, Setup};
+
+/// What `zklab shrink` takes.
+#[derive(Args)]
+pub struct ShrinkArgs {
+    /// The scenario (see `zklab list`).
+    scenario: String,
+    /// The failing seed (0 to 18446744073709551615).
+    #[arg(long)]
+    seed: u64,
+    /// The options the seed failed with.
+    #[command(flatten)]
+    setup: Setup,
+    /// Write the shrunk schedule to FILE (default: a file of its own in
+    /// `zklab-regressions/`, which `zklab run` replays before its seeds).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also draw the shrunk run into FILE as an SVG picture.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Also draw the shrunk run into FILE as an HTML page holding that picture.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// Runs `zklab shrink`: exit 1 with the shrunk story when the seed fails, 2 when it holds,
+/// cannot be shrunk, or the schedule cannot be written.
+pub fn run(args: &ShrinkArgs) -> ExitCode {
+    let found = catalogue::find(&args.scenario).and_then(|scenario| {
+        scenario
+            .fits(args.setup.clients as usize)
+            .map(|()| scenario)
+    });
+    let scenario = match found {
+        Ok(scenario) => scenario,
+        Err(message) => return usage_error(&message),
+    };
+    let spinner = spinner(false);
+    let progress = |size: &Size| {
+        spinner.set_message(format!("shrinking: {}", described(size)));
+        spinner.tick();
+    };
+    let shrunk = shrink::shrink(scenario, args.seed, &args.setup.options(), &progress);
+    spinner.finish_and_clear();
+    let shrunk = match shrunk {
+        Ok(shrunk) => shrunk,
+        Err(message) => return usage_error(&message),
+    };
+    let path = args
+        .out
+        .clone()
+        .unwrap_or_else(|| regressions::default_path(&shrunk.schedule));
+    if let Err(message) = regressions::save(&path, &shrunk.schedule) {
+        return usage_error(&message);
+    }
+    println!(
+        "-- {} seed {}: {}",
+        scenario.name,
+        args.seed,
+        shrunk.kind.name()
+    );
+    println!("-- from {}", described(&shrunk.original));
+    println!(
+        "-- to   {} ({} runs, {:.2} s)",
+        described(&shrunk.shrunk),
+        shrunk.runs,
+        shrunk.elapsed.as_secs_f64()
+    );
+    for line in shrunk.schedule.to_text().lines() {
+        println!("-- {line}");
+    }
+    let title = format!("{} shrunk from seed {}", scenario.name, args.seed);
+    let status = tell(&title, shrunk.report, true, None, &args.svg, &args.html);
+    let program = std::env::args()
+        .next()
+        .unwrap_or_else(|| "zklab".to_owned());
+    println!("-- saved to {}", path.display());
+    println!(
+        "-- replay: {} replay --script {}",
+        shell_quoted(&program),
+        shell_quoted(&path.display().to_string())
+    );
+    status
+}
+
+/// `3 faults, 2 clients, 1 round, 1 server, 40 lines`.
+fn described(size: &Size) -> String {
+    let plural = |n: usize, one: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {one}s"),
+    };
+    [
+        plural(size.faults, "fault"),
+        plural(size.clients as usize, "client"),
+        plural(size.rounds as usize, "round"),
+        plural(size.servers, "server"),
+        plural(size.lines, "line"),
+    ]
+    .join(", ")
+}

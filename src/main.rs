@@ -229,6 +229,18 @@ fn unusable_server(hosts: &str, error: zklab::recipes::client::ZkError) -> ExitC
     ))
 }
 
+/// The command that replays the schedule in `file`, naming this program as it was invoked.
+pub(crate) fn script_replay_command(file: &str) -> String {
+    let program = std::env::args()
+        .next()
+        .unwrap_or_else(|| "zklab".to_owned());
+    format!(
+        "{} replay --script {}",
+        shell_quoted(&program),
+        shell_quoted(file)
+    )
+}
+
 /// Prints a usage error; exit status 2.
 pub(crate) fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");

@@ -63,7 +63,7 @@ pub fn run(args: &MergeArgs) -> ExitCode {
             }
         }
     }
-    if merged.iter().any(|sweep| !sweep.failures.is_empty()) {
+    if merged.iter().any(SweepSummary::failed) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -1,17 +1,19 @@
 //! `zklab run`: sweep a scenario (or every one) over many seeds, whole or one shard of it.
 
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use zklab::scenarios::catalogue;
+use zklab::scenarios::regressions;
 use zklab::scenarios::runner;
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::bar;
-use crate::sweep_summary::{json_key, shard_of, SweepSummary};
-use crate::{usage_error, Setup};
+use crate::sweep_summary::{json_key, shard_of, Regression, SweepSummary};
+use crate::{script_replay_command, usage_error, Setup};
 
 /// What `zklab run` takes.
 #[derive(Args)]
@@ -36,6 +38,10 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     setup: Setup,
+    /// Replay the scenario's schedules kept in DIR (see `zklab shrink`) before the seeds; a
+    /// sweep split in shards replays them in its first.
+    #[arg(long, value_name = "DIR", default_value = regressions::DIRECTORY)]
+    regressions: PathBuf,
 }
 
 /// `K/N` with 1 <= K <= N.
@@ -93,7 +99,16 @@ pub fn run(args: &RunArgs) -> ExitCode {
     let count = seeds.end - seeds.start;
     let mut failed = false;
     let mut summaries = Vec::new();
+    let replays_kept = args.shard.is_none_or(|(k, _)| k == 1);
     for scenario in scenarios {
+        let kept = match replays_kept {
+            true => replay_kept(&args.regressions, scenario.name),
+            false => Ok(Vec::new()),
+        };
+        let kept = match kept {
+            Ok(kept) => kept,
+            Err(message) => return usage_error(&message),
+        };
         let status = bar(count, "seeds", args.json);
         let report = runner::sweep(
             scenario,
@@ -107,9 +122,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
             },
         );
         status.finish_and_clear();
-        failed |= !report.failures.is_empty();
-        let summary =
-            SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup);
+        let summary = SweepSummary {
+            regressions: kept,
+            ..SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup)
+        };
+        failed |= summary.failed();
         if !args.json {
             print_summary(&summary);
         }
@@ -123,6 +140,21 @@ pub fn run(args: &RunArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Replays every schedule of `scenario` kept in `directory`.
+fn replay_kept(directory: &Path, scenario: &str) -> Result<Vec<Regression>, String> {
+    let mut replayed = Vec::new();
+    for (path, schedule) in regressions::load(directory, scenario)? {
+        let file = path.display().to_string();
+        let report = schedule.run().map_err(|error| format!("{file}: {error}"))?;
+        replayed.push(Regression {
+            violation: report.violations.first().map(ToString::to_string),
+            replay: script_replay_command(&file),
+            file,
+        });
+    }
+    Ok(replayed)
 }
 
 /// Prints summaries as JSON: one object, or an array of several.
@@ -178,6 +210,23 @@ pub fn print_summary(summary: &SweepSummary) {
         "max wake-ups per deletion: {}",
         summary.max_wakeups_per_deletion
     );
+    if !summary.regressions.is_empty() {
+        let failing: Vec<&Regression> = summary
+            .regressions
+            .iter()
+            .filter(|regression| regression.violation.is_some())
+            .collect();
+        println!(
+            "kept schedules replayed first: {}, {} failing",
+            summary.regressions.len(),
+            failing.len()
+        );
+        for regression in failing {
+            let violation = regression.violation.as_deref().unwrap_or_default();
+            println!("{}: {violation}", regression.file);
+            println!("replay it with: {}", regression.replay);
+        }
+    }
     if let Some(first) = summary.failures.first() {
         println!("first failing seed {}: {}", first.seed, first.violation);
         println!("replay it with: {}", first.replay);

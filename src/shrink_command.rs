@@ -8,11 +8,10 @@ use clap::Args;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::regressions;
 use zklab::scenarios::shrink::{self, Size};
-use zklab::testing::shell_quoted;
 
 use crate::progress::spinner;
 use crate::replay_command::tell;
-use crate::{usage_error, Setup};
+use crate::{script_replay_command, usage_error, Setup};
 
 /// What `zklab shrink` takes.
 #[derive(Args)]
@@ -63,7 +62,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     let path = args
         .out
         .clone()
-        .unwrap_or_else(|| regressions::default_path(&shrunk.schedule));
+        .unwrap_or_else(|| regressions::default_path(scenario.name, args.seed));
     if let Err(message) = regressions::save(&path, &shrunk.schedule) {
         return usage_error(&message);
     }
@@ -85,15 +84,9 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     }
     let title = format!("{} shrunk from seed {}", scenario.name, args.seed);
     let status = tell(&title, shrunk.report, true, None, &args.svg, &args.html);
-    let program = std::env::args()
-        .next()
-        .unwrap_or_else(|| "zklab".to_owned());
-    println!("-- saved to {}", path.display());
-    println!(
-        "-- replay: {} replay --script {}",
-        shell_quoted(&program),
-        shell_quoted(&path.display().to_string())
-    );
+    let file = path.display().to_string();
+    println!("-- saved to {file}");
+    println!("-- replay: {}", script_replay_command(&file));
     status
 }
 

@@ -34,6 +34,9 @@ pub struct SweepSummary {
     pub servers: usize,
     /// Every failing seed, by seed.
     pub failures: Vec<FailingSeed>,
+    /// The kept schedules replayed before the seeds (`zklab-regressions/`), by file.
+    #[serde(default)]
+    pub regressions: Vec<Regression>,
     /// Faults injected, by kind.
     pub faults_injected: BTreeMap<String, u64>,
     /// For each kind, how many seeds it struck at least once.
@@ -55,6 +58,17 @@ pub struct FailingSeed {
     pub violation: String,
     /// The violation's kind.
     pub kind: String,
+    /// The command that replays it.
+    pub replay: String,
+}
+
+/// A kept schedule, replayed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Regression {
+    /// The schedule's file.
+    pub file: String,
+    /// Its first violation, if it broke something.
+    pub violation: Option<String>,
     /// The command that replays it.
     pub replay: String,
 }
@@ -88,12 +102,22 @@ impl SweepSummary {
             faults: setup.faults.clone(),
             servers: setup.servers,
             failures,
+            regressions: Vec::new(),
             faults_injected: by_kind(&report.faults),
             seeds_struck: by_kind(&report.seeds_struck),
             max_wakeups_per_deletion: report.max_wakeups_per_deletion,
             seeds_per_sec: report.seeds_per_sec(),
             seconds: report.elapsed.as_secs_f64(),
         }
+    }
+
+    /// Whether a seed or a kept schedule broke something.
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
+            || self
+                .regressions
+                .iter()
+                .any(|regression| regression.violation.is_some())
     }
 
     /// What makes two summaries parts of one sweep.
@@ -112,6 +136,7 @@ impl SweepSummary {
         self.seeds += other.seeds;
         self.seed_ranges.extend(other.seed_ranges);
         self.failures.extend(other.failures);
+        self.regressions.extend(other.regressions);
         for (mine, theirs) in [
             (&mut self.faults_injected, other.faults_injected),
             (&mut self.seeds_struck, other.seeds_struck),
@@ -211,6 +236,7 @@ mod tests {
                     replay: format!("zklab replay {scenario} --seed {seed}"),
                 })
                 .collect(),
+            regressions: Vec::new(),
             faults_injected: [("crash".to_owned(), count)].into(),
             seeds_struck: [("crash".to_owned(), 1)].into(),
             max_wakeups_per_deletion: count as usize,

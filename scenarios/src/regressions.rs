@@ -10,13 +10,10 @@ use crate::schedule::Schedule;
 /// runs in.
 pub const DIRECTORY: &str = "zklab-regressions";
 
-/// The file in [`DIRECTORY`] that `zklab shrink` saves `schedule` to:
-/// `<scenario>-seed<seed>.schedule`.
-pub fn default_path(schedule: &Schedule) -> PathBuf {
-    Path::new(DIRECTORY).join(format!(
-        "{}-seed{}.schedule",
-        schedule.scenario, schedule.seed
-    ))
+/// The file in [`DIRECTORY`] that `zklab shrink` saves the shrunk `seed` of `scenario` to:
+/// `<scenario>-seed<seed>.schedule` (the schedule's own seed may be another).
+pub fn default_path(scenario: &str, seed: u64) -> PathBuf {
+    Path::new(DIRECTORY).join(format!("{scenario}-seed{seed}.schedule"))
 }
 
 /// Writes `schedule` to `path`, making its directory if need be.

@@ -16,6 +16,8 @@
 
 use std::time::{Duration, Instant};
 
+use zklab_sim::fault::{FaultKind, FaultRates};
+
 use crate::oracle::ViolationKind;
 use crate::runner::{self, RunOptions, SeedReport};
 use crate::scenario::Scenario;
@@ -26,10 +28,15 @@ const SEEDS_PER_STEP: u64 = 64;
 
 /// How many seeds a step that makes the workload smaller tries: a bug that shows in one seed of
 /// a few hundred with five clients may take many more seeds to show with two.
-const SEEDS_PER_WORKLOAD: u64 = 1024;
+const SEEDS_PER_WORKLOAD: u64 = 2048;
 
 /// How many seeds the written-down faults are tried at, from the seed that drew them.
 const SEEDS_TO_WRITE_DOWN: u64 = 256;
+
+/// How much more often the process and session faults strike when a smaller workload shows
+/// the violation in none of its seeds at the rates the seed had: a bug that needs a session to
+/// expire at the right moment shows in a short run only if expiries are frequent.
+const BOOST: f64 = 100.0;
 
 /// With this many faults left or fewer, dropping one also tries other seeds.
 const FEW_FAULTS: usize = 8;
@@ -153,6 +160,23 @@ pub fn shrink(
     })
 }
 
+/// `rates` with every process and session fault [`BOOST`] times as frequent (at most 100 a
+/// second). The ensemble's own faults stay as they were: servers that crash and elect leaders
+/// many times a second leave a short run no time to go wrong in any other way.
+fn boosted(rates: &FaultRates) -> FaultRates {
+    let mut boosted = rates.clone();
+    for kind in FaultKind::ALL
+        .into_iter()
+        .filter(|kind| !kind.needs_followers())
+    {
+        let rate = rates.per_second(kind);
+        if rate > 0.0 {
+            boosted.set(kind, (rate * BOOST).min(100.0));
+        }
+    }
+    boosted
+}
+
 /// The smallest failing run so far, and its report.
 struct Best {
     schedule: Schedule,
@@ -208,18 +232,29 @@ impl Search<'_> {
         })
     }
 
-    /// Fewer clients, then fewer rounds, with faults still drawn at random: a smaller workload
-    /// draws fewer faults to write down. The seed and options of the smallest that fails.
+    /// One round of as few clients as will do, or else fewer clients, then fewer rounds, with
+    /// faults still drawn at random: a smaller workload draws fewer faults to write down. The
+    /// seed and options of the smallest that fails.
     fn smaller_workload_drawn(&mut self, seed: u64, options: RunOptions) -> (u64, RunOptions) {
-        let mut best = (seed, options);
         let fewest = self.scenario.kit.min_clients() as u32;
+        for clients in fewest..=options.clients {
+            let candidate = RunOptions {
+                clients,
+                rounds: 1,
+                ..options.clone()
+            };
+            if let Some(found) = self.failing_seed(seed, candidate) {
+                return found;
+            }
+        }
+        let mut best = (seed, options);
         for clients in fewest..best.1.clients {
             let candidate = RunOptions {
                 clients,
                 ..best.1.clone()
             };
-            if let Some(seed) = self.failing_seed(best.0, &candidate) {
-                best = (seed, candidate);
+            if let Some(found) = self.failing_seed(best.0, candidate) {
+                best = found;
                 break;
             }
         }
@@ -228,21 +263,34 @@ impl Search<'_> {
                 rounds,
                 ..best.1.clone()
             };
-            if let Some(seed) = self.failing_seed(best.0, &candidate) {
-                best = (seed, candidate);
+            if let Some(found) = self.failing_seed(best.0, candidate) {
+                best = found;
                 break;
             }
         }
         best
     }
 
-    fn failing_seed(&mut self, from: u64, options: &RunOptions) -> Option<u64> {
-        (0..SEEDS_PER_WORKLOAD)
-            .map(|offset| from.wrapping_add(offset))
-            .find(|&seed| {
-                let report = self.run(seed, options);
-                self.shows(&report)
-            })
+    /// The first of the seeds from `from` that shows the violation with `options`, or else with
+    /// its process and session faults boosted; with the options it showed with.
+    fn failing_seed(&mut self, from: u64, options: RunOptions) -> Option<(u64, RunOptions)> {
+        let boosted = RunOptions {
+            faults: boosted(&options.faults),
+            ..options.clone()
+        };
+        let tries = match boosted.faults == options.faults {
+            true => vec![options],
+            false => vec![options, boosted],
+        };
+        tries.into_iter().find_map(|options| {
+            (0..SEEDS_PER_WORKLOAD)
+                .map(|offset| from.wrapping_add(offset))
+                .find(|&seed| {
+                    let report = self.run(seed, &options);
+                    self.shows(&report)
+                })
+                .map(|seed| (seed, options))
+        })
     }
 
     /// The faults `seed` drew with `options`, written down as a schedule that shows the
@@ -282,8 +330,19 @@ impl Search<'_> {
         })
     }
 
-    /// Drops faults, halves of the script first, then quarters, down to one at a time.
+    /// Drops every fault, if some seed shows the violation without them (a race needs none, but
+    /// may need many seeds); else drops halves of the script, then quarters, down to one at a
+    /// time.
     fn fewer_faults(&mut self, best: &mut Best) {
+        if !best.schedule.faults.is_empty() {
+            let none = Schedule {
+                faults: Vec::new(),
+                ..best.schedule.clone()
+            };
+            if let Some((none, report)) = self.try_seeds(none, SEEDS_PER_WORKLOAD) {
+                return self.improve(best, none, report);
+            }
+        }
         let mut chunk = best.schedule.faults.len().div_ceil(2).max(1);
         while !best.schedule.faults.is_empty() {
             let mut start = 0;

@@ -236,8 +236,8 @@ impl FaultRates {
         Ok(rates)
     }
 
-    /// The per-second rate of a process or session fault.
-    pub(crate) fn per_second(&self, kind: FaultKind) -> f64 {
+    /// The per-second rate of a process or session fault (zero for a message fault).
+    pub fn per_second(&self, kind: FaultKind) -> f64 {
         match kind {
             FaultKind::SessionExpiry => self.session_expiry,
             FaultKind::Partition => self.partition,

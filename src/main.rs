@@ -93,7 +93,7 @@ enum Command {
         #[arg(long)]
         zk: Option<String>,
     },
-    /// Run one seed and print its whole trace, or draw it.
+    /// Run one seed, or a schedule `shrink` wrote, and print its whole trace, or draw it.
     #[command(
         after_help = "Exit status: 0 every property holds, 1 a property was violated, \
                             2 bad usage or a picture that cannot be written."

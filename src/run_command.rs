@@ -224,7 +224,7 @@ pub fn print_summary(summary: &SweepSummary) {
         for regression in failing {
             let violation = regression.violation.as_deref().unwrap_or_default();
             println!("{}: {violation}", regression.file);
-            println!("replay it with: {}", regression.replay);
+            println!("replay the kept schedule with: {}", regression.replay);
         }
     }
     if let Some(first) = summary.failures.first() {

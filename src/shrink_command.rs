@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use serde::Serialize;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::regressions;
 use zklab::scenarios::shrink::{self, Size};
@@ -34,6 +35,46 @@ pub struct ShrinkArgs {
     /// Also draw the shrunk run into FILE as an HTML page holding that picture.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Print JSON instead of the story: the sizes before and after, the runs, the time, the
+    /// schedule's file and its replay command.
+    #[arg(long, conflicts_with_all = ["svg", "html"])]
+    json: bool,
+}
+
+/// What `shrink --json` prints.
+#[derive(Serialize)]
+struct ShrinkSummary {
+    scenario: String,
+    seed: u64,
+    kind: String,
+    original: SizeSummary,
+    shrunk: SizeSummary,
+    runs: u64,
+    seconds: f64,
+    file: String,
+    replay: String,
+}
+
+/// A [`Size`] in JSON.
+#[derive(Serialize)]
+struct SizeSummary {
+    faults: usize,
+    clients: u32,
+    rounds: u32,
+    servers: usize,
+    lines: usize,
+}
+
+impl From<Size> for SizeSummary {
+    fn from(size: Size) -> Self {
+        SizeSummary {
+            faults: size.faults,
+            clients: size.clients,
+            rounds: size.rounds,
+            servers: size.servers,
+            lines: size.lines,
+        }
+    }
 }
 
 /// Runs `zklab shrink`: exit 1 with the shrunk story when the seed fails, 2 when it holds,
@@ -48,7 +89,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
         Ok(scenario) => scenario,
         Err(message) => return usage_error(&message),
     };
-    let spinner = spinner(false);
+    let spinner = spinner(args.json);
     let progress = |size: &Size| {
         spinner.set_message(format!("shrinking: {}", described(size)));
         spinner.tick();
@@ -65,6 +106,23 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
         .unwrap_or_else(|| regressions::default_path(scenario.name, args.seed));
     if let Err(message) = regressions::save(&path, &shrunk.schedule) {
         return usage_error(&message);
+    }
+    let file = path.display().to_string();
+    if args.json {
+        let summary = ShrinkSummary {
+            scenario: scenario.name.to_owned(),
+            seed: args.seed,
+            kind: shrunk.kind.name().to_owned(),
+            original: shrunk.original.into(),
+            shrunk: shrunk.shrunk.into(),
+            runs: shrunk.runs,
+            seconds: shrunk.elapsed.as_secs_f64(),
+            replay: script_replay_command(&file),
+            file,
+        };
+        let json = serde_json::to_string(&summary).expect("a summary is plain data");
+        println!("{json}");
+        return ExitCode::from(1);
     }
     println!(
         "-- {} seed {}: {}",
@@ -84,7 +142,6 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     }
     let title = format!("{} shrunk from seed {}", scenario.name, args.seed);
     let status = tell(&title, shrunk.report, true, None, &args.svg, &args.html);
-    let file = path.display().to_string();
     println!("-- saved to {file}");
     println!("-- replay: {}", script_replay_command(&file));
     status

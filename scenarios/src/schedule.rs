@@ -279,17 +279,17 @@ mod tests {
     fn a_bad_line_is_refused_with_its_number_and_what_is_wrong() {
         let text = sample().to_text();
         for (bad, expected) in [
-            ("fault 1.5 partition c0", "line 8: `fault 1.5 partition c0`"),
+            ("fault 1.5 partition c0", "line 10: `fault 1.5 partition c0`"),
             (
                 "fault 1.5 crash c9",
                 "strikes c9, but the run has clients c0 to c1",
             ),
-            ("fault x crash c0", "line 8: `x` is not a time"),
-            ("fault 1.5 bogus c0", "line 8: unknown fault kind `bogus`"),
-            ("colour blue", "line 8: `colour` is not an item"),
+            ("fault x crash c0", "line 10: `x` is not a time"),
+            ("fault 1.5 bogus c0", "line 10: unknown fault kind `bogus`"),
+            ("colour blue", "line 10: `colour` is not an item"),
             (
                 "violation wrong",
-                "line 8: `wrong` is not a kind of violation",
+                "line 10: `wrong` is not a kind of violation",
             ),
         ] {
             let error = Schedule::parse(&format!("{text}{bad}\n")).expect_err(bad);

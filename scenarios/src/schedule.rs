@@ -279,7 +279,10 @@ mod tests {
     fn a_bad_line_is_refused_with_its_number_and_what_is_wrong() {
         let text = sample().to_text();
         for (bad, expected) in [
-            ("fault 1.5 partition c0", "line 10: `fault 1.5 partition c0`"),
+            (
+                "fault 1.5 partition c0",
+                "line 10: `fault 1.5 partition c0`",
+            ),
             (
                 "fault 1.5 crash c9",
                 "strikes c9, but the run has clients c0 to c1",

@@ -237,38 +237,33 @@ impl Search<'_> {
     /// seed and options of the smallest that fails.
     fn smaller_workload_drawn(&mut self, seed: u64, options: RunOptions) -> (u64, RunOptions) {
         let fewest = self.scenario.kit.min_clients() as u32;
-        for clients in fewest..=options.clients {
-            let candidate = RunOptions {
-                clients,
-                rounds: 1,
-                ..options.clone()
-            };
-            if let Some(found) = self.failing_seed(seed, candidate) {
-                return found;
-            }
+        let sized = |options: &RunOptions, clients, rounds| RunOptions {
+            clients,
+            rounds,
+            ..options.clone()
+        };
+        let one_round = (fewest..=options.clients).map(|clients| sized(&options, clients, 1));
+        if let Some(found) = self.first_failing(seed, one_round) {
+            return found;
         }
         let mut best = (seed, options);
-        for clients in fewest..best.1.clients {
-            let candidate = RunOptions {
-                clients,
-                ..best.1.clone()
-            };
-            if let Some(found) = self.failing_seed(best.0, candidate) {
-                best = found;
-                break;
-            }
+        let fewer_clients = (fewest..best.1.clients).map(|c| sized(&best.1, c, best.1.rounds));
+        if let Some(found) = self.first_failing(best.0, fewer_clients) {
+            best = found;
         }
-        for rounds in 1..best.1.rounds {
-            let candidate = RunOptions {
-                rounds,
-                ..best.1.clone()
-            };
-            if let Some(found) = self.failing_seed(best.0, candidate) {
-                best = found;
-                break;
-            }
-        }
-        best
+        let fewer_rounds = (1..best.1.rounds).map(|r| sized(&best.1, best.1.clients, r));
+        self.first_failing(best.0, fewer_rounds).unwrap_or(best)
+    }
+
+    /// The first of `candidates` that shows the violation at one of the seeds from `from`.
+    fn first_failing(
+        &mut self,
+        from: u64,
+        candidates: impl Iterator<Item = RunOptions>,
+    ) -> Option<(u64, RunOptions)> {
+        candidates
+            .into_iter()
+            .find_map(|candidate| self.failing_seed(from, candidate))
     }
 
     /// The first of the seeds from `from` that shows the violation with `options`, or else with

@@ -36,12 +36,14 @@
 //! ```
 
 mod client;
+mod kept;
 mod real;
 mod replay;
 
 use std::fmt;
 use std::future::Future;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
@@ -71,6 +73,8 @@ pub struct Harness<M = NoFailures> {
     seeds: Range<u64>,
     monitors: M,
     test: Option<String>,
+    /// Where the test's failing seeds are kept, if they are.
+    kept: Option<PathBuf>,
 }
 
 impl Harness {
@@ -89,6 +93,7 @@ impl Harness {
             seeds: 0..100,
             monitors: NoFailures,
             test: None,
+            kept: None,
         }
     }
 }
@@ -102,8 +107,10 @@ impl Default for Harness {
 /// A run that held: every seed, every property.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Passed {
-    /// The seeds it ran.
+    /// The seeds of the sweep.
     pub seeds: Range<u64>,
+    /// The seeds kept from earlier failures, replayed before the sweep.
+    pub kept: Vec<u64>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -210,7 +217,18 @@ impl<M: Monitor> Harness<M> {
             seeds: self.seeds,
             monitors,
             test: self.test,
+            kept: self.kept,
         }
+    }
+
+    /// Keeps the seeds this test fails on in `directory` (`zklab-regressions`, say: check it
+    /// in), one file per test (`<test name>.seeds`), and replays them before the sweep of every
+    /// later run: a seed a wide sweep (`ZKLAB_SEEDS=100000`) found stays in the default one, and
+    /// a fixed bug stays fixed. Off unless asked for: a test that fails on purpose keeps
+    /// nothing.
+    pub fn regressions(mut self, directory: impl Into<PathBuf>) -> Self {
+        self.kept = Some(directory.into());
+        self
     }
 
     /// Runs `each` for every client, seed after seed; panics with the first failing seed's
@@ -244,7 +262,18 @@ impl<M: Monitor> Harness<M> {
             Seeds::Sweep(seeds) => (seeds, false),
             Seeds::Replay(seed) => (seed..seed.saturating_add(1), true),
         };
-        for seed in seeds.clone() {
+        let test = self.test.clone().or_else(running_test);
+        let kept_file = match (&self.kept, &test) {
+            (Some(directory), Some(test)) if !replaying => Some(kept::file(directory, test)),
+            _ => None,
+        };
+        let kept = match kept_file.as_deref().map(kept::seeds) {
+            Some(Ok(kept)) => kept,
+            Some(Err(message)) => panic!("zklab: {message}"),
+            None => Vec::new(),
+        };
+        let sweep = seeds.clone().filter(|seed| !kept.contains(seed));
+        for seed in kept.iter().copied().chain(sweep) {
             let (trace, violations) =
                 tracing::subscriber::with_default(log::subscriber(), || self.run_seed(seed, &each));
             if replaying {
@@ -256,7 +285,11 @@ impl<M: Monitor> Harness<M> {
                 );
             }
             if !violations.is_empty() {
-                let test = self.test.clone().or_else(running_test);
+                if let Some(path) = kept_file.as_deref().filter(|_| !kept.contains(&seed)) {
+                    if let Err(message) = kept::keep(path, seed, &violations[0].to_string()) {
+                        eprintln!("zklab: {message}");
+                    }
+                }
                 return Err(Box::new(Failure {
                     seed: Some(seed),
                     violations,
@@ -267,6 +300,7 @@ impl<M: Monitor> Harness<M> {
         }
         Ok(Passed {
             seeds,
+            kept,
             elapsed: started.elapsed(),
         })
     }

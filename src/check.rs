@@ -1,7 +1,7 @@
 //! `zklab check`: model-check a recipe and report each property as holds or fails, with the
 //! counterexample (by iterative deepening) as trace lines and a Mermaid diagram.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,11 +10,13 @@ use serde::Serialize;
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
+use zklab::scenarios::regressions;
+use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::spinner;
 use crate::replay_command::write_pictures;
-use crate::usage_error;
+use crate::{script_replay_command, usage_error};
 
 /// The faults the model checker can inject.
 const MODEL_FAULTS: [FaultKind; 4] = [
@@ -136,10 +138,24 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return usage_error(&message);
         }
     }
+    let mut in_simulator = Vec::new();
+    for property in report.properties.iter().filter(|property| !property.holds) {
+        let schedule = Schedule::of_counterexample(model.name, options.clients, property);
+        let path = Path::new(COUNTEREXAMPLES).join(format!(
+            "{}-{}c-{}.schedule",
+            model.name,
+            options.clients,
+            property.name.replace(' ', "-")
+        ));
+        if let Err(message) = regressions::save(&path, &schedule) {
+            return usage_error(&message);
+        }
+        in_simulator.push(script_replay_command(&path.display().to_string()));
+    }
     if args.json {
         println!("{}", report_json(model.name, &options, &report));
     } else {
-        print_report(model.name, &options, &report);
+        print_report(model.name, &options, &report, &in_simulator);
     }
     if report.properties.iter().any(|property| !property.holds) {
         ExitCode::from(1)
@@ -157,7 +173,10 @@ fn describe_budget(budget: &Budget) -> String {
     )
 }
 
-fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
+/// Where `check` writes each counterexample as a schedule the simulator replays.
+const COUNTEREXAMPLES: &str = "zklab-counterexamples";
+
+fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_simulator: &[String]) {
     let symmetry = match (report.symmetry, options.symmetry) {
         (true, _) => "on",
         (false, true) => "off (the machine is not symmetric under renaming sessions)",
@@ -189,6 +208,7 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
     } else {
         "unrefuted"
     };
+    let mut in_simulator = in_simulator.iter();
     for property in &report.properties {
         if property.holds {
             println!("  {verdict:<9} {}", property.name);
@@ -210,6 +230,9 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport) {
         println!("  as a Mermaid sequence diagram:");
         for line in property.mermaid.lines() {
             println!("    {line}");
+        }
+        if let Some(command) = in_simulator.next() {
+            println!("  replay it on the recipe's code in the simulator: {command}");
         }
     }
 }

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, HasDiscoveries, Model};
+use zklab_sim::fault::{ForcedKind, ForcedStep};
 use zklab_sim::picture::Timeline;
 
-use crate::model::{ActionOf, Budget, RecipeModel, StateOf};
+use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
 use crate::render;
 use crate::workload::Workload;
 
@@ -52,6 +53,10 @@ pub struct PropertyReport {
     pub mermaid: String,
     /// The same path laid out for a picture (no rows when the property holds).
     pub timeline: Timeline,
+    /// The same path as the server's order of steps, to force on the simulator
+    /// (`SimZk::force_order`): which client's op it applies, drops or loses the reply of, and
+    /// whose session it expires, in the path's order.
+    pub server_order: Vec<ForcedStep>,
 }
 
 /// The result of a check.
@@ -150,6 +155,7 @@ pub fn check<W: Workload>(
                     render::mermaid::<W>(options.clients, &steps)
                 },
                 timeline: render::timeline::<W>(property.name, options.clients, &steps),
+                server_order: server_order::<W>(&steps),
             }
         })
         .collect();
@@ -215,6 +221,25 @@ pub fn shortest_counterexample<W: Workload>(
         }
     }
     Vec::new()
+}
+
+/// The server's part of a path: its applies and faults, in order; what clients do with what
+/// they receive, and their timers and requests, are theirs.
+fn server_order<W: Workload>(steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)]) -> Vec<ForcedStep> {
+    let step = |client: usize, kind| ForcedStep {
+        client: client as u32,
+        kind,
+    };
+    steps
+        .iter()
+        .filter_map(|(_, action, _)| match *action {
+            Action::Apply(c) => Some(step(c, ForcedKind::Apply)),
+            Action::ConnectionLoss(c) => Some(step(c, ForcedKind::ConnectionLoss)),
+            Action::LostReply(c) => Some(step(c, ForcedKind::LostReply)),
+            Action::SessionExpiry(c) => Some(step(c, ForcedKind::SessionExpiry)),
+            Action::Deliver(_) | Action::Request(..) | Action::Timeout(_) => None,
+        })
+        .collect()
 }
 
 /// Re-runs `actions` from the initial state; every action must be enabled where it is taken.

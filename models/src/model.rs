@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use stateright::{Model, Property};
 use zklab_recipes::client::{
-    CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
+    EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
 };
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
@@ -434,16 +434,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             Server::new()
         };
         let setup = server.open_session();
-        let root = self.workload.root();
-        for (end, _) in root.match_indices('/').skip(1).chain([(root.len(), "")]) {
-            let parent = Op::Create {
-                path: root[..end].to_owned(),
-                data: Vec::new(),
-                mode: CreateMode::Persistent,
-            };
-            server.apply(setup, &parent, 0);
-        }
-        for op in self.workload.setup(self.clients) {
+        for op in self.workload.initial_ops(self.clients) {
             server.apply(setup, &op, 0);
         }
         server.close_session(setup, 0);

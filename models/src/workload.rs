@@ -3,7 +3,7 @@
 
 use std::fmt::Debug;
 
-use zklab_recipes::client::{Op, SessionId};
+use zklab_recipes::client::{CreateMode, Op, SessionId};
 use zklab_recipes::machine::Recipe;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::monitor::Monitor;
@@ -35,6 +35,23 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     fn setup(&self, clients: usize) -> Vec<Op> {
         let _ = clients;
         Vec::new()
+    }
+
+    /// Everything the model makes before any client starts: the directory, level by level,
+    /// then [`Workload::setup`]. A counterexample replayed in the simulator starts from it too.
+    fn initial_ops(&self, clients: usize) -> Vec<Op> {
+        let root = self.root();
+        let directory = root.match_indices('/').skip(1).map(|(end, _)| end);
+        let mut ops: Vec<Op> = directory
+            .chain([root.len()])
+            .map(|end| Op::Create {
+                path: root[..end].to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            })
+            .collect();
+        ops.extend(self.setup(clients));
+        ops
     }
 
     /// A fresh machine playing `part`, for a client with this session.

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use zklab_models::check::{check, CheckOptions, CheckReport};
 use zklab_models::workload::Workload;
+use zklab_recipes::client::Op;
 use zklab_sim::client::SimClient;
 use zklab_sim::trace::Trace;
 
@@ -46,6 +47,9 @@ pub trait AnyKit: Sync {
     /// The fewest clients its workload can finish with.
     fn min_clients(&self) -> usize;
 
+    /// What its model makes before any client starts ([`Workload::initial_ops`]).
+    fn initial_ops(&self, clients: usize) -> Vec<Op>;
+
     /// One simulated client's loop.
     fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient>;
 
@@ -73,6 +77,10 @@ impl<K: Kit> AnyKit for K {
 
     fn min_clients(&self) -> usize {
         Workload::min_clients(self)
+    }
+
+    fn initial_ops(&self, clients: usize) -> Vec<Op> {
+        Workload::initial_ops(self, clients)
     }
 
     fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient> {

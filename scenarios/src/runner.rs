@@ -15,7 +15,7 @@ use madsim::runtime::Runtime;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::ensemble::{SimConfig, SimZk};
-use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
+use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ForcedStep, ScriptedFault};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub faults: FaultRates,
     /// Faults at fixed times, on top of the random ones.
     pub script: Vec<ScriptedFault>,
+    /// Start from the model's initial tree and force the server through these steps: a model
+    /// checker's counterexample, replayed on the real recipe code ([`SimZk::force_order`]).
+    pub forced: Option<Vec<ForcedStep>>,
     /// Every client must finish within this much sim time, plus [`ROUND_ALLOWANCE`] for each
     /// round of each client (see [`RunOptions::liveness_bound`]).
     pub time_bound: Duration,
@@ -55,6 +58,7 @@ impl Default for RunOptions {
             rounds: 10,
             faults: FaultRates::all(),
             script: Vec::new(),
+            forced: None,
             time_bound: Duration::from_secs(600),
             sim: SimConfig {
                 servers: SCENARIO_SERVERS,
@@ -194,6 +198,10 @@ pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) -> Vec<Violation> {
     let zk = start_service(&options, &slot);
+    if let Some(steps) = &options.forced {
+        zk.prepare(&scenario.kit.initial_ops(options.clients as usize));
+        zk.force_order(steps.clone());
+    }
     let resource = {
         let zk = zk.clone();
         FencedResource::new(move |event| zk.record(event))

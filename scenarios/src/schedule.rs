@@ -17,12 +17,16 @@
 //!
 //! A fault line gives its sim time in seconds, its kind and client, and for a partition, a
 //! pause, a stale read or a server crash how long it lasts. `violation` says what the run
-//! showed when it was written (none: it held).
+//! showed when it was written (none: it held). A model checker's counterexample adds `forced`
+//! (the run starts from the model's initial tree) and its server's order, one `step <kind>
+//! c<client>` a line (`apply`, `connection-loss`, `lost-reply`, `session-expiry`).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
+use zklab_sim::fault::{FaultKind, FaultRates, ForcedKind, ForcedStep, ScriptedFault};
+
+use zklab_models::check::PropertyReport;
 
 use crate::catalogue;
 use crate::oracle::ViolationKind;
@@ -46,6 +50,9 @@ pub struct Schedule {
     pub faults: Vec<ScriptedFault>,
     /// What the run showed when the schedule was written, if anything broke.
     pub violation: Option<ViolationKind>,
+    /// The order forced on the server, from the model's initial tree, if any
+    /// ([`RunOptions::forced`]).
+    pub forced: Option<Vec<ForcedStep>>,
 }
 
 /// The fault kinds whose script line says how long they last.
@@ -64,9 +71,43 @@ impl Schedule {
             rounds: self.rounds,
             faults: FaultRates::none(),
             script: self.faults.clone(),
+            forced: self.forced.clone(),
             ..RunOptions::default()
         }
         .on_servers(self.servers)
+    }
+
+    /// A model checker's counterexample to `property`, found with `clients` clients, as a run of
+    /// the real recipe code in the simulator: one round each, one server (the model's), no
+    /// fault drawn, the model's initial tree, and the server forced through the
+    /// counterexample's order. It names the violation the property's monitor reports, if one
+    /// does (the model's own "no stuck state" and "no orphans" have none).
+    pub fn of_counterexample(scenario: &str, clients: usize, property: &PropertyReport) -> Self {
+        Schedule {
+            scenario: scenario.to_owned(),
+            seed: 0,
+            clients: clients as u32,
+            rounds: 1,
+            servers: 1,
+            faults: Vec::new(),
+            violation: ViolationKind::ALL
+                .into_iter()
+                .find(|kind| kind.property() == property.name),
+            forced: Some(property.server_order.clone()),
+        }
+    }
+
+    /// Whether `kind`, the first violation of a run in the simulator, breaks the model's
+    /// `property`: its own kind, or for the model's "no stuck state" a deadlock, a client that
+    /// never finished or a waiter stuck for good, and for "no orphans" a node left behind or
+    /// one nobody knows it owns.
+    pub fn breaks(kind: ViolationKind, property: &str) -> bool {
+        use ViolationKind::{Deadlock, Liveness, Orphan, StuckWaiter, UnownedNode};
+        match property {
+            "no stuck state" => matches!(kind, Deadlock | Liveness | StuckWaiter),
+            "no orphans" => matches!(kind, Orphan | UnownedNode),
+            property => kind.property() == property,
+        }
     }
 
     /// The scenario it runs, or why it is not one.
@@ -106,6 +147,12 @@ impl Schedule {
             }
             text.push('\n');
         }
+        if let Some(steps) = &self.forced {
+            text.push_str("forced\n");
+            for step in steps {
+                let _ = writeln!(text, "step {} c{}", step.kind.name(), step.client);
+            }
+        }
         text
     }
 
@@ -115,6 +162,7 @@ impl Schedule {
         let (mut seed, mut clients, mut rounds, mut servers) = (None, None, None, None);
         let mut violation = None;
         let mut faults = Vec::new();
+        let mut forced: Option<Vec<ForcedStep>> = None;
         for (index, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -131,10 +179,16 @@ impl Schedule {
                 "servers" => servers = Some(number(value, "servers").map_err(at_line)?),
                 "violation" => violation = Some(violation_kind(value).map_err(at_line)?),
                 "fault" => faults.push(fault(value).map_err(at_line)?),
+                "forced" => {
+                    forced.get_or_insert_with(Vec::new);
+                }
+                "step" => forced
+                    .get_or_insert_with(Vec::new)
+                    .push(step(value).map_err(at_line)?),
                 _ => {
                     return Err(at_line(format!(
                         "`{key}` is not an item of a schedule (scenario, seed, clients, rounds, \
-                         servers, violation, fault)"
+                         servers, violation, fault, forced, step)"
                     )))
                 }
             }
@@ -148,6 +202,7 @@ impl Schedule {
             servers: servers.ok_or_else(|| missing("servers"))?,
             faults,
             violation,
+            forced,
         };
         schedule.check()?;
         Ok(schedule)
@@ -164,6 +219,14 @@ impl Schedule {
         }
         if ![1, 3, 5].contains(&self.servers) {
             return Err(format!("servers {}: 1, 3 or 5", self.servers));
+        }
+        let steps = self.forced.iter().flatten();
+        if let Some(step) = steps.clone().find(|step| step.client >= self.clients) {
+            return Err(format!(
+                "a step names c{}, but the run has clients c0 to c{}",
+                step.client,
+                self.clients - 1
+            ));
         }
         if let Some(fault) = self.faults.iter().find(|f| f.client >= self.clients) {
             return Err(format!(
@@ -209,6 +272,24 @@ fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
 
 fn violation_kind(name: &str) -> Result<ViolationKind, String> {
     ViolationKind::from_name(name).ok_or_else(|| format!("`{name}` is not a kind of violation"))
+}
+
+/// `<kind> c<client>`, a step of a forced order.
+fn step(text: &str) -> Result<ForcedStep, String> {
+    let usage = || {
+        format!("`step {text}`: a step is `step <apply|connection-loss|lost-reply|session-expiry> c<client>`")
+    };
+    let (kind, client) = text.split_once(' ').ok_or_else(usage)?;
+    let kind = ForcedKind::ALL
+        .into_iter()
+        .find(|k| k.name() == kind.trim())
+        .ok_or_else(usage)?;
+    let client = client
+        .trim()
+        .strip_prefix('c')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(usage)?;
+    Ok(ForcedStep { client, kind })
 }
 
 /// `<seconds> <kind> c<client> [<seconds>]`.
@@ -266,6 +347,16 @@ mod tests {
                 },
             ],
             violation: Some(ViolationKind::Deadlock),
+            forced: Some(vec![
+                ForcedStep {
+                    client: 1,
+                    kind: ForcedKind::Apply,
+                },
+                ForcedStep {
+                    client: 0,
+                    kind: ForcedKind::LostReply,
+                },
+            ]),
         }
     }
 
@@ -281,18 +372,18 @@ mod tests {
         for (bad, expected) in [
             (
                 "fault 1.5 partition c0",
-                "line 10: `fault 1.5 partition c0`",
+                "line 13: `fault 1.5 partition c0`",
             ),
             (
                 "fault 1.5 crash c9",
                 "strikes c9, but the run has clients c0 to c1",
             ),
-            ("fault x crash c0", "line 10: `x` is not a time"),
-            ("fault 1.5 bogus c0", "line 10: unknown fault kind `bogus`"),
-            ("colour blue", "line 10: `colour` is not an item"),
+            ("fault x crash c0", "line 13: `x` is not a time"),
+            ("fault 1.5 bogus c0", "line 13: unknown fault kind `bogus`"),
+            ("colour blue", "line 13: `colour` is not an item"),
             (
                 "violation wrong",
-                "line 10: `wrong` is not a kind of violation",
+                "line 13: `wrong` is not a kind of violation",
             ),
         ] {
             let error = Schedule::parse(&format!("{text}{bad}\n")).expect_err(bad);

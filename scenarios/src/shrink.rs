@@ -306,6 +306,7 @@ impl Search<'_> {
             servers: options.sim.servers,
             faults,
             violation: None,
+            forced: None,
         };
         let count = schedule.faults.len();
         let no_faults = Schedule {

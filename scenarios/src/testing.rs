@@ -87,6 +87,7 @@ impl Harness {
                 rounds: 0,
                 faults: FaultRates::all(),
                 script: Vec::new(),
+                forced: None,
                 time_bound: Duration::from_secs(60),
                 sim: RunOptions::default().sim,
             },

@@ -32,7 +32,7 @@ use zklab_recipes::client::{EventType, Op, OpReply, SessionEvent, SessionId, Zxi
 use zklab_recipes::client::{ZkError, ZkEvent};
 
 use crate::client::SimClient;
-use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
+use crate::fault::{FaultCounts, FaultKind, FaultPlan, ForcedKind, ForcedStep, ScriptedFault};
 use crate::notified::Gathering;
 use crate::packet;
 use crate::path::validate_op;
@@ -299,6 +299,12 @@ struct World {
     counts: FaultCounts,
     /// Every fault injected, as the script that strikes it again (see [`SimZk::take_struck`]).
     struck: Vec<ScriptedFault>,
+    /// The order forced on the server still to come ([`SimZk::force_order`]).
+    forced: VecDeque<ForcedStep>,
+    /// How many steps of the forced order have been taken, and when the last was.
+    forced_taken: (usize, Duration),
+    /// Requests that reached the server before the forced order let it apply them, in order.
+    held: VecDeque<(SessionId, Request)>,
     start: Instant,
     wire: Wire,
     /// The pump task's waker, once it has run: the wire's timers wake it.
@@ -348,6 +354,9 @@ impl SimZk {
             trace: Trace::new(),
             counts: FaultCounts::default(),
             struck: Vec::new(),
+            forced: VecDeque::new(),
+            forced_taken: (0, Duration::ZERO),
+            held: VecDeque::new(),
             wire: Wire::default(),
             pump: None,
             timers: Vec::new(),
@@ -728,6 +737,67 @@ impl SimZk {
         (std::mem::take(&mut w.trace), w.counts)
     }
 
+    /// Makes the tree the clients will find: `ops` applied by a session of its own, closed
+    /// again, before any client connects (as a model checker's initial state has it).
+    pub fn prepare(&self, ops: &[Op]) {
+        let mut w = self.lock();
+        let before = w.servers.applied(w.servers.leader());
+        let session = w.servers.open_session();
+        for op in ops {
+            w.servers.apply(session, op, 0);
+        }
+        w.servers
+            .end_session(session, 0, false, DeletionOrder::ByPath);
+        w.replicate_since(before);
+    }
+
+    /// Forces the server to take `steps` in order: a request reaches the server, but is applied
+    /// (or dropped, or applied with its reply lost) only when the next step names its client;
+    /// a session expires when its step comes. Once every step is taken, or no step has been
+    /// taken for [`FORCED_PATIENCE`] of sim time (the client a step names sent nothing to
+    /// apply: the run has left the forced path), the server goes on freely; a note in the
+    /// trace says which.
+    pub fn force_order(&self, steps: Vec<ForcedStep>) {
+        {
+            let mut w = self.lock();
+            let now = w.now();
+            w.forced = steps.into();
+            w.forced_taken = (0, now);
+        }
+        let zk = self.clone();
+        madsim::task::spawn(async move {
+            loop {
+                madsim::time::sleep(FORCED_PATIENCE / 4).await;
+                let mut w = zk.lock();
+                let Some(&step) = w.forced.front() else {
+                    return;
+                };
+                let (taken, at) = w.forced_taken;
+                if w.now() >= at + FORCED_PATIENCE {
+                    let total = taken + w.forced.len();
+                    let text = format!(
+                        "the forced order stops at its step {} of {total} ({} c{}): nothing \
+                         to take it with for {FORCED_PATIENCE:?}; the server goes on freely",
+                        taken + 1,
+                        step.kind.name(),
+                        step.client
+                    );
+                    w.forced.clear();
+                    let now = w.now();
+                    w.trace.push(
+                        now,
+                        TraceEvent::Note {
+                            client: step.client,
+                            text,
+                        },
+                    );
+                    w.take_forced_steps();
+                    return;
+                }
+            }
+        });
+    }
+
     /// Every fault injected so far, in order, as a script that strikes each again in a run of
     /// the same workload: its time, kind, client and drawn duration. A message fault's time is
     /// when its client sent the request it struck (the reorder's: when the message it held up
@@ -953,6 +1023,9 @@ impl SimZk {
         w.lasting_fault(kind, client, detail, lasts);
     }
 }
+
+/// How long a forced order waits for the client its next step names before it gives up.
+pub const FORCED_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How long an election takes: no server serves meanwhile.
 const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(2));
@@ -1322,6 +1395,62 @@ impl World {
     /// gets its connection closed, behind what is still to be sent to it: its client sees
     /// Disconnected, then Expired when it reconnects.
     fn serve(&mut self, session: SessionId, request: Request) {
+        if self.forced.is_empty() || !matches!(request, Request::Op { .. }) {
+            return self.serve_now(session, request);
+        }
+        self.held.push_back((session, request));
+        self.take_forced_steps();
+    }
+
+    /// Takes the forced order's steps while it can: an expiry at once, a request's step once
+    /// its client's request is held; then, with no step left, serves what is still held.
+    fn take_forced_steps(&mut self) {
+        while let Some(&ForcedStep { client, kind }) = self.forced.front() {
+            let taken = if kind == ForcedKind::SessionExpiry {
+                let session = self.processes.get(&client).and_then(|p| p.session);
+                if let Some(session) = session.filter(|&s| self.servers.session_alive(s)) {
+                    self.expire(session);
+                    self.fault(
+                        FaultKind::SessionExpiry,
+                        client,
+                        format!("server expires s{session}"),
+                    );
+                }
+                None
+            } else {
+                let Some(index) = self.held.iter().position(|(session, _)| {
+                    self.conns.get(session).is_some_and(|c| c.client == client)
+                }) else {
+                    return;
+                };
+                self.held.remove(index)
+            };
+            self.forced.pop_front();
+            let now = self.now();
+            self.forced_taken = (self.forced_taken.0 + 1, now);
+            let armed = match kind {
+                ForcedKind::ConnectionLoss => Some(FaultKind::ConnectionLoss),
+                ForcedKind::LostReply => Some(FaultKind::LostReply),
+                ForcedKind::Apply | ForcedKind::SessionExpiry => None,
+            };
+            if let (Some(armed), Some(process)) = (armed, self.processes.get_mut(&client)) {
+                process.armed.push(armed);
+            }
+            if let Some((session, request)) = taken {
+                self.serve_now(session, request);
+            }
+            if self.forced.is_empty() {
+                let text = "the forced order is done; the server goes on freely".to_owned();
+                self.trace.push(now, TraceEvent::Note { client, text });
+            }
+        }
+        while let Some((session, request)) = self.held.pop_front() {
+            self.serve_now(session, request);
+        }
+    }
+
+    /// The server handles one request now.
+    fn serve_now(&mut self, session: SessionId, request: Request) {
         if !self.servers.session_alive(session) {
             // Behind what the server has still to send (a close's reply, say).
             let answer = Answer::Ended(Response::Drop);

@@ -153,7 +153,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         in_simulator.push(script_replay_command(&path.display().to_string()));
     }
     if args.json {
-        println!("{}", report_json(model.name, &options, &report));
+        println!(
+            "{}",
+            report_json(model.name, &options, &report, &in_simulator)
+        );
     } else {
         print_report(model.name, &options, &report, &in_simulator);
     }
@@ -274,9 +277,18 @@ struct PropertyJson<'r> {
     deepened: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mermaid: Option<&'r str>,
+    /// The command that forces the counterexample on the recipe's code in the simulator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay_in_simulator: Option<&'r str>,
 }
 
-fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> String {
+fn report_json(
+    name: &str,
+    options: &CheckOptions,
+    report: &CheckReport,
+    in_simulator: &[String],
+) -> String {
+    let mut in_simulator = in_simulator.iter();
     let properties = report
         .properties
         .iter()
@@ -288,6 +300,9 @@ fn report_json(name: &str, options: &CheckOptions, report: &CheckReport) -> Stri
                 counterexample: fails.then_some(&property.counterexample[..]),
                 deepened: fails.then_some(property.deepened),
                 mermaid: fails.then_some(&property.mermaid[..]),
+                replay_in_simulator: fails
+                    .then(|| in_simulator.next().map(String::as_str))
+                    .flatten(),
             }
         })
         .collect();

@@ -355,6 +355,13 @@ fn a_counterexample_without_faults_is_told_when_one_exists() {
             .all(|step| !step.as_str().unwrap().contains(" XX ")),
         "{steps:?}"
     );
+    let replay = failing[0]["replay_in_simulator"].as_str().unwrap();
+    assert!(
+        replay.ends_with(
+            "replay --script zklab-counterexamples/queue-bug-name-order-2c-sequence-order.schedule"
+        ),
+        "{replay}"
+    );
 }
 
 #[test]

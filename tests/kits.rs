@@ -10,7 +10,9 @@ use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
+use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::FaultKind;
+use zklab::sim::forced;
 
 /// A budget of each fault kind: connection loss, lost reply, session expiry (and no pause).
 const fn budget(connection_loss: u8, lost_reply: u8, session_expiry: u8) -> Budget {
@@ -400,8 +402,12 @@ fn every_recipe_holds_every_property_in_the_model_for_two_clients_with_one_of_ea
     }
 }
 
+/// Each known bug's counterexample is also forced, step by step, on the recipe's own code in
+/// the simulator (the schedule `zklab check` writes, read back from its text), which must take
+/// every step and break the same property: the model and the simulator agree on the bug.
 #[test]
-fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
+fn every_known_bug_fails_its_property_in_the_model_and_its_counterexample_forced_on_the_recipes_code_fails_it_too(
+) {
     for bug in KNOWN_BUGS
         .iter()
         .filter(|bug| !NEEDS_A_FOLLOWER.contains(&bug.name))
@@ -418,6 +424,21 @@ fn every_known_bug_fails_its_property_in_the_model_with_a_counterexample() {
             "{}: a counterexample of {} steps",
             bug.name,
             property.counterexample.len()
+        );
+        let schedule = Schedule::of_counterexample(bug.name, bug.clients, property);
+        let run = Schedule::parse(&schedule.to_text()).unwrap().run().unwrap();
+        let story = run.trace.render();
+        assert!(
+            story.contains(forced::DONE),
+            "{}: left the path:\n{story}",
+            bug.name
+        );
+        let shown = run.violations.first().map(|v| v.kind);
+        assert!(
+            shown.is_some_and(|kind| Schedule::breaks(kind, bug.property)),
+            "{}: the simulator shows {shown:?}, the model broke {}:\n{story}",
+            bug.name,
+            bug.property
         );
     }
 }

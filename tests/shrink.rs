@@ -1,6 +1,8 @@
 //! Shrinking: every known bug's failing seed shrinks to a short story whose schedule file
 //! replays it; the schedules kept in `zklab-regressions/` (one per known bug) still show what
-//! they were kept for; `run` replays kept schedules before its seeds.
+//! they were kept for; `run` replays kept schedules before its seeds; `check` prints the command
+//! that replays its counterexample on the recipe's code (tests/kits.rs does that for every known
+//! bug).
 
 mod support;
 
@@ -8,8 +10,6 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use zklab::models::check::CheckOptions;
-use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{run_seed, RunOptions};
@@ -196,56 +196,6 @@ fn bad_shrink_and_script_arguments_are_refused_with_exit_2() {
     assert_eq!(status, Some(2));
     assert!(err.contains("servers 2: 1, 3 or 5"), "{err}");
     let _ = std::fs::remove_file(&bad);
-}
-
-/// One of each fault the model knows, as `check --faults all` gives it.
-const ONE_OF_EACH: Budget = Budget {
-    connection_loss: 1,
-    lost_reply: 1,
-    session_expiry: 1,
-    pause: 1,
-};
-
-/// Known bugs whose 2-client counterexample, forced on the recipe's own code in the simulator,
-/// breaks the same property there (a few, to keep the test short; ARCHITECTURE.md says which
-/// bugs' counterexamples do not yet).
-const REPLAYED_IN_THE_SIMULATOR: &[&str] = &[
-    "lock-bug-blind-retry",
-    "lock-bug-give-up",
-    "lock-bug-lost-wakeup",
-    "rw-lock-bug-writer-ignores-readers",
-];
-
-#[test]
-fn counterexamples_forced_on_the_recipes_code_in_the_simulator_break_the_same_property() {
-    for &name in REPLAYED_IN_THE_SIMULATOR {
-        let bug = support::scenario(name);
-        let options = CheckOptions {
-            clients: 2,
-            budget: ONE_OF_EACH,
-            threads: 2,
-            symmetry: true,
-            partial_order: true,
-            forget_zxids: true,
-            timeout: None,
-        };
-        let report = bug.kit.check(&options, &|_, _| {});
-        let failing = report.properties.iter().filter(|p| !p.holds);
-        let mut replayed = 0;
-        for property in failing {
-            let schedule = Schedule::of_counterexample(name, 2, property);
-            let written = Schedule::parse(&schedule.to_text()).unwrap();
-            let run = written.run().unwrap();
-            let shown = run.violations.first().map(|v| v.kind);
-            if shown.is_some_and(|kind| Schedule::breaks(kind, property.name)) {
-                replayed += 1;
-            }
-        }
-        assert!(
-            replayed > 0,
-            "{name}: no counterexample breaks its property in the simulator"
-        );
-    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, HasDiscoveries, Model};
-use zklab_sim::fault::{ForcedKind, ForcedStep};
+use zklab_sim::forced::{ForcedKind, ForcedStep};
 use zklab_sim::picture::Timeline;
 
 use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
@@ -53,10 +53,11 @@ pub struct PropertyReport {
     pub mermaid: String,
     /// The same path laid out for a picture (no rows when the property holds).
     pub timeline: Timeline,
-    /// The same path as the server's order of steps, to force on the simulator
-    /// (`SimZk::force_order`): which client's op it applies, drops or loses the reply of, and
-    /// whose session it expires, in the path's order.
-    pub server_order: Vec<ForcedStep>,
+    /// The same path as an order to force on the simulator (`SimZk::force_order`): which
+    /// client's op the server applies, drops or loses the reply of, whose session it expires,
+    /// which client receives its next message, asks its machine something, or has its timer go
+    /// off, in the path's order.
+    pub forced_order: Vec<ForcedStep>,
 }
 
 /// The result of a check.
@@ -155,7 +156,7 @@ pub fn check<W: Workload>(
                     render::mermaid::<W>(options.clients, &steps)
                 },
                 timeline: render::timeline::<W>(property.name, options.clients, &steps),
-                server_order: server_order::<W>(&steps),
+                forced_order: forced_order::<W>(&steps),
             }
         })
         .collect();
@@ -223,23 +224,24 @@ pub fn shortest_counterexample<W: Workload>(
     Vec::new()
 }
 
-/// The server's part of a path: its applies and faults, in order; what clients do with what
-/// they receive, and their timers and requests, are theirs.
-fn server_order<W: Workload>(steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)]) -> Vec<ForcedStep> {
-    let step = |client: usize, kind| ForcedStep {
-        client: client as u32,
-        kind,
+/// The path as an order to force on a run of the recipe's code: every step, whoever takes it.
+fn forced_order<W: Workload>(steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)]) -> Vec<ForcedStep> {
+    let forced = |action: &ActionOf<W>| {
+        let kind = match action {
+            Action::Apply(_) => ForcedKind::Apply,
+            Action::ConnectionLoss(_) => ForcedKind::ConnectionLoss,
+            Action::LostReply(_) => ForcedKind::LostReply,
+            Action::SessionExpiry(_) => ForcedKind::SessionExpiry,
+            Action::Deliver(_) => ForcedKind::Deliver,
+            Action::Request(..) => ForcedKind::Request,
+            Action::Timeout(_) => ForcedKind::Timeout,
+        };
+        ForcedStep {
+            client: action.client() as u32,
+            kind,
+        }
     };
-    steps
-        .iter()
-        .filter_map(|(_, action, _)| match *action {
-            Action::Apply(c) => Some(step(c, ForcedKind::Apply)),
-            Action::ConnectionLoss(c) => Some(step(c, ForcedKind::ConnectionLoss)),
-            Action::LostReply(c) => Some(step(c, ForcedKind::LostReply)),
-            Action::SessionExpiry(c) => Some(step(c, ForcedKind::SessionExpiry)),
-            Action::Deliver(_) | Action::Request(..) | Action::Timeout(_) => None,
-        })
-        .collect()
+    steps.iter().map(|(_, action, _)| forced(action)).collect()
 }
 
 /// Re-runs `actions` from the initial state; every action must be enabled where it is taken.

@@ -6,6 +6,7 @@
 //! a short counterexample of each failing property; [`render`] tells a counterexample as trace
 //! lines and a Mermaid diagram. It knows no recipe: the kits (`zklab-scenarios`) bring them.
 
+pub mod application;
 pub mod check;
 pub mod model;
 pub mod render;

@@ -31,6 +31,7 @@ use zklab_sim::monitor::{Monitor, ViolationKind};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
+use crate::application::Application;
 use crate::shared::Shared;
 use crate::workload::Workload;
 
@@ -295,16 +296,18 @@ impl<W: Workload> RecipeModel<W> {
             None => {}
         }
         let outcome: Option<Outcome> = step.outcome.map(Into::into);
-        match &outcome {
-            Some(outcome) if outcome.starts_hold() => client.holds = true,
-            // A suspended holder still holds (its node stands) until it learns otherwise.
-            Some(Outcome::Suspended) => {}
-            Some(Outcome::Lost) => client.holds = false,
-            Some(Outcome::Failed(error)) => (client.holds, client.failed) = (false, Some(*error)),
-            Some(outcome) if outcome.ends_round() => {
-                (client.holds, client.round_over) = (false, true)
-            }
-            Some(_) | None => {}
+        if let Some(outcome) = &outcome {
+            let mut application = Application {
+                holds: client.holds,
+                round_over: client.round_over,
+                failed: client.failed,
+            };
+            application.hear(outcome);
+            (client.holds, client.round_over, client.failed) = (
+                application.holds,
+                application.round_over,
+                application.failed,
+            );
         }
         if let Some(outcome) = outcome {
             let session = client.session;

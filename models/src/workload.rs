@@ -12,7 +12,7 @@ use zklab_sim::monitor::Monitor;
 /// release), with a fresh machine whenever a client's session is lost.
 pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// The recipe machine each client runs.
-    type Machine: Recipe + RenameSessions + Send + Sync;
+    type Machine: Recipe<Request: Send, Outcome: Send> + RenameSessions + Send + Sync;
 
     /// Which part client number `client` of `clients` plays (a barrier's controller or a
     /// waiter, say). The part travels with the client's state (a restart in a new session keeps

@@ -262,26 +262,37 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
     /// Waits for the next event, or for the machine's timer to go off, and feeds it. When the
     /// session's event stream has ended, the machine is told the session is closed.
     pub async fn feed_next_event(&mut self) -> Vec<M::Outcome> {
+        let never = std::future::pending::<()>();
+        self.feed_next_event_or(never).await.unwrap_or_default()
+    }
+
+    /// As [`Driver::feed_next_event`], unless `interrupt` finishes first: then nothing is fed
+    /// and the answer is `None` (the application has something to ask of the machine, say).
+    pub async fn feed_next_event_or(
+        &mut self,
+        interrupt: impl Future<Output = ()>,
+    ) -> Option<Vec<M::Outcome>> {
         let client = self.client;
         let mut event = pin!(client.next_event());
+        let mut interrupt = pin!(interrupt);
         let timer = &mut self.timer;
         let next = poll_fn(|cx| {
             if let Poll::Ready(event) = event.as_mut().poll(cx) {
-                return Poll::Ready(Some(event));
+                return Poll::Ready(Some(Some(event)));
             }
-            match timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-                Some(Poll::Ready(())) => Poll::Ready(None),
-                _ => Poll::Pending,
+            if let Some(Poll::Ready(())) = timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
+                return Poll::Ready(Some(None));
             }
+            interrupt.as_mut().poll(cx).map(|()| None)
         })
         .await;
-        match next {
+        Some(match next? {
             Some(event) => {
                 let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
                 self.feed(Input::Event(event)).await
             }
             None => self.feed(Input::Timeout).await,
-        }
+        })
     }
 
     /// Steps the machine, keeping track of the connection and running its timer on the way.

@@ -12,6 +12,7 @@ pub mod config;
 pub mod double_barrier;
 pub mod election;
 pub mod exclusive;
+pub mod follow;
 pub mod group;
 pub mod host;
 pub mod kit;

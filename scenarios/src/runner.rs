@@ -15,7 +15,8 @@ use madsim::runtime::Runtime;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::ensemble::{SimConfig, SimZk};
-use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ForcedStep, ScriptedFault};
+use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
+use zklab_sim::forced::ForcedStep;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
@@ -207,6 +208,13 @@ async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) 
         FencedResource::new(move |event| zk.record(event))
     };
     let each = |client| {
+        if options.forced.is_some() {
+            // Sessions numbered in client order, as the model numbers them.
+            let session = zk.connect(client);
+            return scenario
+                .kit
+                .follow(zk.clone(), client, options.clients, session);
+        }
         let context = ClientContext {
             zk: zk.clone(),
             client,

@@ -18,13 +18,15 @@
 //! A fault line gives its sim time in seconds, its kind and client, and for a partition, a
 //! pause, a stale read or a server crash how long it lasts. `violation` says what the run
 //! showed when it was written (none: it held). A model checker's counterexample adds `forced`
-//! (the run starts from the model's initial tree) and its server's order, one `step <kind>
-//! c<client>` a line (`apply`, `connection-loss`, `lost-reply`, `session-expiry`).
+//! (the run starts from the model's initial tree, each client plays the model's round) and its
+//! path, one `step <kind> c<client>` a line: the server's steps (`apply`, `connection-loss`,
+//! `lost-reply`, `session-expiry`) and the client's (`deliver`, `request`, `timeout`).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use zklab_sim::fault::{FaultKind, FaultRates, ForcedKind, ForcedStep, ScriptedFault};
+use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
+use zklab_sim::forced::{ForcedKind, ForcedStep};
 
 use zklab_models::check::PropertyReport;
 
@@ -78,9 +80,9 @@ impl Schedule {
     }
 
     /// A model checker's counterexample to `property`, found with `clients` clients, as a run of
-    /// the real recipe code in the simulator: one round each, one server (the model's), no
-    /// fault drawn, the model's initial tree, and the server forced through the
-    /// counterexample's order. It names the violation the property's monitor reports, if one
+    /// the real recipe code in the simulator: the model's round for each client, one server
+    /// (the model's), no fault drawn, the model's initial tree, and every step of the
+    /// counterexample forced in its order ([`crate::follow`], [`zklab_sim::forced`]). It names the violation the property's monitor reports, if one
     /// does (the model's own "no stuck state" and "no orphans" have none).
     pub fn of_counterexample(scenario: &str, clients: usize, property: &PropertyReport) -> Self {
         Schedule {
@@ -93,7 +95,7 @@ impl Schedule {
             violation: ViolationKind::ALL
                 .into_iter()
                 .find(|kind| kind.property() == property.name),
-            forced: Some(property.server_order.clone()),
+            forced: Some(property.forced_order.clone()),
         }
     }
 
@@ -277,7 +279,11 @@ fn violation_kind(name: &str) -> Result<ViolationKind, String> {
 /// `<kind> c<client>`, a step of a forced order.
 fn step(text: &str) -> Result<ForcedStep, String> {
     let usage = || {
-        format!("`step {text}`: a step is `step <apply|connection-loss|lost-reply|session-expiry> c<client>`")
+        let kinds: Vec<&str> = ForcedKind::ALL.iter().map(|kind| kind.name()).collect();
+        format!(
+            "`step {text}`: a step is `step <{}> c<client>`",
+            kinds.join("|")
+        )
     };
     let (kind, client) = text.split_once(' ').ok_or_else(usage)?;
     let kind = ForcedKind::ALL

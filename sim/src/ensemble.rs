@@ -32,7 +32,8 @@ use zklab_recipes::client::{EventType, Op, OpReply, SessionEvent, SessionId, Zxi
 use zklab_recipes::client::{ZkError, ZkEvent};
 
 use crate::client::SimClient;
-use crate::fault::{FaultCounts, FaultKind, FaultPlan, ForcedKind, ForcedStep, ScriptedFault};
+use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
+use crate::forced::{ForcedKind, ForcedOrder, ForcedStep, FORCED_PATIENCE};
 use crate::notified::Gathering;
 use crate::packet;
 use crate::path::validate_op;
@@ -299,10 +300,8 @@ struct World {
     counts: FaultCounts,
     /// Every fault injected, as the script that strikes it again (see [`SimZk::take_struck`]).
     struck: Vec<ScriptedFault>,
-    /// The order forced on the server still to come ([`SimZk::force_order`]).
-    forced: VecDeque<ForcedStep>,
-    /// How many steps of the forced order have been taken, and when the last was.
-    forced_taken: (usize, Duration),
+    /// The order forced on the run, if any ([`SimZk::force_order`]).
+    forced: ForcedOrder,
     /// Requests that reached the server before the forced order let it apply them, in order.
     held: VecDeque<(SessionId, Request)>,
     start: Instant,
@@ -354,8 +353,7 @@ impl SimZk {
             trace: Trace::new(),
             counts: FaultCounts::default(),
             struck: Vec::new(),
-            forced: VecDeque::new(),
-            forced_taken: (0, Duration::ZERO),
+            forced: ForcedOrder::default(),
             held: VecDeque::new(),
             wire: Wire::default(),
             pump: None,
@@ -491,10 +489,11 @@ impl SimZk {
             }
             let timeout = w.config.session_timeout;
             w.schedule(now + timeout, Delivery::ExpiryCheck { session });
-            session
+            (session, !w.forced.is_over())
         };
+        let (session, forced) = session;
         madsim::task::spawn(self.clone().heartbeat(session, beat_rx));
-        SimClient::new(self.clone(), client, session, events_rx)
+        SimClient::new(self.clone(), client, session, events_rx, forced)
     }
 
     /// Sends an op for a session and waits for its reply (see [`SimClient`]).
@@ -751,39 +750,37 @@ impl SimZk {
         w.replicate_since(before);
     }
 
-    /// Forces the server to take `steps` in order: a request reaches the server, but is applied
-    /// (or dropped, or applied with its reply lost) only when the next step names its client;
-    /// a session expires when its step comes. Once every step is taken, or no step has been
-    /// taken for [`FORCED_PATIENCE`] of sim time (the client a step names sent nothing to
-    /// apply: the run has left the forced path), the server goes on freely; a note in the
-    /// trace says which.
+    /// Forces the run through `steps` in order (see [`crate::forced`]): a request reaches the
+    /// server, but is applied (or dropped, or applied with its reply lost) only when the next
+    /// step names its client; a session expires when its step comes; a client's own step waits
+    /// for its turn ([`SimZk::forced_turn`]). Once every step is taken, or none has been for
+    /// [`FORCED_PATIENCE`] of sim time (the run has left the forced path), the run goes on
+    /// freely; a note in the trace says which.
     pub fn force_order(&self, steps: Vec<ForcedStep>) {
         {
             let mut w = self.lock();
             let now = w.now();
-            w.forced = steps.into();
-            w.forced_taken = (0, now);
+            w.forced = ForcedOrder::new(steps, now);
         }
         let zk = self.clone();
         madsim::task::spawn(async move {
             loop {
                 madsim::time::sleep(FORCED_PATIENCE / 4).await;
                 let mut w = zk.lock();
-                let Some(&step) = w.forced.front() else {
+                let now = w.now();
+                let Some(step) = w.forced.next_step() else {
                     return;
                 };
-                let (taken, at) = w.forced_taken;
-                if w.now() >= at + FORCED_PATIENCE {
-                    let total = taken + w.forced.len();
+                if w.forced.out_of_patience(now) {
+                    let (taken, total) = w.forced.progress();
                     let text = format!(
-                        "the forced order stops at its step {} of {total} ({} c{}): nothing \
-                         to take it with for {FORCED_PATIENCE:?}; the server goes on freely",
+                        "the forced order stops at its step {} of {total} ({} c{}): it has not \
+                         come for {FORCED_PATIENCE:?}; the run goes on freely",
                         taken + 1,
                         step.kind.name(),
                         step.client
                     );
-                    w.forced.clear();
-                    let now = w.now();
+                    w.forced.give_up();
                     w.trace.push(
                         now,
                         TraceEvent::Note {
@@ -796,6 +793,44 @@ impl SimZk {
                 }
             }
         });
+    }
+
+    /// Waits for client `client`'s step of kind `kind` to come in the forced order, and takes
+    /// it: true. False at once when no order is forced, or once it is over.
+    pub fn forced_turn(
+        &self,
+        client: ClientId,
+        kind: ForcedKind,
+    ) -> impl std::future::Future<Output = bool> + Send + '_ {
+        futures::future::poll_fn(move |cx| self.poll_forced_turn(client, kind, Some(cx)))
+    }
+
+    /// Takes client `client`'s step of kind `kind` if its turn has come: ready with true; ready
+    /// with false when no order is forced, or it is over; pending otherwise, and `cx`, if
+    /// given, is woken when a step is taken.
+    pub(crate) fn poll_forced_turn(
+        &self,
+        client: ClientId,
+        kind: ForcedKind,
+        cx: Option<&Context<'_>>,
+    ) -> Poll<bool> {
+        let mut w = self.lock();
+        match w.forced.next_step() {
+            None => Poll::Ready(false),
+            Some(next) if next == (ForcedStep { client, kind }) => {
+                let now = w.now();
+                w.forced.take_next(now);
+                w.note_forced_order_done(client);
+                w.take_forced_steps();
+                Poll::Ready(true)
+            }
+            Some(_) => {
+                if let Some(cx) = cx {
+                    w.forced.wait(cx.waker());
+                }
+                Poll::Pending
+            }
+        }
     }
 
     /// Every fault injected so far, in order, as a script that strikes each again in a run of
@@ -1023,9 +1058,6 @@ impl SimZk {
         w.lasting_fault(kind, client, detail, lasts);
     }
 }
-
-/// How long a forced order waits for the client its next step names before it gives up.
-pub const FORCED_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How long an election takes: no server serves meanwhile.
 const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(2));
@@ -1395,17 +1427,32 @@ impl World {
     /// gets its connection closed, behind what is still to be sent to it: its client sees
     /// Disconnected, then Expired when it reconnects.
     fn serve(&mut self, session: SessionId, request: Request) {
-        if self.forced.is_empty() || !matches!(request, Request::Op { .. }) {
+        if self.forced.is_over() || !matches!(request, Request::Op { .. }) {
             return self.serve_now(session, request);
         }
         self.held.push_back((session, request));
         self.take_forced_steps();
     }
 
-    /// Takes the forced order's steps while it can: an expiry at once, a request's step once
-    /// its client's request is held; then, with no step left, serves what is still held.
+    /// Takes the forced order's server steps while it can: an expiry at once, a request's step
+    /// once its client's request is held; then, with no step left, serves what is still held.
     fn take_forced_steps(&mut self) {
-        while let Some(&ForcedStep { client, kind }) = self.forced.front() {
+        while let Some(step) = self.forced.next_step() {
+            if !step.kind.is_server_step() {
+                return;
+            }
+            let ForcedStep { client, kind } = step;
+            // A request of a session that has ended since it came is not the model's: the
+            // model's op in flight went with its session. The server answers it as ended.
+            while let Some(index) = self
+                .held
+                .iter()
+                .position(|(session, _)| !self.servers.session_alive(*session))
+            {
+                if let Some((session, request)) = self.held.remove(index) {
+                    self.serve_now(session, request);
+                }
+            }
             let taken = if kind == ForcedKind::SessionExpiry {
                 let session = self.processes.get(&client).and_then(|p| p.session);
                 if let Some(session) = session.filter(|&s| self.servers.session_alive(s)) {
@@ -1425,13 +1472,13 @@ impl World {
                 };
                 self.held.remove(index)
             };
-            self.forced.pop_front();
             let now = self.now();
-            self.forced_taken = (self.forced_taken.0 + 1, now);
+            self.forced.take_next(now);
+            self.note_forced_order_done(client);
             let armed = match kind {
                 ForcedKind::ConnectionLoss => Some(FaultKind::ConnectionLoss),
                 ForcedKind::LostReply => Some(FaultKind::LostReply),
-                ForcedKind::Apply | ForcedKind::SessionExpiry => None,
+                _ => None,
             };
             if let (Some(armed), Some(process)) = (armed, self.processes.get_mut(&client)) {
                 process.armed.push(armed);
@@ -1439,13 +1486,18 @@ impl World {
             if let Some((session, request)) = taken {
                 self.serve_now(session, request);
             }
-            if self.forced.is_empty() {
-                let text = "the forced order is done; the server goes on freely".to_owned();
-                self.trace.push(now, TraceEvent::Note { client, text });
-            }
         }
         while let Some((session, request)) = self.held.pop_front() {
             self.serve_now(session, request);
+        }
+    }
+
+    /// Says in the trace that the forced order is done, if it is, after a step of `client`'s.
+    fn note_forced_order_done(&mut self, client: ClientId) {
+        if self.forced.is_over() {
+            let now = self.now();
+            let text = crate::forced::DONE.to_owned();
+            self.trace.push(now, TraceEvent::Note { client, text });
         }
     }
 

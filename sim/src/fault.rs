@@ -282,50 +282,6 @@ pub struct ScriptedFault {
     pub duration: Duration,
 }
 
-/// One step of an order forced on the server (a model checker's counterexample, replayed):
-/// what happens to a client's next request, or to its session, and when, relative to the
-/// other steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ForcedStep {
-    /// Whose request or session.
-    pub client: ClientId,
-    /// What happens.
-    pub kind: ForcedKind,
-}
-
-/// What a [`ForcedStep`] does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForcedKind {
-    /// The server applies the client's next request.
-    Apply,
-    /// The client's next request never reaches the server: its connection drops.
-    ConnectionLoss,
-    /// The server applies the client's next request and its reply is lost.
-    LostReply,
-    /// The server expires the client's session.
-    SessionExpiry,
-}
-
-impl ForcedKind {
-    /// Every kind, in a fixed order.
-    pub const ALL: [ForcedKind; 4] = [
-        ForcedKind::Apply,
-        ForcedKind::ConnectionLoss,
-        ForcedKind::LostReply,
-        ForcedKind::SessionExpiry,
-    ];
-
-    /// The kind's name in a schedule.
-    pub fn name(self) -> &'static str {
-        match self {
-            ForcedKind::Apply => "apply",
-            ForcedKind::ConnectionLoss => "connection-loss",
-            ForcedKind::LostReply => "lost-reply",
-            ForcedKind::SessionExpiry => "session-expiry",
-        }
-    }
-}
-
 /// What faults a run gets: random draws at these rates, plus any scripted ones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultPlan {

@@ -22,6 +22,7 @@ pub mod client;
 #[cfg(madsim)]
 pub mod ensemble;
 pub mod fault;
+pub mod forced;
 pub mod local;
 pub mod log;
 pub mod monitor;

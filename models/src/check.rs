@@ -113,6 +113,9 @@ pub fn check<W: Workload>(
     let started = Instant::now();
     let halt = Arc::new(AtomicBool::new(false));
     let checker = builder(model.clone().with_halt(Arc::clone(&halt)), options).spawn_dfs();
+    // Looked at often, so that a small check ends as soon as it is done; progress is told a few
+    // times a second.
+    let mut told = 0;
     while !checker.is_done() {
         if options
             .timeout
@@ -120,8 +123,11 @@ pub fn check<W: Workload>(
         {
             halt.store(true, Ordering::Relaxed);
         }
-        progress(checker.state_count(), checker.unique_state_count());
-        std::thread::sleep(Duration::from_millis(200));
+        if told % 40 == 0 {
+            progress(checker.state_count(), checker.unique_state_count());
+        }
+        told += 1;
+        std::thread::sleep(Duration::from_millis(5));
     }
     let checker = checker.join();
     let elapsed = started.elapsed();

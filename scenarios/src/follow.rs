@@ -21,16 +21,17 @@ use zklab_sim::ensemble::SimZk;
 use zklab_sim::forced::ForcedKind;
 use zklab_sim::trace::ClientId;
 
-/// Client `client` of `clients` playing `workload`'s round from `session` on; returns its last
+use crate::host::ClientContext;
+
+/// The client of `context` playing `workload`'s round from `session` on; returns its last
 /// session, still open.
 pub async fn model_round<W: Workload>(
     workload: &W,
-    zk: &SimZk,
-    client: ClientId,
-    clients: u32,
+    context: &ClientContext,
     mut session: SimClient,
 ) -> SimClient {
-    let part = workload.part(client as usize, clients as usize);
+    let (zk, client) = (&context.zk, context.client);
+    let part = workload.part(client as usize, context.clients as usize);
     let recorder: Arc<dyn Recorder> = Arc::new(TraceRecorder::new(zk.clone(), client));
     loop {
         let machine = workload.machine(part, session.session_id());

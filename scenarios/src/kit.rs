@@ -13,8 +13,7 @@ use zklab_models::check::{check, CheckOptions, CheckReport};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::Op;
 use zklab_sim::client::SimClient;
-use zklab_sim::ensemble::SimZk;
-use zklab_sim::trace::{ClientId, Trace};
+use zklab_sim::trace::Trace;
 
 use crate::follow;
 use crate::host::{ClientContext, Host};
@@ -57,13 +56,7 @@ pub trait AnyKit: Sync {
 
     /// One simulated client playing the model's round from `session` on, for a run forced
     /// through a counterexample ([`crate::follow`]).
-    fn follow(
-        &'static self,
-        zk: SimZk,
-        client: ClientId,
-        clients: u32,
-        session: SimClient,
-    ) -> ClientRun<SimClient>;
+    fn follow(&'static self, context: ClientContext, session: SimClient) -> ClientRun<SimClient>;
 
     /// One client's loop against a real ZooKeeper.
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession>;
@@ -99,16 +92,8 @@ impl<K: Kit> AnyKit for K {
         Box::pin(async move { self.client(&context, rounds).await })
     }
 
-    fn follow(
-        &'static self,
-        zk: SimZk,
-        client: ClientId,
-        clients: u32,
-        session: SimClient,
-    ) -> ClientRun<SimClient> {
-        Box::pin(
-            async move { Some(follow::model_round(self, &zk, client, clients, session).await) },
-        )
+    fn follow(&'static self, context: ClientContext, session: SimClient) -> ClientRun<SimClient> {
+        Box::pin(async move { Some(follow::model_round(self, &context, session).await) })
     }
 
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession> {

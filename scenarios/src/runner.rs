@@ -208,19 +208,17 @@ async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) 
         FencedResource::new(move |event| zk.record(event))
     };
     let each = |client| {
-        if options.forced.is_some() {
-            // Sessions numbered in client order, as the model numbers them.
-            let session = zk.connect(client);
-            return scenario
-                .kit
-                .follow(zk.clone(), client, options.clients, session);
-        }
         let context = ClientContext {
             zk: zk.clone(),
             client,
             clients: options.clients,
             resource: resource.clone(),
         };
+        if options.forced.is_some() {
+            // Sessions numbered in client order, as the model numbers them.
+            let session = zk.connect(client);
+            return scenario.kit.follow(context, session);
+        }
         scenario.kit.simulate(context, options.rounds)
     };
     let (finished, start) = match run_clients(&zk, &options, each).await {

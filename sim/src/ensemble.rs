@@ -434,7 +434,7 @@ impl SimZk {
     fn open(&self, client: ClientId, server: Option<usize>, pinned: bool) -> SimClient {
         let (events_tx, events_rx) = mpsc::unbounded();
         let (beat_tx, beat_rx) = mpsc::unbounded();
-        let session = {
+        let (session, forced) = {
             let mut w = self.lock();
             let now = w.now();
             let before = w.servers.applied(w.servers.leader());
@@ -491,7 +491,6 @@ impl SimZk {
             w.schedule(now + timeout, Delivery::ExpiryCheck { session });
             (session, !w.forced.is_over())
         };
-        let (session, forced) = session;
         madsim::task::spawn(self.clone().heartbeat(session, beat_rx));
         SimClient::new(self.clone(), client, session, events_rx, forced)
     }

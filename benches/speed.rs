@@ -1,0 +1,47 @@
+//! `cargo bench`: the lock's seeded sweep and its model check, so a change that slows either
+//! shows. Figures for every recipe, from the CLI, are in reports/speed.md
+//! (`bash reports/measure-speed.sh`).
+
+use std::hint::black_box;
+
+use zklab::models::check::CheckOptions;
+use zklab::models::model::Budget;
+use zklab::scenarios::catalogue;
+use zklab::scenarios::runner::{sweep, RunOptions};
+
+fn main() {
+    divan::main();
+}
+
+/// One of each fault the model knows, as `check --faults all` gives it.
+const ONE_OF_EACH: Budget = Budget {
+    connection_loss: 1,
+    lost_reply: 1,
+    session_expiry: 1,
+    pause: 1,
+};
+
+/// 200 seeds of the lock (5 clients, 10 rounds, every fault) on one thread: per seed, the
+/// simulator's whole cost.
+#[divan::bench(sample_count = 10)]
+fn sweep_lock_200_seeds_on_one_thread() {
+    let lock = catalogue::find("lock").expect("the lock");
+    let report = sweep(lock, 0, 200, &RunOptions::default(), 1, &|_, _| {});
+    black_box(report);
+}
+
+/// The lock's model for two clients with one of each fault, on one thread.
+#[divan::bench(sample_count = 10)]
+fn check_lock_2_clients_on_one_thread() {
+    let lock = catalogue::find("lock").expect("the lock");
+    let options = CheckOptions {
+        clients: 2,
+        budget: ONE_OF_EACH,
+        threads: 1,
+        symmetry: true,
+        partial_order: true,
+        forget_zxids: true,
+        timeout: None,
+    };
+    black_box(lock.kit.check(&options, &|_, _| {}));
+}

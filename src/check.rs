@@ -100,8 +100,7 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
 
 /// Runs `zklab check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
-    let found = catalogue::find(&args.model)
-        .and_then(|model| model.fits(usize::from(args.clients)).map(|()| model));
+    let found = catalogue::find_fitting(&args.model, usize::from(args.clients));
     let model = match found {
         Ok(model) => model,
         Err(message) => return usage_error(&message),

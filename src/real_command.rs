@@ -61,8 +61,7 @@ struct RealJson<'r> {
 /// Runs the command: exit 0 when every property holds, 1 on a violation, 2 when the scenario is
 /// unknown or no server can be used or struck.
 pub fn run(args: &RealArgs) -> ExitCode {
-    let found = catalogue::find(&args.scenario)
-        .and_then(|scenario| scenario.fits(args.clients as usize).map(|()| scenario));
+    let found = catalogue::find_fitting(&args.scenario, args.clients as usize);
     let scenario = match found {
         Ok(scenario) => scenario,
         Err(message) => return crate::usage_error(&message),

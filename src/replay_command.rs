@@ -52,8 +52,7 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         Ok(run) => run,
         Err(message) => return usage_error(&message),
     };
-    let found = catalogue::find(&name)
-        .and_then(|scenario| scenario.fits(options.clients as usize).map(|()| scenario));
+    let found = catalogue::find_fitting(&name, options.clients as usize);
     let scenario = match found {
         Ok(scenario) => scenario,
         Err(message) => return usage_error(&message),

@@ -80,11 +80,7 @@ impl From<Size> for SizeSummary {
 /// Runs `zklab shrink`: exit 1 with the shrunk story when the seed fails, 2 when it holds,
 /// cannot be shrunk, or the schedule cannot be written.
 pub fn run(args: &ShrinkArgs) -> ExitCode {
-    let found = catalogue::find(&args.scenario).and_then(|scenario| {
-        scenario
-            .fits(args.setup.clients as usize)
-            .map(|()| scenario)
-    });
+    let found = catalogue::find_fitting(&args.scenario, args.setup.clients as usize);
     let scenario = match found {
         Ok(scenario) => scenario,
         Err(message) => return usage_error(&message),

@@ -276,23 +276,30 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
         let mut event = pin!(client.next_event());
         let mut interrupt = pin!(interrupt);
         let timer = &mut self.timer;
-        let next = poll_fn(|cx| {
+        /// What came first.
+        enum First {
+            Event(Option<ZkEvent>),
+            Timer,
+            Interrupt,
+        }
+        let first = poll_fn(|cx| {
             if let Poll::Ready(event) = event.as_mut().poll(cx) {
-                return Poll::Ready(Some(Some(event)));
+                return Poll::Ready(First::Event(event));
             }
             if let Some(Poll::Ready(())) = timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-                return Poll::Ready(Some(None));
+                return Poll::Ready(First::Timer);
             }
-            interrupt.as_mut().poll(cx).map(|()| None)
+            interrupt.as_mut().poll(cx).map(|()| First::Interrupt)
         })
         .await;
-        Some(match next? {
-            Some(event) => {
+        match first {
+            First::Event(event) => {
                 let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
-                self.feed(Input::Event(event)).await
+                Some(self.feed(Input::Event(event)).await)
             }
-            None => self.feed(Input::Timeout).await,
-        })
+            First::Timer => Some(self.feed(Input::Timeout).await),
+            First::Interrupt => None,
+        }
     }
 
     /// Steps the machine, keeping track of the connection and running its timer on the way.

@@ -40,3 +40,10 @@ pub fn find(name: &str) -> Result<&'static Scenario, String> {
             )
         })
 }
+
+/// The scenario of that name, if its workload can run with `clients` clients; else why not.
+pub fn find_fitting(name: &str, clients: usize) -> Result<&'static Scenario, String> {
+    let scenario = find(name)?;
+    scenario.fits(clients)?;
+    Ok(scenario)
+}

@@ -114,9 +114,7 @@ impl Schedule {
 
     /// The scenario it runs, or why it is not one.
     pub fn find_scenario(&self) -> Result<&'static Scenario, String> {
-        let scenario = catalogue::find(&self.scenario)?;
-        scenario.fits(self.clients as usize)?;
-        Ok(scenario)
+        catalogue::find_fitting(&self.scenario, self.clients as usize)
     }
 
     /// Runs it.

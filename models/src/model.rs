@@ -72,14 +72,12 @@ pub struct Client<M> {
     pub inbox: VecDeque<Inbound>,
     /// The machine has set its timer.
     pub timer: bool,
-    /// The application believes it holds the lock.
-    pub holds: bool,
-    /// The application has let go, or passed (its round is over once the machine is done).
-    pub round_over: bool,
+    /// What the application makes of the machine's outcomes: whether it holds, whether its
+    /// round is over, whether the recipe gave up.
+    #[rename(keep)]
+    pub application: Application,
     /// The round is over.
     pub finished: bool,
-    /// The recipe gave up on this error.
-    pub failed: Option<ZkError>,
 }
 
 /// How many more faults of each kind may strike.
@@ -241,7 +239,7 @@ impl<W: Workload> RecipeModel<W> {
     pub fn quiet_delivery(&self, state: &StateOf<W>, c: usize) -> bool {
         let client = &state.clients[c];
         // A request waits only for the op in flight, which the server can apply meanwhile.
-        let requestable = client.holds && !client.round_over;
+        let requestable = client.application.may_ask();
         if client.finished || client.timer || requestable {
             return false;
         }
@@ -297,17 +295,7 @@ impl<W: Workload> RecipeModel<W> {
         }
         let outcome: Option<Outcome> = step.outcome.map(Into::into);
         if let Some(outcome) = &outcome {
-            let mut application = Application {
-                holds: client.holds,
-                round_over: client.round_over,
-                failed: client.failed,
-            };
-            application.hear(outcome);
-            (client.holds, client.round_over, client.failed) = (
-                application.holds,
-                application.round_over,
-                application.failed,
-            );
+            client.application.hear(outcome);
         }
         if let Some(outcome) = outcome {
             let session = client.session;
@@ -336,7 +324,7 @@ impl<W: Workload> RecipeModel<W> {
                 );
             }
             Next::Wait => {}
-            Next::Done if client.round_over || client.failed.is_some() => client.finished = true,
+            Next::Done if client.application.finished_once_done() => client.finished = true,
             Next::Done => {
                 // The session is lost before the round was done: start over in a new session.
                 let session = state.server.open_session();
@@ -452,10 +440,8 @@ impl<W: Workload> Model for RecipeModel<W> {
                     outbox: None,
                     inbox: VecDeque::new(),
                     timer: false,
-                    holds: false,
-                    round_over: false,
+                    application: Application::default(),
                     finished: false,
-                    failed: None,
                 })
             })
             .collect();
@@ -495,7 +481,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             if client.timer && !client.finished && (state.budget.pause > 0 || Self::quiet(state)) {
                 actions.push(Action::Timeout(c));
             }
-            if client.holds && !client.round_over && client.outbox.is_none() {
+            if client.application.may_ask() && client.outbox.is_none() {
                 actions.push(Action::Request(c, self.workload.request_when_holding()));
             }
             if state.budget.session_expiry > 0

@@ -115,7 +115,7 @@ impl<W: Workload> Step<'_, W> {
             .after
             .clients
             .iter()
-            .map(|client| client.holds)
+            .map(|client| client.application.holds)
             .collect();
         let line = self.line();
         let said = line.split(" | ").next().unwrap_or_default();
@@ -200,10 +200,10 @@ fn inbound(item: Option<&Inbound>) -> String {
 /// What every client believes, compactly.
 fn beliefs<M>(clients: &[Shared<Client<M>>]) -> String {
     let belief = |client: &Client<M>| match () {
-        _ if client.failed.is_some() => "failed",
+        _ if client.application.failed.is_some() => "failed",
         _ if client.finished => "done",
-        _ if client.holds => "holds",
-        _ if client.round_over => "finishing",
+        _ if client.application.holds => "holds",
+        _ if client.application.round_over => "finishing",
         _ => "waits",
     };
     clients

@@ -19,10 +19,16 @@ pub fn default_path(scenario: &str, seed: u64) -> PathBuf {
 /// Writes `schedule` to `path`, making its directory if need be.
 pub fn save(path: &Path, schedule: &Schedule) -> Result<(), String> {
     let cannot = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
-    if let Some(directory) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        std::fs::create_dir_all(directory).map_err(cannot)?;
-    }
+    make_directory_of(path).map_err(cannot)?;
     std::fs::write(path, schedule.to_text()).map_err(cannot)
+}
+
+/// Makes the directory `path` is in, if it names one and it does not exist yet.
+pub(crate) fn make_directory_of(path: &Path) -> std::io::Result<()> {
+    match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(directory) => std::fs::create_dir_all(directory),
+        None => Ok(()),
+    }
 }
 
 /// Every schedule of `scenario` in `directory`, by file name; none if the directory does not

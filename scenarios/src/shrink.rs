@@ -259,11 +259,9 @@ impl Search<'_> {
     fn first_failing(
         &mut self,
         from: u64,
-        candidates: impl Iterator<Item = RunOptions>,
+        mut candidates: impl Iterator<Item = RunOptions>,
     ) -> Option<(u64, RunOptions)> {
-        candidates
-            .into_iter()
-            .find_map(|candidate| self.failing_seed(from, candidate))
+        candidates.find_map(|candidate| self.failing_seed(from, candidate))
     }
 
     /// The first of the seeds from `from` that shows the violation with `options`, or else with

@@ -7,6 +7,8 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::regressions::make_directory_of;
+
 /// The file that keeps `test`'s failing seeds in `directory`: the test's path with `::` made
 /// `-`, so `tests::readers` keeps `tests-readers.seeds`.
 pub(crate) fn file(directory: &Path, test: &str) -> PathBuf {
@@ -51,9 +53,7 @@ pub(crate) fn seeds(path: &Path) -> Result<Vec<u64>, String> {
 pub(crate) fn keep(path: &Path, seed: u64, why: &str) -> Result<(), String> {
     let cannot =
         |error: std::io::Error| format!("cannot keep seed {seed} in {}: {error}", path.display());
-    if let Some(directory) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        std::fs::create_dir_all(directory).map_err(cannot)?;
-    }
+    make_directory_of(path).map_err(cannot)?;
     let new = !path.exists();
     let mut file = std::fs::OpenOptions::new()
         .create(true)

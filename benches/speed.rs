@@ -26,7 +26,7 @@ const ONE_OF_EACH: Budget = Budget {
 #[divan::bench(sample_count = 10)]
 fn sweep_lock_200_seeds_on_one_thread() {
     let lock = catalogue::find("lock").expect("the lock");
-    let report = sweep(lock, 0, 200, &RunOptions::default(), 1, &|_, _| {});
+    let report = sweep(lock, 0, 200, &RunOptions::default(), 1, &|_, _, _| {});
     black_box(report);
 }
 
@@ -43,5 +43,5 @@ fn check_lock_2_clients_on_one_thread() {
         forget_zxids: true,
         timeout: None,
     };
-    black_box(lock.kit.check(&options, &|_, _| {}));
+    black_box(lock.kit.check(&options, &|_, _, _| {}));
 }

@@ -251,7 +251,7 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let report = sweep(&MY_LOCK, 0, 1000, &options, 2, &|_, _| {});
+    let report = sweep(&MY_LOCK, 0, 1000, &options, 2, &|_, _, _| {});
     println!(
         "sweep: {} seeds, {} failing",
         report.seeds,
@@ -270,7 +270,7 @@ fn main() -> ExitCode {
         forget_zxids: true,
         timeout: None,
     };
-    let check = MY_LOCK.kit.check(&options, &|_, _| {});
+    let check = MY_LOCK.kit.check(&options, &|_, _, _| {});
     for property in check.properties.iter().filter(|p| !p.holds) {
         println!("model check: {} FAILS:", property.name);
         for line in &property.counterexample {

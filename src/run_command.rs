@@ -1,8 +1,12 @@
 //! `zklab run`: sweep a scenario (or every one) over many seeds, whole or one shard of it.
 
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::Args;
 use zklab::scenarios::catalogue;
@@ -42,6 +46,10 @@ pub struct RunArgs {
     /// sweep split in shards replays them in its first.
     #[arg(long, value_name = "DIR", default_value = regressions::DIRECTORY)]
     regressions: PathBuf,
+    /// Write every seed's trace digest to FILE, one `scenario seed digest` line each, in seed
+    /// order: two builds that write the same file ran every seed the same, byte for byte.
+    #[arg(long, value_name = "FILE")]
+    digests: Option<PathBuf>,
 }
 
 /// `K/N` with 1 <= K <= N.
@@ -97,8 +105,21 @@ pub fn run(args: &RunArgs) -> ExitCode {
         |threads| threads as usize,
     );
     let count = seeds.end - seeds.start;
+    // Opened before the sweep, so that a path it cannot write is told at once.
+    let digests_file = match args
+        .digests
+        .as_deref()
+        .map(|path| (File::create(path), path))
+    {
+        Some((Ok(file), path)) => Some((file, path)),
+        Some((Err(error), path)) => {
+            return usage_error(&format!("cannot write {}: {error}", path.display()))
+        }
+        None => None,
+    };
     let mut failed = false;
     let mut summaries = Vec::new();
+    let mut digest_lines = String::new();
     let replays_kept = args.shard.is_none_or(|(k, _)| k == 1);
     for scenario in scenarios {
         let kept = match replays_kept {
@@ -110,18 +131,28 @@ pub fn run(args: &RunArgs) -> ExitCode {
             Err(message) => return usage_error(&message),
         };
         let status = bar(count, "seeds", args.json);
+        let digests = Mutex::new(Vec::new());
         let report = runner::sweep(
             scenario,
             seeds.start,
             count,
             &args.setup.options(),
             threads,
-            &|done, failures| {
+            &|seed, done, failures| {
+                if args.digests.is_some() {
+                    let digest = (seed.seed, seed.trace.digest());
+                    digests.lock().expect("no panic holds it").push(digest);
+                }
                 status.set_position(done);
                 status.set_message(format!("{failures} failing"));
             },
         );
         status.finish_and_clear();
+        let mut digests = digests.into_inner().expect("no panic holds it");
+        digests.sort_unstable();
+        for (seed, digest) in digests {
+            let _ = writeln!(digest_lines, "{} {seed} {digest:016x}", scenario.name);
+        }
         let summary = SweepSummary {
             regressions: kept,
             ..SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup)
@@ -131,6 +162,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
             print_summary(&summary);
         }
         summaries.push(summary);
+    }
+    if let Some((file, path)) = digests_file {
+        if let Err(error) = { file }.write_all(digest_lines.as_bytes()) {
+            return usage_error(&format!("cannot write {}: {error}", path.display()));
+        }
     }
     if args.json {
         print_json(&summaries);

@@ -318,7 +318,7 @@ fn check_with(name: &str, clients: usize, budget: Budget, reductions: Reductions
         forget_zxids: reductions.forget_zxids,
         timeout: None,
     };
-    support::scenario(name).kit.check(&options, &|_, _| {})
+    support::scenario(name).kit.check(&options, &|_, _, _| {})
 }
 
 #[test]
@@ -335,7 +335,7 @@ fn every_known_bug_in_the_catalogue_has_its_expectations_here() {
 #[test]
 fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
     for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
-        let report = sweep(scenario, 0, 1000, &RunOptions::default(), 2, &|_, _| {});
+        let report = sweep(scenario, 0, 1000, &RunOptions::default(), 2, &|_, _, _| {});
         let failures: Vec<String> = report
             .failures
             .iter()

@@ -377,15 +377,15 @@ impl SweepReport {
     }
 }
 
-/// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed
-/// with the seeds done and the failures so far.
+/// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed,
+/// on the thread that ran it, with its report, the seeds done and the failures so far.
 pub fn sweep(
     scenario: &'static Scenario,
     first: u64,
     count: u64,
     options: &RunOptions,
     threads: usize,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &(dyn Fn(&SeedReport, u64, u64) + Sync),
 ) -> SweepReport {
     let started = Instant::now();
     let next = AtomicU64::new(0);
@@ -410,6 +410,7 @@ pub fn sweep(
                 }
                 let seed = first.wrapping_add(index);
                 let report = run_seed(scenario, seed, options);
+                let failing = !report.violations.is_empty();
                 let mut merged = merged
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -418,14 +419,15 @@ pub fn sweep(
                 merged.max_wakeups_per_deletion = merged
                     .max_wakeups_per_deletion
                     .max(report.max_wakeups_per_deletion);
-                if let Some(violation) = report.violations.into_iter().next() {
-                    merged.failures.push((seed, violation));
-                    failed.fetch_add(1, Ordering::Relaxed);
+                if let Some(violation) = report.violations.first() {
+                    merged.failures.push((seed, violation.clone()));
                 }
                 drop(merged);
+                let failures = failed.fetch_add(u64::from(failing), Ordering::Relaxed);
                 progress(
+                    &report,
                     done.fetch_add(1, Ordering::Relaxed) + 1,
-                    failed.load(Ordering::Relaxed),
+                    failures + u64::from(failing),
                 );
             });
         }

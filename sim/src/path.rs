@@ -28,26 +28,34 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     if !sequential && bytes.last() == Some(&b'/') {
         return Err(ZkError::BadArguments);
     }
-    // Every refusal is the same error, so the characters can be checked first, on the whole
-    // path (bytes suffice for ASCII, as good as every path).
-    let refused = match path.is_ascii() {
-        true => bytes.iter().any(|&b| forbidden(char::from(b))),
-        false => path.chars().any(forbidden),
-    };
-    if refused {
+    // Every refusal is the same error, so the order of the checks does not matter. Characters
+    // outside ASCII (rare) are checked as characters first; then one pass over the bytes checks
+    // the ASCII ones and the components. The sequence suffix (digits, maybe a '-') only lengthens
+    // the last component, so that component is never empty, "." or ".." when sequential.
+    if !path.is_ascii() && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }
-    // Then component by component. The sequence suffix (digits, maybe a '-') only lengthens the
-    // last component, so that component is never empty, "." or ".." when sequential.
-    let mut components = path[1..].split('/').peekable();
-    while let Some(component) = components.next() {
-        let last = components.peek().is_none();
-        let suffixed = sequential && last;
-        if !suffixed && (component.is_empty() || component == "." || component == "..") {
+    let mut start = 1;
+    for (at, &byte) in bytes.iter().enumerate().skip(1) {
+        if byte < 0x80 && forbidden(char::from(byte)) {
             return Err(ZkError::BadArguments);
         }
+        if byte == b'/' {
+            if unusable_component(&bytes[start..at]) {
+                return Err(ZkError::BadArguments);
+            }
+            start = at + 1;
+        }
+    }
+    if !sequential && unusable_component(&bytes[start..]) {
+        return Err(ZkError::BadArguments);
     }
     Ok(())
+}
+
+/// Whether a path component is one ZooKeeper refuses: empty, `.` or `..`.
+fn unusable_component(component: &[u8]) -> bool {
+    matches!(component, b"" | b"." | b"..")
 }
 
 /// Whether ZooKeeper refuses this character in a path (NUL, control characters, surrogates and

@@ -186,8 +186,10 @@ impl Tree {
         let parent_path = path::parent(path);
         let parent = self.nodes.get(parent_path).ok_or(ZkError::NoNode)?;
         let full = if sequential {
-            // Java's %010d: zero-padded to 10 including the sign ("-000000001").
-            format!("{path}{:010}", parent.counter)
+            let mut full = String::with_capacity(path.len() + 11);
+            full.push_str(path);
+            push_sequence(&mut full, parent.counter);
+            full
         } else {
             if self.nodes.contains_key(path) {
                 return Err(ZkError::NodeExists);
@@ -318,6 +320,33 @@ impl Tree {
     }
 }
 
+/// Appends a sequence suffix as Java's `%010d` writes it: zero-padded to 10 characters, the sign
+/// included (`-000000001`), without the formatting machinery a create would otherwise spend most
+/// of its time in.
+fn push_sequence(out: &mut String, counter: i32) {
+    let mut digits = [b'0'; 10];
+    let mut rest = counter.unsigned_abs();
+    let mut first = digits.len();
+    while rest > 0 {
+        first -= 1;
+        digits[first] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    let width = match counter < 0 {
+        true => {
+            out.push('-');
+            9
+        }
+        false => 10,
+    };
+    let shown = (digits.len() - first).max(width);
+    out.extend(
+        digits[digits.len() - shown..]
+            .iter()
+            .map(|&digit| char::from(digit)),
+    );
+}
+
 /// ZooKeeper's version check: -1 matches any version.
 fn check_version(node: &Znode, version: i32) -> Result<(), ZkError> {
     if version != -1 && version != node.version {
@@ -329,6 +358,25 @@ fn check_version(node: &Znode, version: i32) -> Result<(), ZkError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sequence_is_written_as_java_writes_percent_010d() {
+        for counter in [
+            0,
+            7,
+            42,
+            1_000_000_000,
+            i32::MAX,
+            -1,
+            -42,
+            -999_999_999,
+            i32::MIN,
+        ] {
+            let mut written = String::from("/a/n-");
+            push_sequence(&mut written, counter);
+            assert_eq!(written, format!("/a/n-{counter:010}"));
+        }
+    }
 
     fn tree_with(paths: &[&str]) -> Tree {
         let mut t = Tree::new();

@@ -350,8 +350,13 @@ impl Contender {
 
     /// The sequence number and marker of a child in line, or `None` for any other child.
     fn in_line(&self, name: &str) -> Option<(i32, &'static str)> {
+        // A sequence ends in a digit: most names that do not are told apart without a search.
+        if !name.ends_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
         self.line.kin.iter().find_map(|marker| {
-            let (_, sequence) = name.rsplit_once(marker)?;
+            let at = last_occurrence(name.as_bytes(), marker.as_bytes())?;
+            let sequence = &name[at + marker.len()..];
             Some((sequence.parse::<i32>().ok()?, *marker))
         })
     }
@@ -525,6 +530,18 @@ impl Contender {
             op: Op::Delete { path, version: -1 },
         }
     }
+}
+
+/// Where the last occurrence of `needle` in `haystack` starts, as `str::rfind` finds it, without
+/// setting up a substring searcher for a name of a few dozen bytes. An empty needle is found at
+/// the end.
+fn last_occurrence(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let Some((&first, _)) = needle.split_first() else {
+        return Some(haystack.len());
+    };
+    (0..=haystack.len().checked_sub(needle.len())?)
+        .rev()
+        .find(|&at| haystack[at] == first && haystack[at..].starts_with(needle))
 }
 
 #[cfg(test)]

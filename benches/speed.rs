@@ -43,5 +43,5 @@ fn check_lock_2_clients_on_one_thread() {
         forget_zxids: true,
         timeout: None,
     };
-    black_box(lock.kit.check(&options, &|_, _, _| {}));
+    black_box(lock.kit.check(&options, &|_, _| {}));
 }

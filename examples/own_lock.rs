@@ -270,7 +270,7 @@ fn main() -> ExitCode {
         forget_zxids: true,
         timeout: None,
     };
-    let check = MY_LOCK.kit.check(&options, &|_, _, _| {});
+    let check = MY_LOCK.kit.check(&options, &|_, _| {});
     for property in check.properties.iter().filter(|p| !p.holds) {
         println!("model check: {} FAILS:", property.name);
         for line in &property.counterexample {

@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
-# Measures what issue "Speed" asks of the lock, release build, on this machine: the seeded sweep's
-# seeds a second, the 3- and 4-client model checks with every fault (seconds, states, peak
-# resident memory), and `cargo bench`; writes reports/speed.md.
+# Measures the lock's speed, release build, on this machine: the seeded sweep's seeds a second
+# (2 threads and 1), the 3- and 4-client model checks with every fault (seconds, states, peak
+# resident memory), and `cargo bench`; checks that every seed still runs byte for byte as the
+# digests kept in reports/speed/ say (10,000 lock seeds, 300 of every scenario); writes
+# reports/speed.md.
 # Usage: bash reports/measure-speed.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 zklab=./target/release/zklab
 sweep=$($zklab run lock --seeds 10000 --faults all | head -1)
+sweep_one=$($zklab run lock --seeds 10000 --faults all --threads 1 | head -1)
+same_as_kept() {
+  $zklab run "$1" --seeds "$2" --faults all --digests /tmp/zklab-speed-digests > /dev/null
+  if cmp -s /tmp/zklab-speed-digests "reports/speed/$1-digests.txt"; then
+    echo "every one of the $(wc -l < /tmp/zklab-speed-digests) seeds' digests as kept in reports/speed/$1-digests.txt"
+  else
+    echo "DIFFERENT from reports/speed/$1-digests.txt: $(diff /tmp/zklab-speed-digests "reports/speed/$1-digests.txt" | grep -c '^<') seeds differ"
+  fi
+}
+# Instructions a seed, counted by callgrind: unlike seconds, the same on a busy machine.
+instructions=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$zklab" run lock --seeds 100 \
+  --faults all --threads 1 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
+lock_digests=$(same_as_kept lock 10000)
+all_digests=$(same_as_kept all 300)
 check() {
   /usr/bin/time -f '%M' -o /tmp/zklab-speed-rss "$zklab" check lock --clients "$1" --faults all --timeout 900 | sed -n 2p
   echo "peak resident memory $(( $(cat /tmp/zklab-speed-rss) / 1024 )) MiB"
@@ -21,6 +37,10 @@ bench=$(cargo bench --quiet --bench speed 2>/dev/null | grep -E '─|speed')
   echo "Written by \`reports/measure-speed.sh\` ($(nproc) cores, $(date -u +%Y-%m-%d)), release build."
   echo
   echo "- \`zklab run lock --seeds 10000 --faults all\`: $sweep"
+  echo "- the same with \`--threads 1\`: $sweep_one"
+  echo "- instructions a seed (callgrind, \`run lock --seeds 100 --threads 1\`, start-up included): $(( instructions / 100 ))"
+  echo "- determinism across the speed changes: \`run lock --seeds 10000 --digests FILE\` gives $lock_digests;"
+  echo "  \`run all --seeds 300 --digests FILE\` gives $all_digests"
   echo "- \`zklab check lock --clients 3 --faults all\`: $(echo "$three" | tr '\n' ';' | sed 's/;$//; s/;/; /')"
   echo "- \`zklab check lock --clients 4 --faults all\`: $(echo "$four" | tr '\n' ';' | sed 's/;$//; s/;/; /')"
   echo

@@ -141,6 +141,40 @@ fn replay_prints_the_same_bytes_twice() {
 }
 
 #[test]
+fn run_writes_every_seeds_digest_in_seed_order_as_replay_prints_it() {
+    let file = std::env::temp_dir().join(format!("zklab-digests-{}", std::process::id()));
+    let path = file.to_str().expect("a UTF-8 temporary path");
+    let output = zklab(&[
+        "run",
+        "lock",
+        "--seeds",
+        "4",
+        "--start-seed",
+        "40",
+        "--threads",
+        "2",
+        "--digests",
+        path,
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let written = std::fs::read_to_string(&file).expect("the digests file");
+    let _ = std::fs::remove_file(&file);
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 4, "{written}");
+    for (line, seed) in lines.iter().zip(40..) {
+        let replay = stdout(&zklab(&["replay", "lock", "--seed", &seed.to_string()]));
+        let digest = line.strip_prefix(&format!("lock {seed} ")).expect(line);
+        assert!(
+            replay.contains(&format!("digest {digest}")),
+            "seed {seed}: {digest} is not the digest replay prints"
+        );
+    }
+    let unwritable = zklab(&["run", "lock", "--seeds", "1", "--digests", "/no/such/dir/f"]);
+    assert_eq!(unwritable.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unwritable.stderr).contains("cannot write /no/such/dir/f"));
+}
+
+#[test]
 fn rust_log_tells_each_trace_event_as_a_tracing_line_at_its_sim_time() {
     let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
         .args(["replay", "lock", "--seed", "42"])

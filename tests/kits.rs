@@ -318,7 +318,7 @@ fn check_with(name: &str, clients: usize, budget: Budget, reductions: Reductions
         forget_zxids: reductions.forget_zxids,
         timeout: None,
     };
-    support::scenario(name).kit.check(&options, &|_, _, _| {})
+    support::scenario(name).kit.check(&options, &|_, _| {})
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn a_crate_built_without_the_cfg_gets_one_error_saying_what_to_write() {
         "pub use zklab::testing::Harness;\n",
     )
     .unwrap();
-    // The same versions as the workspace's, already downloaded.
+    // The same versions as the workspace's. Not `--offline`: built without the cfg, madsim wants
+    // crates of its own (tokio-util) that the workspace's build never downloads.
     fs::copy(repo.join("Cargo.lock"), user.join("Cargo.lock")).unwrap();
 
     // Outside the repository, so that its `.cargo/config.toml` does not apply.
@@ -38,8 +39,8 @@ fn a_crate_built_without_the_cfg_gets_one_error_saying_what_to_write() {
             .output()
             .unwrap()
     };
-    let output = cargo(&["check", "--offline", "--color=never"]);
-    let tree = cargo(&["tree", "--offline", "--edges=normal", "--prefix=none"]);
+    let output = cargo(&["check", "--color=never"]);
+    let tree = cargo(&["tree", "--edges=normal", "--prefix=none"]);
     let _ = fs::remove_dir_all(&user);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");

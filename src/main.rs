@@ -30,6 +30,18 @@ use crate::check::CheckArgs;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (its place in `mi_option_e`, mimalloc.h), which
+/// libmimalloc-sys gives no name.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// A sweep builds and drops a runtime for every seed. mimalloc gives freed memory back to the
+/// system 10 ms later by default, and the kernel then clears the same pages again for the next
+/// seed: kept, a lock sweep runs about 5% faster. A run's memory is its peak either way.
+fn keep_freed_memory() {
+    // SAFETY: sets one of mimalloc's options, which it reads at each purge; no memory is touched.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+}
+
 /// Deterministic simulation and model checking for ZooKeeper recipes.
 #[derive(Parser)]
 #[command(
@@ -182,6 +194,7 @@ impl Setup {
 }
 
 fn main() -> ExitCode {
+    keep_freed_memory();
     let cli = Cli::parse();
     runner::quiet_panics_inside_seeds();
     // `RUST_LOG` prints every trace event as it happens, stamped with the sim time.

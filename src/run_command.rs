@@ -138,9 +138,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
             count,
             &args.setup.options(),
             threads,
-            &|seed, done, failures| {
+            &|report, done, failures| {
                 if args.digests.is_some() {
-                    let digest = (seed.seed, seed.trace.digest());
+                    let digest = (report.seed, report.trace.digest());
                     digests.lock().expect("no panic holds it").push(digest);
                 }
                 status.set_position(done);
@@ -163,8 +163,8 @@ pub fn run(args: &RunArgs) -> ExitCode {
         }
         summaries.push(summary);
     }
-    if let Some((file, path)) = digests_file {
-        if let Err(error) = { file }.write_all(digest_lines.as_bytes()) {
+    if let Some((mut file, path)) = digests_file {
+        if let Err(error) = file.write_all(digest_lines.as_bytes()) {
             return usage_error(&format!("cannot write {}: {error}", path.display()));
         }
     }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionRenaming};
 
 /// A value shared by every state that has not changed it; writing through it copies it first
 /// when another state still holds it.
@@ -46,6 +46,10 @@ impl<T: fmt::Debug> fmt::Debug for Shared<T> {
 impl<T: RenameSessions> RenameSessions for Shared<T> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         Shared::new(self.0.rename_sessions(renaming))
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        self.0.hash_renamed(renaming, hasher);
     }
 }
 

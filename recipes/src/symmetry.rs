@@ -6,8 +6,13 @@
 //! its session's guid ([`session_guid`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::time::Duration;
+
+mod fx_hasher;
+
+pub use fx_hasher::{FxHasher, TextWriter};
 
 use crate::client::{CreateMode, EventType, SessionEvent, SessionId, Stat, ZkError};
 
@@ -69,16 +74,40 @@ impl SessionRenaming {
     }
 
     /// A path or a znode name with every component's session guid renamed: a component that
-    /// starts with a renamed session's guid followed by `-`. One pass over the bytes, and a
-    /// text with nothing to rename is copied as it is: this runs for every string of a state.
+    /// starts with a renamed session's guid followed by `-`.
     pub fn text(&self, text: &str) -> String {
+        let mut renamed = String::with_capacity(text.len());
+        self.for_each_piece(text, |piece| renamed.push_str(piece));
+        renamed
+    }
+
+    /// Writes a text as [`SessionRenaming::text`] renames it, without building it.
+    pub fn hash_text(&self, text: &str, hasher: &mut FxHasher) {
+        let mut writer = hasher.text();
+        self.for_each_piece(text, |piece| writer.push(piece));
+        writer.finish();
+    }
+
+    /// Writes a bare session guid as [`SessionRenaming::guid`] renames it.
+    pub fn hash_guid(&self, guid: &str, hasher: &mut FxHasher) {
+        let mut writer = hasher.text();
+        writer.push(self.renamed_guid(guid).unwrap_or(guid));
+        writer.finish();
+    }
+
+    /// The renamed text in pieces, in order: runs of the text as it is and renamed guids. One
+    /// pass over the bytes: this runs for every string of a state.
+    fn for_each_piece<'a>(&'a self, text: &'a str, mut piece: impl FnMut(&'a str)) {
+        if self.guids.is_empty() {
+            piece(text);
+            return;
+        }
         let bytes = text.as_bytes();
         let component_starts = bytes
             .iter()
             .enumerate()
             .filter(|&(_, &byte)| byte == b'/')
             .map(|(slash, _)| slash + 1);
-        let mut renamed: Option<String> = None;
         let mut copied = 0;
         for start in std::iter::once(0).chain(component_starts) {
             // A guid is ASCII, so `start + 16` is a character boundary when the byte there is
@@ -87,31 +116,36 @@ impl SessionRenaming {
                 continue;
             }
             if let Some(to) = self.renamed_guid(&text[start..start + 16]) {
-                let out = renamed.get_or_insert_with(|| String::with_capacity(text.len()));
-                out.push_str(&text[copied..start]);
-                out.push_str(to);
+                piece(&text[copied..start]);
+                piece(to);
                 copied = start + 16;
             }
         }
-        match renamed {
-            Some(mut out) => {
-                out.push_str(&text[copied..]);
-                out
-            }
-            None => text.to_owned(),
-        }
+        piece(&text[copied..]);
     }
 }
 
-/// A value that names sessions, and can be rewritten under a [`SessionRenaming`].
+/// A value that names sessions, and can be rewritten under a [`SessionRenaming`], or hashed as
+/// if it had been.
 pub trait RenameSessions {
     /// The same value with every session renamed.
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self;
+
+    /// Hashes the value as renamed, without building it, so that the checker can compare the
+    /// renamings of a state and build only the one it keeps. For a renaming `r` that permutes
+    /// sessions, `v.hash_renamed(&r, h)` writes what
+    /// `v.rename_sessions(&r).hash_renamed(&SessionRenaming::default(), h)` writes. Sets and maps
+    /// hash their members in no order (a renaming may reorder them), so this is not `Hash`.
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher);
 }
 
 impl RenameSessions for String {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         renaming.text(self)
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        renaming.hash_text(self, hasher);
     }
 }
 
@@ -121,19 +155,40 @@ impl<T: RenameSessions> RenameSessions for Vec<T> {
             .map(|item| item.rename_sessions(renaming))
             .collect()
     }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_usize(self.len());
+        self.iter()
+            .for_each(|item| item.hash_renamed(renaming, hasher));
+    }
 }
 
 impl<T: RenameSessions> RenameSessions for Option<T> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         self.as_ref().map(|item| item.rename_sessions(renaming))
     }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_u8(u8::from(self.is_some()));
+        if let Some(item) = self {
+            item.hash_renamed(renaming, hasher);
+        }
+    }
 }
 
-impl<T: RenameSessions, E: Clone> RenameSessions for Result<T, E> {
+impl<T: RenameSessions, E: Clone + Hash> RenameSessions for Result<T, E> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         match self {
             Ok(value) => Ok(value.rename_sessions(renaming)),
             Err(error) => Err(error.clone()),
+        }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_u8(u8::from(self.is_ok()));
+        match self {
+            Ok(value) => value.hash_renamed(renaming, hasher),
+            Err(error) => error.hash(hasher),
         }
     }
 }
@@ -144,6 +199,12 @@ impl<T: RenameSessions> RenameSessions for VecDeque<T> {
             .map(|item| item.rename_sessions(renaming))
             .collect()
     }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_usize(self.len());
+        self.iter()
+            .for_each(|item| item.hash_renamed(renaming, hasher));
+    }
 }
 
 /// Renamed members may sort differently: the set is rebuilt.
@@ -152,6 +213,12 @@ impl<T: RenameSessions + Ord> RenameSessions for BTreeSet<T> {
         self.iter()
             .map(|item| item.rename_sessions(renaming))
             .collect()
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_unordered(self.iter(), |item, hasher| {
+            item.hash_renamed(renaming, hasher);
+        });
     }
 }
 
@@ -167,6 +234,13 @@ impl<K: RenameSessions + Ord, V: RenameSessions> RenameSessions for BTreeMap<K, 
             })
             .collect()
     }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_unordered(self.iter(), |(key, value), hasher| {
+            key.hash_renamed(renaming, hasher);
+            value.hash_renamed(renaming, hasher);
+        });
+    }
 }
 
 /// Tuples rename member by member.
@@ -175,6 +249,10 @@ macro_rules! tuple {
         impl<$($member: RenameSessions),+> RenameSessions for ($($member,)+) {
             fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
                 ($(self.$index.rename_sessions(renaming),)+)
+            }
+
+            fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+                $(self.$index.hash_renamed(renaming, hasher);)+
             }
         }
     };
@@ -191,6 +269,8 @@ impl<T> RenameSessions for PhantomData<T> {
     fn rename_sessions(&self, _: &SessionRenaming) -> Self {
         PhantomData
     }
+
+    fn hash_renamed(&self, _: &SessionRenaming, _: &mut FxHasher) {}
 }
 
 /// Types that can name no session: renaming copies them. `i64` is left out on purpose: it is
@@ -201,6 +281,10 @@ macro_rules! names_no_session {
             impl RenameSessions for $type {
                 fn rename_sessions(&self, _: &SessionRenaming) -> Self {
                     *self
+                }
+
+                fn hash_renamed(&self, _: &SessionRenaming, hasher: &mut FxHasher) {
+                    self.hash(hasher);
                 }
             }
         )*
@@ -231,11 +315,18 @@ names_no_session!(
 pub trait SessionIds {
     /// The same ids, renamed.
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self;
+
+    /// Hashes the ids as renamed (see [`RenameSessions::hash_renamed`]).
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher);
 }
 
 impl SessionIds for SessionId {
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
         renaming.id(*self)
+    }
+
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_i64(renaming.id(*self));
     }
 }
 
@@ -243,17 +334,33 @@ impl<T: SessionIds> SessionIds for Option<T> {
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
         self.as_ref().map(|ids| ids.rename_ids(renaming))
     }
+
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_u8(u8::from(self.is_some()));
+        if let Some(ids) = self {
+            ids.hash_ids(renaming, hasher);
+        }
+    }
 }
 
 impl<T: SessionIds> SessionIds for Vec<T> {
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
         self.iter().map(|ids| ids.rename_ids(renaming)).collect()
     }
+
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_usize(self.len());
+        self.iter().for_each(|ids| ids.hash_ids(renaming, hasher));
+    }
 }
 
 impl<T: SessionIds + Ord> SessionIds for BTreeSet<T> {
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
         self.iter().map(|ids| ids.rename_ids(renaming)).collect()
+    }
+
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_unordered(self.iter(), |ids, hasher| ids.hash_ids(renaming, hasher));
     }
 }
 
@@ -264,6 +371,10 @@ impl RenameSessions for Stat {
             ephemeral_owner: renaming.id(self.ephemeral_owner),
             ..*self
         }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        self.rename_sessions(renaming).hash(hasher);
     }
 }
 
@@ -387,5 +498,51 @@ mod tests {
             Example::Tuple(vec![delete(2)], Some(node(1)))
         );
         assert_eq!(Example::Unit.rename_sessions(&swap), Example::Unit);
+    }
+
+    fn hashed(value: &impl RenameSessions, renaming: &SessionRenaming) -> u64 {
+        let mut hasher = FxHasher::default();
+        value.hash_renamed(renaming, &mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn a_value_hashed_under_a_renaming_hashes_as_the_renamed_value() {
+        let swap = SessionRenaming::new([(1, 2), (2, 1)]);
+        let same = SessionRenaming::default();
+        let node = |s| format!("/l/{}-lock-0000000001", session_guid(s));
+        let plain = |owner, token| Example::Plain {
+            path: node(1),
+            owner,
+            waiting: BTreeSet::from([2, 7]),
+            guid: session_guid(2),
+            token,
+            verbatim: node(1),
+        };
+        let values = [
+            plain(1, 1),
+            Example::Tuple(
+                vec![Op::Exists {
+                    path: node(2),
+                    watch: true,
+                }],
+                Some(node(1)),
+            ),
+            Example::Unit,
+        ];
+        for value in &values {
+            assert_eq!(
+                hashed(value, &swap),
+                hashed(&value.rename_sessions(&swap), &same),
+                "{value:?}"
+            );
+        }
+        // Every field counts, the variant too.
+        assert_ne!(hashed(&plain(1, 1), &same), hashed(&plain(1, 2), &same));
+        assert_ne!(hashed(&plain(1, 1), &same), hashed(&plain(2, 1), &same));
+        assert_ne!(
+            hashed(&Example::Unit, &same),
+            hashed(&Example::Tuple(vec![], None), &same)
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! ending a session knows what to delete.
 
 use std::collections::{BTreeMap, BTreeSet};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use std::hash::Hasher;
+
+use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionIds, SessionRenaming};
 
 use zklab_recipes::client::SessionId;
 
@@ -89,6 +91,14 @@ impl RenameSessions for Sessions {
             next: self.next,
             live,
         }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        hasher.write_i64(self.next);
+        hasher.write_unordered(self.live.iter(), |(session, paths), hasher| {
+            session.hash_ids(renaming, hasher);
+            paths.hash_renamed(renaming, hasher);
+        });
     }
 }
 

@@ -7,25 +7,31 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionRenaming};
 
 use crate::path;
 
 /// One znode. Its `Stat` is derived on demand: `data_length`, `num_children` and the `cversion`
 /// a client sees are computed from the fields here.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Znode {
     /// The node's data.
+    #[rename(keep)]
     pub data: Vec<u8>,
     /// The zxid that created it.
+    #[rename(keep)]
     pub czxid: Zxid,
     /// The zxid that last set its data (its creation, at first).
+    #[rename(keep)]
     pub mzxid: Zxid,
     /// The zxid that last created or deleted a child (its creation, at first).
+    #[rename(keep)]
     pub pzxid: Zxid,
     /// Creation time (ms).
+    #[rename(keep)]
     pub ctime: i64,
     /// Last data change time (ms).
+    #[rename(keep)]
     pub mtime: i64,
     /// The data version.
     pub version: i32,
@@ -33,6 +39,7 @@ pub struct Znode {
     /// as -1 (its ACL is set at startup without counting as a change).
     pub aversion: i32,
     /// The owning session of an ephemeral node, 0 for a persistent one.
+    #[rename(session)]
     pub ephemeral_owner: SessionId,
     /// Child names (last components), sorted.
     pub children: BTreeSet<String>,
@@ -65,19 +72,13 @@ impl Znode {
 
 impl RenameSessions for Tree {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        let nodes = self
-            .nodes
-            .iter()
-            .map(|(path, node)| {
-                let node = Znode {
-                    ephemeral_owner: renaming.id(node.ephemeral_owner),
-                    children: node.children.iter().map(|c| renaming.text(c)).collect(),
-                    ..node.clone()
-                };
-                (renaming.text(path), node)
-            })
-            .collect();
-        Tree { nodes }
+        Tree {
+            nodes: self.nodes.rename_sessions(renaming),
+        }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        self.nodes.hash_renamed(renaming, hasher);
     }
 }
 

@@ -4,7 +4,7 @@
 //! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionIds, SessionRenaming};
 
 use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, WatchedEvent};
 
@@ -233,6 +233,15 @@ impl RenameSessions for Watches {
         Watches {
             data: table(&self.data),
             child: table(&self.child),
+        }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+        for table in [&self.data, &self.child] {
+            hasher.write_unordered(table.iter(), |(path, sessions), hasher| {
+                renaming.hash_text(path, hasher);
+                sessions.hash_ids(renaming, hasher);
+            });
         }
     }
 }

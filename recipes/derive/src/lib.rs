@@ -1,5 +1,6 @@
 //! `#[derive(RenameSessions)]`: renaming sessions throughout a value, field by field, for the
-//! model checker's symmetry reduction (see `zklab_recipes::symmetry`).
+//! model checker's symmetry reduction (see `zklab_recipes::symmetry`), and hashing a value as
+//! renamed without building it.
 //!
 //! Every field is renamed by its own `RenameSessions` impl, unless it says otherwise:
 //!
@@ -42,16 +43,21 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
             _ => None,
         })
         .collect();
-    let body = match &input.data {
+    let (body, hash_body) = match &input.data {
         Data::Struct(data) => {
             let (pattern, build) = rebuild(&symmetry, quote!(#name), &data.fields)?;
-            quote!(let #pattern = self; #build)
+            let hash = hash_fields(&symmetry, &data.fields)?;
+            (
+                quote!(let #pattern = self; #build),
+                quote!(let #pattern = self; #hash),
+            )
         }
         Data::Enum(data) => {
             let arms = data
                 .variants
                 .iter()
-                .map(|variant| {
+                .enumerate()
+                .map(|(index, variant)| {
                     if let Some(attribute) =
                         variant.attrs.iter().find(|a| a.path().is_ident("rename"))
                     {
@@ -65,10 +71,21 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
                         quote!(#name::#variant)
                     };
                     let (pattern, build) = rebuild(&symmetry, path, &variant.fields)?;
-                    Ok(quote!(#pattern => #build,))
+                    let hash = hash_fields(&symmetry, &variant.fields)?;
+                    Ok((
+                        quote!(#pattern => #build,),
+                        quote!(#pattern => {
+                            ::core::hash::Hasher::write_usize(hasher, #index);
+                            #hash
+                        }),
+                    ))
                 })
                 .collect::<syn::Result<Vec<_>>>()?;
-            quote!(match self { #(#arms)* })
+            let (arms, hash_arms): (Vec<_>, Vec<_>) = arms.into_iter().unzip();
+            (
+                quote!(match self { #(#arms)* }),
+                quote!(match self { #(#hash_arms)* }),
+            )
         }
         Data::Union(_) => {
             return Err(Error::new(
@@ -84,7 +101,7 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
         .map(|field| field.ty.clone())
         .filter(|ty| mentions(ty, &params))
         .collect();
-    // A field kept as it is is cloned.
+    // A field kept as it is is cloned, and hashed as it is.
     let kept: Vec<Type> = fields_of(&input.data)
         .filter(|field| !plain(field).unwrap_or(true))
         .map(|field| field.ty.clone())
@@ -99,7 +116,7 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
     for ty in kept {
         where_clause
             .predicates
-            .push(parse_quote!(#ty: ::core::clone::Clone));
+            .push(parse_quote!(#ty: ::core::clone::Clone + ::core::hash::Hash));
     }
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
@@ -108,6 +125,14 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
         {
             fn rename_sessions(&self, renaming: &#symmetry::SessionRenaming) -> Self {
                 #body
+            }
+
+            fn hash_renamed(
+                &self,
+                renaming: &#symmetry::SessionRenaming,
+                hasher: &mut #symmetry::FxHasher,
+            ) {
+                #hash_body
             }
         }
     })
@@ -139,16 +164,7 @@ fn crate_path(input: &DeriveInput) -> syn::Result<syn::Path> {
 
 /// A pattern binding every field of `path`, and the expression that builds it renamed.
 fn rebuild(symmetry: &Tokens, path: Tokens, fields: &Fields) -> syn::Result<(Tokens, Tokens)> {
-    let bindings: Vec<Ident> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, field)| {
-            field.ident.as_ref().map_or_else(
-                || format_ident!("field_{i}"),
-                |name| format_ident!("{name}_"),
-            )
-        })
-        .collect();
+    let bindings = bindings(fields);
     let values = fields
         .iter()
         .zip(&bindings)
@@ -166,6 +182,41 @@ fn rebuild(symmetry: &Tokens, path: Tokens, fields: &Fields) -> syn::Result<(Tok
         Fields::Unnamed(_) => (quote!(#path(#(#bindings),*)), quote!(#path(#(#values),*))),
         Fields::Unit => (quote!(#path), quote!(#path)),
     })
+}
+
+/// The statements that hash every field of a pattern bound by [`rebuild`], as renamed.
+fn hash_fields(symmetry: &Tokens, fields: &Fields) -> syn::Result<Tokens> {
+    let statements = fields
+        .iter()
+        .zip(bindings(fields))
+        .map(|(field, binding)| {
+            Ok(match rule(field)?.as_deref() {
+                None => {
+                    quote!(#symmetry::RenameSessions::hash_renamed(#binding, renaming, hasher);)
+                }
+                Some("session") => {
+                    quote!(#symmetry::SessionIds::hash_ids(#binding, renaming, hasher);)
+                }
+                Some("guid") => quote!(renaming.hash_guid(#binding, hasher);),
+                Some(_) => quote!(::core::hash::Hash::hash(#binding, hasher);),
+            })
+        })
+        .collect::<syn::Result<Vec<_>>>()?;
+    Ok(quote!(#(#statements)*))
+}
+
+/// The name each field is bound to in a pattern.
+fn bindings(fields: &Fields) -> Vec<Ident> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            field.ident.as_ref().map_or_else(
+                || format_ident!("field_{i}"),
+                |name| format_ident!("{name}_"),
+            )
+        })
+        .collect()
 }
 
 /// How one field is renamed.

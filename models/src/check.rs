@@ -182,12 +182,10 @@ fn builder<W: Workload>(
     model: RecipeModel<W>,
     options: &CheckOptions,
 ) -> stateright::CheckerBuilder<RecipeModel<W>> {
-    let builder = model.checker().threads(options.threads.max(1));
-    if options.symmetry {
-        builder.symmetry()
-    } else {
-        builder
-    }
+    model
+        .with_symmetry(options.symmetry)
+        .checker()
+        .threads(options.threads.max(1))
 }
 
 /// How many states one round of iterative deepening may generate. A big model's deep

@@ -94,8 +94,9 @@ pub struct Budget {
     pub pause: u8,
 }
 
-/// The whole world at one moment.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The whole world at one moment. It hashes as every reordering of its clients does when
+/// `symmetric` (see [`crate::symmetry`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State<M, N> {
     /// The pure ZooKeeper server.
     pub server: Shared<Server>,
@@ -107,6 +108,9 @@ pub struct State<M, N> {
     pub monitors: Shared<N>,
     /// The kinds of violation they have reported.
     pub broken: BTreeSet<ViolationKind>,
+    /// Symmetry reduction is on: the state hashes as its reorderings do, so the checker, which
+    /// tells states apart by hash, takes them for one. The same in every state of a search.
+    pub symmetric: bool,
 }
 
 /// One step of the world.
@@ -165,6 +169,9 @@ pub struct RecipeModel<W> {
     pub partial_order: bool,
     /// Every transaction takes zxid 0 (see [`RecipeModel::with_zxids_forgotten`]).
     pub zxids_forgotten: bool,
+    /// States that differ only by which client plays which role are one (see
+    /// [`RecipeModel::with_symmetry`]).
+    pub symmetry: bool,
     /// Raised to end a search early (see [`RecipeModel::with_halt`]).
     pub halt: Arc<AtomicBool>,
 }
@@ -183,6 +190,7 @@ impl<W: Workload> RecipeModel<W> {
             budget,
             partial_order: false,
             zxids_forgotten: false,
+            symmetry: false,
             halt: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -200,6 +208,13 @@ impl<W: Workload> RecipeModel<W> {
             partial_order,
             ..self
         }
+    }
+
+    /// The same model, with symmetry reduction on or off: on, a state hashes as every reordering
+    /// of its clients does, so the search explores one of them. Sound only for a workload whose
+    /// machines behave the same under any renaming of sessions (see [`Workload::symmetric`]).
+    pub fn with_symmetry(self, symmetry: bool) -> Self {
+        RecipeModel { symmetry, ..self }
     }
 
     /// The same model, with every zxid forgotten or not: the server stamps every transaction
@@ -451,6 +466,7 @@ impl<W: Workload> Model for RecipeModel<W> {
             budget: self.budget,
             monitors: Shared::new(self.workload.monitors()),
             broken: BTreeSet::new(),
+            symmetric: self.symmetry,
         };
         for c in 0..self.clients {
             self.feed(&mut state, c, Input::Start);

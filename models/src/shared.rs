@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
 
 /// A value shared by every state that has not changed it; writing through it copies it first
 /// when another state still holds it.
@@ -48,7 +48,7 @@ impl<T: RenameSessions> RenameSessions for Shared<T> {
         Shared::new(self.0.rename_sessions(renaming))
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         self.0.hash_renamed(renaming, hasher);
     }
 }

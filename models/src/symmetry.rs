@@ -1,51 +1,81 @@
 //! Symmetry reduction: clients are interchangeable, so states that differ only by which client
 //! plays which role are explored once.
 //!
-//! The representative of a state is, among every reordering of the clients, the renamed state
-//! with the smallest hash. Reordering moves each client to another slot and renames its current
-//! session to the session of the client that had that slot, everywhere: the server's session
-//! table, ephemeral owners and watches, the session guids inside znode names, the machines, the
-//! ops in flight and the inboxes. Candidates are compared by a hash taken under the renaming
-//! ([`RenameSessions::hash_renamed`]), and only the one kept is built.
+//! Reordering the clients moves each to another slot and renames its current session to the
+//! session of the client that had that slot, everywhere: the server's session table, ephemeral
+//! owners and watches, the session guids inside znode names, the machines, the ops in flight and
+//! the inboxes. With symmetry on, a state hashes as the smallest hash of its reorderings, so
+//! every reordering of it hashes alike, and the checker, which tells states apart by their
+//! hashes, explores one of them. The reorderings are hashed as they would be
+//! ([`RenameSessions::hash_renamed`]), and never built.
 
 use std::hash::{Hash, Hasher};
 
-use stateright::Representative;
-use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
 
 use crate::model::State;
 
-impl<M: RenameSessions + Clone, N: RenameSessions + Clone> Representative for State<M, N> {
-    fn representative(&self) -> Self {
-        // Clients go in the order of a hash that ignores which session they have; only clients
-        // that tie need every ordering tried, so most states have one candidate.
+impl<M: RenameSessions + Hash, N: RenameSessions + Hash> Hash for State<M, N> {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        if self.symmetric {
+            hasher.write_u64(self.orbit_hash());
+        } else {
+            // Every field but `symmetric`, which is the same in every state of a search.
+            self.server.hash(hasher);
+            self.clients.hash(hasher);
+            self.budget.hash(hasher);
+            self.monitors.hash(hasher);
+            self.broken.hash(hasher);
+        }
+    }
+}
+
+impl<M: RenameSessions, N: RenameSessions> State<M, N> {
+    /// The same for every reordering of the clients: the smallest [`State::hash_in_order`] of
+    /// the orders that sort clients by a hash that ignores which session they have. Only clients
+    /// that tie need every ordering tried, so most states have one order to hash.
+    pub fn orbit_hash(&self) -> u64 {
         let anonymous = SessionRenaming::new(self.clients.iter().map(|client| (client.session, 0)));
         let keys: Vec<u64> = self
             .clients
             .iter()
             .map(|client| {
-                let mut hasher = FxHasher::default();
+                let mut hasher = StableHasher::default();
                 client.hash_renamed(&anonymous, &mut hasher);
                 hasher.finish()
             })
             .collect();
-        let orders = orders_by_key(&keys);
-        let chosen = match orders.as_slice() {
-            [order] => order,
-            _ => orders
-                .iter()
-                .min_by_key(|order| self.hash_in_order(order))
-                .expect("at least one order"),
-        };
-        if chosen
+        orders_by_key(&keys)
             .iter()
-            .enumerate()
-            .all(|(slot, &client)| slot == client)
-        {
-            self.clone()
-        } else {
-            self.in_order(chosen)
+            .map(|order| self.hash_in_order(order))
+            .min()
+            .expect("at least one order")
+    }
+
+    /// A hash of [`State::in_order`]'s state, taken without building it: the same as that
+    /// state's `hash_in_order` of its clients as they are.
+    pub fn hash_in_order(&self, order: &[usize]) -> u64 {
+        let renaming = self.renaming(order);
+        let mut hasher = StableHasher::default();
+        self.server.hash_renamed(&renaming, &mut hasher);
+        hasher.write_usize(order.len());
+        for &client in order {
+            self.clients[client].hash_renamed(&renaming, &mut hasher);
         }
+        self.budget.hash(&mut hasher);
+        self.monitors.hash_renamed(&renaming, &mut hasher);
+        self.broken.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Each moved client's session to the session of the slot it takes.
+    fn renaming(&self, order: &[usize]) -> SessionRenaming {
+        SessionRenaming::new(
+            order
+                .iter()
+                .enumerate()
+                .map(|(slot, &client)| (self.clients[client].session, self.clients[slot].session)),
+        )
     }
 }
 
@@ -76,7 +106,7 @@ fn orders_by_key(keys: &[u64]) -> Vec<Vec<usize>> {
 
 impl<M: RenameSessions + Clone, N: RenameSessions> State<M, N> {
     /// The state with client `order[slot]` in each slot, under the session of the client that
-    /// had the slot.
+    /// had the slot: what [`State::hash_in_order`] hashes.
     pub fn in_order(&self, order: &[usize]) -> Self {
         let renaming = self.renaming(order);
         State {
@@ -88,33 +118,8 @@ impl<M: RenameSessions + Clone, N: RenameSessions> State<M, N> {
             budget: self.budget,
             monitors: self.monitors.rename_sessions(&renaming),
             broken: self.broken.clone(),
+            symmetric: self.symmetric,
         }
-    }
-
-    /// A hash of [`State::in_order`]'s state, taken without building it: the same as that
-    /// state's `hash_in_order` of the clients as they are.
-    pub fn hash_in_order(&self, order: &[usize]) -> u64 {
-        let renaming = self.renaming(order);
-        let mut hasher = FxHasher::default();
-        self.server.hash_renamed(&renaming, &mut hasher);
-        hasher.write_usize(order.len());
-        for &client in order {
-            self.clients[client].hash_renamed(&renaming, &mut hasher);
-        }
-        self.budget.hash(&mut hasher);
-        self.monitors.hash_renamed(&renaming, &mut hasher);
-        self.broken.hash(&mut hasher);
-        hasher.finish()
-    }
-
-    /// Each moved client's session to the session of the slot it takes.
-    fn renaming(&self, order: &[usize]) -> SessionRenaming {
-        SessionRenaming::new(
-            order
-                .iter()
-                .enumerate()
-                .map(|(slot, &client)| (self.clients[client].session, self.clients[slot].session)),
-        )
     }
 }
 

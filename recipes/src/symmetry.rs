@@ -10,9 +10,9 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::time::Duration;
 
-mod fx_hasher;
+mod stable_hasher;
 
-pub use fx_hasher::{FxHasher, TextWriter};
+pub use stable_hasher::StableHasher;
 
 use crate::client::{CreateMode, EventType, SessionEvent, SessionId, Stat, ZkError};
 
@@ -25,22 +25,23 @@ pub use zklab_recipes_derive::RenameSessions;
 /// Stable across reconnects (so a client can find its own node after a lost reply) and unique
 /// per session.
 pub fn session_guid(session: SessionId) -> String {
-    // Written by hand rather than with `format!`: the model checker renames guids per state.
+    String::from_utf8(guid_digits(session).to_vec()).expect("hex digits are ASCII")
+}
+
+/// A session's guid without allocating: written by hand rather than with `format!`, since the
+/// model checker renames guids per state.
+fn guid_digits(session: SessionId) -> [u8; 16] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = session as u64;
-    let mut guid = String::with_capacity(16);
-    for digit in (0..16).rev() {
-        guid.push(char::from(HEX[((bits >> (digit * 4)) & 0xf) as usize]));
-    }
-    guid
+    std::array::from_fn(|digit| HEX[((bits >> ((15 - digit) * 4)) & 0xf) as usize])
 }
 
 /// A renaming of session ids (those not named stay as they are).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionRenaming {
-    map: BTreeMap<SessionId, SessionId>,
-    /// Each renamed session's guid and its new guid, made once: renaming runs per state.
-    guids: Vec<(String, String)>,
+    /// Each renamed session, its new id and its new guid (made once: renaming runs per state),
+    /// by old id. A few entries, one per client: a scan beats a map.
+    renamed: Vec<(SessionId, SessionId, [u8; 16])>,
 }
 
 impl SessionRenaming {
@@ -49,80 +50,138 @@ impl SessionRenaming {
     pub fn new(pairs: impl IntoIterator<Item = (SessionId, SessionId)>) -> Self {
         let map: BTreeMap<SessionId, SessionId> =
             pairs.into_iter().filter(|(from, to)| from != to).collect();
-        let guids = map
-            .iter()
-            .map(|(&from, &to)| (session_guid(from), session_guid(to)))
+        let renamed = map
+            .into_iter()
+            .map(|(from, to)| (from, to, guid_digits(to)))
             .collect();
-        SessionRenaming { map, guids }
+        SessionRenaming { renamed }
     }
 
     /// The new id of a session.
     pub fn id(&self, session: SessionId) -> SessionId {
-        self.map.get(&session).copied().unwrap_or(session)
+        self.renamed
+            .iter()
+            .find(|(from, _, _)| *from == session)
+            .map_or(session, |&(_, to, _)| to)
+    }
+
+    /// The new guid of a renamed session.
+    fn renamed_guid(&self, session: SessionId) -> Option<&str> {
+        self.renamed
+            .iter()
+            .find(|(from, _, _)| *from == session)
+            .map(|(_, _, guid)| std::str::from_utf8(guid).expect("hex digits are ASCII"))
     }
 
     /// A bare session guid, renamed.
     pub fn guid(&self, guid: &str) -> String {
-        self.renamed_guid(guid).unwrap_or(guid).to_owned()
+        parse_guid(guid.as_bytes())
+            .and_then(|session| self.renamed_guid(session))
+            .unwrap_or(guid)
+            .to_owned()
     }
 
-    fn renamed_guid(&self, guid: &str) -> Option<&str> {
-        self.guids
-            .iter()
-            .find(|(from, _)| from == guid)
-            .map(|(_, to)| to.as_str())
+    /// Writes a bare session guid as [`SessionRenaming::guid`] renames it: as its session's new
+    /// id.
+    pub fn hash_guid(&self, guid: &str, hasher: &mut StableHasher) {
+        match parse_guid(guid.as_bytes()) {
+            Some(session) => hasher.write_i64(self.id(session)),
+            None => write_literal(guid, hasher),
+        }
     }
 
     /// A path or a znode name with every component's session guid renamed: a component that
     /// starts with a renamed session's guid followed by `-`.
     pub fn text(&self, text: &str) -> String {
         let mut renamed = String::with_capacity(text.len());
-        self.for_each_piece(text, |piece| renamed.push_str(piece));
-        renamed
-    }
-
-    /// Writes a text as [`SessionRenaming::text`] renames it, without building it.
-    pub fn hash_text(&self, text: &str, hasher: &mut FxHasher) {
-        let mut writer = hasher.text();
-        self.for_each_piece(text, |piece| writer.push(piece));
-        writer.finish();
-    }
-
-    /// Writes a bare session guid as [`SessionRenaming::guid`] renames it.
-    pub fn hash_guid(&self, guid: &str, hasher: &mut FxHasher) {
-        let mut writer = hasher.text();
-        writer.push(self.renamed_guid(guid).unwrap_or(guid));
-        writer.finish();
-    }
-
-    /// The renamed text in pieces, in order: runs of the text as it is and renamed guids. One
-    /// pass over the bytes: this runs for every string of a state.
-    fn for_each_piece<'a>(&'a self, text: &'a str, mut piece: impl FnMut(&'a str)) {
-        if self.guids.is_empty() {
-            piece(text);
-            return;
-        }
-        let bytes = text.as_bytes();
-        let component_starts = bytes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &byte)| byte == b'/')
-            .map(|(slash, _)| slash + 1);
         let mut copied = 0;
-        for start in std::iter::once(0).chain(component_starts) {
-            // A guid is ASCII, so `start + 16` is a character boundary when the byte there is
-            // `-`; a candidate that runs into the next component holds a `/` and matches none.
-            if bytes.get(start + 16) != Some(&b'-') {
-                continue;
-            }
-            if let Some(to) = self.renamed_guid(&text[start..start + 16]) {
-                piece(&text[copied..start]);
-                piece(to);
+        for (start, session) in guids_in(text) {
+            if let Some(to) = self.renamed_guid(session) {
+                renamed.push_str(&text[copied..start]);
+                renamed.push_str(to);
                 copied = start + 16;
             }
         }
-        piece(&text[copied..]);
+        renamed.push_str(&text[copied..]);
+        renamed
     }
+
+    /// Writes a text as [`SessionRenaming::text`] renames it, without building it: the runs
+    /// between guids as they are, each guid as its session's new id. The guids are where they
+    /// were after the renaming, so the renamed text, written under no renaming, writes the same.
+    pub fn hash_text(&self, text: &str, hasher: &mut StableHasher) {
+        let mut written = 0;
+        for (start, session) in guids_in(text) {
+            write_literal(&text[written..start], hasher);
+            hasher.write_i64(self.id(session));
+            written = start + 16;
+        }
+        write_literal(&text[written..], hasher);
+    }
+}
+
+/// Text as it is, and its length, so that where it ends is part of the hash.
+fn write_literal(text: &str, hasher: &mut StableHasher) {
+    hasher.write(text.as_bytes());
+    hasher.write_usize(text.len());
+}
+
+/// The session a guid names: exactly 16 lowercase hex digits, as [`session_guid`] writes them.
+fn parse_guid(guid: &[u8]) -> Option<SessionId> {
+    /// Each byte's value as a hex digit, or 16 for a byte that is none.
+    const DIGIT: [u8; 256] = {
+        let mut table = [16; 256];
+        let mut byte = 0;
+        while byte < 10 {
+            table[b'0' as usize + byte] = byte as u8;
+            byte += 1;
+        }
+        byte = 0;
+        while byte < 6 {
+            table[b'a' as usize + byte] = 10 + byte as u8;
+            byte += 1;
+        }
+        table
+    };
+    if guid.len() != 16 {
+        return None;
+    }
+    let mut bits = 0u64;
+    for &byte in guid {
+        let digit = DIGIT[usize::from(byte)];
+        if digit == 16 {
+            return None;
+        }
+        bits = bits << 4 | u64::from(digit);
+    }
+    // The guid is the id's bits.
+    Some(bits as SessionId)
+}
+
+/// Where a text's session guids start, and whose they are: a component (the text's start, or
+/// after a `/`) that begins with a guid followed by `-`. One pass over the bytes: this runs for
+/// every string of a state.
+fn guids_in(text: &str) -> impl Iterator<Item = (usize, SessionId)> + '_ {
+    let bytes = text.as_bytes();
+    // The next component's start, or none once the text is too short to hold a guid there.
+    let mut next = Some(0).filter(|_| bytes.len() > 16);
+    std::iter::from_fn(move || {
+        while let Some(start) = next {
+            next = bytes[start..]
+                .iter()
+                .position(|&byte| byte == b'/')
+                .map(|slash| start + slash + 1)
+                .filter(|&after| bytes.len() - after > 16);
+            // A guid is ASCII, so `start + 16` is a character boundary when the byte there is
+            // `-`; a candidate that runs into the next component holds a `/` and parses as none.
+            if bytes.get(start + 16) == Some(&b'-') {
+                if let Some(session) = parse_guid(&bytes[start..start + 16]) {
+                    return Some((start, session));
+                }
+            }
+        }
+        None
+    })
 }
 
 /// A value that names sessions, and can be rewritten under a [`SessionRenaming`], or hashed as
@@ -136,7 +195,7 @@ pub trait RenameSessions {
     /// sessions, `v.hash_renamed(&r, h)` writes what
     /// `v.rename_sessions(&r).hash_renamed(&SessionRenaming::default(), h)` writes. Sets and maps
     /// hash their members in no order (a renaming may reorder them), so this is not `Hash`.
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher);
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher);
 }
 
 impl RenameSessions for String {
@@ -144,7 +203,7 @@ impl RenameSessions for String {
         renaming.text(self)
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         renaming.hash_text(self, hasher);
     }
 }
@@ -156,7 +215,7 @@ impl<T: RenameSessions> RenameSessions for Vec<T> {
             .collect()
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_usize(self.len());
         self.iter()
             .for_each(|item| item.hash_renamed(renaming, hasher));
@@ -168,7 +227,7 @@ impl<T: RenameSessions> RenameSessions for Option<T> {
         self.as_ref().map(|item| item.rename_sessions(renaming))
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_u8(u8::from(self.is_some()));
         if let Some(item) = self {
             item.hash_renamed(renaming, hasher);
@@ -184,7 +243,7 @@ impl<T: RenameSessions, E: Clone + Hash> RenameSessions for Result<T, E> {
         }
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_u8(u8::from(self.is_ok()));
         match self {
             Ok(value) => value.hash_renamed(renaming, hasher),
@@ -200,7 +259,7 @@ impl<T: RenameSessions> RenameSessions for VecDeque<T> {
             .collect()
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_usize(self.len());
         self.iter()
             .for_each(|item| item.hash_renamed(renaming, hasher));
@@ -215,7 +274,7 @@ impl<T: RenameSessions + Ord> RenameSessions for BTreeSet<T> {
             .collect()
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_unordered(self.iter(), |item, hasher| {
             item.hash_renamed(renaming, hasher);
         });
@@ -235,7 +294,7 @@ impl<K: RenameSessions + Ord, V: RenameSessions> RenameSessions for BTreeMap<K, 
             .collect()
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_unordered(self.iter(), |(key, value), hasher| {
             key.hash_renamed(renaming, hasher);
             value.hash_renamed(renaming, hasher);
@@ -251,7 +310,7 @@ macro_rules! tuple {
                 ($(self.$index.rename_sessions(renaming),)+)
             }
 
-            fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+            fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
                 $(self.$index.hash_renamed(renaming, hasher);)+
             }
         }
@@ -270,7 +329,7 @@ impl<T> RenameSessions for PhantomData<T> {
         PhantomData
     }
 
-    fn hash_renamed(&self, _: &SessionRenaming, _: &mut FxHasher) {}
+    fn hash_renamed(&self, _: &SessionRenaming, _: &mut StableHasher) {}
 }
 
 /// Types that can name no session: renaming copies them. `i64` is left out on purpose: it is
@@ -283,7 +342,7 @@ macro_rules! names_no_session {
                     *self
                 }
 
-                fn hash_renamed(&self, _: &SessionRenaming, hasher: &mut FxHasher) {
+                fn hash_renamed(&self, _: &SessionRenaming, hasher: &mut StableHasher) {
                     self.hash(hasher);
                 }
             }
@@ -317,7 +376,7 @@ pub trait SessionIds {
     fn rename_ids(&self, renaming: &SessionRenaming) -> Self;
 
     /// Hashes the ids as renamed (see [`RenameSessions::hash_renamed`]).
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher);
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher);
 }
 
 impl SessionIds for SessionId {
@@ -325,7 +384,7 @@ impl SessionIds for SessionId {
         renaming.id(*self)
     }
 
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_i64(renaming.id(*self));
     }
 }
@@ -335,7 +394,7 @@ impl<T: SessionIds> SessionIds for Option<T> {
         self.as_ref().map(|ids| ids.rename_ids(renaming))
     }
 
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_u8(u8::from(self.is_some()));
         if let Some(ids) = self {
             ids.hash_ids(renaming, hasher);
@@ -348,7 +407,7 @@ impl<T: SessionIds> SessionIds for Vec<T> {
         self.iter().map(|ids| ids.rename_ids(renaming)).collect()
     }
 
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_usize(self.len());
         self.iter().for_each(|ids| ids.hash_ids(renaming, hasher));
     }
@@ -359,7 +418,7 @@ impl<T: SessionIds + Ord> SessionIds for BTreeSet<T> {
         self.iter().map(|ids| ids.rename_ids(renaming)).collect()
     }
 
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_unordered(self.iter(), |ids, hasher| ids.hash_ids(renaming, hasher));
     }
 }
@@ -373,7 +432,7 @@ impl RenameSessions for Stat {
         }
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         self.rename_sessions(renaming).hash(hasher);
     }
 }
@@ -501,7 +560,7 @@ mod tests {
     }
 
     fn hashed(value: &impl RenameSessions, renaming: &SessionRenaming) -> u64 {
-        let mut hasher = FxHasher::default();
+        let mut hasher = StableHasher::default();
         value.hash_renamed(renaming, &mut hasher);
         hasher.finish()
     }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 
-use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionIds, SessionRenaming};
+use zklab_recipes::symmetry::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
 use zklab_recipes::client::SessionId;
 
@@ -93,7 +93,7 @@ impl RenameSessions for Sessions {
         }
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         hasher.write_i64(self.next);
         hasher.write_unordered(self.live.iter(), |(session, paths), hasher| {
             session.hash_ids(renaming, hasher);

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
-use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionRenaming};
+use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
 
 use crate::path;
 
@@ -77,7 +77,7 @@ impl RenameSessions for Tree {
         }
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         self.nodes.hash_renamed(renaming, hasher);
     }
 }

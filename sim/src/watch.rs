@@ -4,7 +4,7 @@
 //! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use zklab_recipes::symmetry::{FxHasher, RenameSessions, SessionIds, SessionRenaming};
+use zklab_recipes::symmetry::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
 use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, WatchedEvent};
 
@@ -236,7 +236,7 @@ impl RenameSessions for Watches {
         }
     }
 
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut FxHasher) {
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
         for table in [&self.data, &self.child] {
             hasher.write_unordered(table.iter(), |(path, sessions), hasher| {
                 renaming.hash_text(path, hasher);

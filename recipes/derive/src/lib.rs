@@ -130,7 +130,7 @@ fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
             fn hash_renamed(
                 &self,
                 renaming: &#symmetry::SessionRenaming,
-                hasher: &mut #symmetry::FxHasher,
+                hasher: &mut #symmetry::StableHasher,
             ) {
                 #hash_body
             }

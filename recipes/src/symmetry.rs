@@ -25,7 +25,9 @@ pub use zklab_recipes_derive::RenameSessions;
 /// Stable across reconnects (so a client can find its own node after a lost reply) and unique
 /// per session.
 pub fn session_guid(session: SessionId) -> String {
-    String::from_utf8(guid_digits(session).to_vec()).expect("hex digits are ASCII")
+    let mut guid = String::with_capacity(16);
+    guid.extend(guid_digits(session).map(char::from));
+    guid
 }
 
 /// A session's guid without allocating: written by hand rather than with `format!`, since the

@@ -47,8 +47,8 @@ pub struct CheckArgs {
     /// Explore every state rather than one per permutation of clients.
     #[arg(long)]
     no_symmetry: bool,
-    /// Explore every interleaving of a client's quiet steps (replies and events that only move
-    /// its own machine) with the rest, rather than one.
+    /// Explore every interleaving of a client's quiet steps (replies, events and reconnections
+    /// that only move its own machine) with the rest, rather than one.
     #[arg(long)]
     no_partial_order: bool,
     /// Stamp real zxids even for a recipe that reads none, rather than forgetting them (then

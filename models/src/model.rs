@@ -234,44 +234,72 @@ impl<W: Workload> RecipeModel<W> {
     /// enabled now or can become enabled before it, and is invisible to every property; if so,
     /// exploring it alone from this state loses no reachable violation (a persistent set of one).
     ///
-    /// It is quiet when the item is a reply or a watch event that gives no outcome (the
-    /// application and the server are untouched: only the client's machine, timer and outbox
-    /// change, and other clients' actions only append to its inbox; the monitors hear only
-    /// what the client heard and sent (a watch event, a node's data, the op), which they note for
-    /// this client's session alone, where no other client's action looks), that does not end the
-    /// machine (a restart opens a session on the server), and that sends an op only when none is
-    /// in flight, while no other action of the same client that feeds its machine can come first
-    /// (its timer is not set, and the application has nothing to ask of it). A session expiry of
-    /// the client commutes with it: the expiry appends a break to the inbox and leaves the outbox
-    /// alone, and an op sent either side of it is failed by that break. Another client's timer
-    /// that goes off before it goes off early (the inbox keeps the world from being quiet), so
-    /// taking the delivery first leaves it enabled afterwards at no more cost: with as many
-    /// pauses left or more, which allows more, never less. Every property stays as
-    /// it was: the monitors' verdicts are not touched, the client is unfinished before and after,
-    /// and a delivery is enabled, so the state is not stuck. A chain of quiet deliveries only
-    /// shortens inboxes, so it never closes a cycle in which some other action is put off for
-    /// ever.
+    /// The item is quiet when what it feeds the machine (a reply, a watch event, or a break's
+    /// Disconnected, then ConnectionLoss for the op it lost, then how it ends):
+    /// - gives no outcome, so the application is untouched, and the monitors hear only what the
+    ///   client heard and sent (a watch event, a node's data, the op), which they note for this
+    ///   client's session alone, where no other client's action looks;
+    /// - sends an op only when none is in flight (and a break is taken only with nothing in the
+    ///   outbox, which it would otherwise take from the server's reach);
+    /// - never restarts the machine (a restart opens a session on the server), and finishes the
+    ///   client only once its session expiry can no longer strike (finishing would disable it):
+    ///   the client has finished already, its session is gone, or the budget has no expiry left;
+    /// - cannot be preceded by another action of the same client that feeds its machine: its
+    ///   timer is not set, and the application has nothing to ask of it.
+    ///
+    /// Then the server is untouched, and other clients' actions only append to the client's
+    /// inbox. A session expiry of the client commutes with it: the expiry appends a break to
+    /// the inbox and leaves the outbox alone, and an op sent either side of it is failed by that
+    /// break. Another client's timer that goes off before it goes off early (the inbox keeps
+    /// the world from being quiet), so taking the delivery first leaves it enabled afterwards at
+    /// no more cost: with as many pauses left or more, which allows more, never less. Every
+    /// property stays as it was: the monitors' verdicts are not touched; a state in which the
+    /// delivery is still enabled is not stuck, and an unfinished client finishes only by taking
+    /// its items in order, so every path to a stuck state or to one where every client has
+    /// finished takes this delivery, which can be moved to its start. A chain of quiet
+    /// deliveries only shortens inboxes, so it never closes a cycle in which some other action
+    /// is put off for ever.
     pub fn quiet_delivery(&self, state: &StateOf<W>, c: usize) -> bool {
         let client = &state.clients[c];
         // A request waits only for the op in flight, which the server can apply meanwhile.
         let requestable = client.application.may_ask();
-        if client.finished || client.timer || requestable {
+        if client.timer || requestable {
             return false;
         }
-        let input = match client.inbox.front() {
-            Some(Inbound::Reply(reply)) => Input::Reply(reply.clone()),
-            Some(Inbound::Event(event)) => Input::Event(event.clone()),
+        let inputs = match client.inbox.front() {
+            Some(Inbound::Reply(reply)) => vec![Input::Reply(reply.clone())],
+            Some(Inbound::Event(event)) => vec![Input::Event(event.clone())],
+            // A reconnection within the session, with no op in flight for it to take.
+            Some(Inbound::Break { lost_op, then }) if client.outbox.is_none() => {
+                let mut inputs = vec![Input::Event(ZkEvent::Session(SessionEvent::Disconnected))];
+                if *lost_op {
+                    inputs.push(Input::Reply(Err(ZkError::ConnectionLoss)));
+                }
+                inputs.push(Input::Event(ZkEvent::Session(*then)));
+                inputs
+            }
             Some(Inbound::Break { .. }) | None => return false,
         };
-        let step = client.machine.clone().step(input);
-        if step.outcome.is_some() {
-            return false;
+        // Finishing disables the client's session expiry, so it is quiet only when that is off.
+        let may_finish = client.application.finished_once_done()
+            && (client.finished
+                || state.budget.session_expiry == 0
+                || !state.server.session_alive(client.session));
+        let mut machine = client.machine.clone();
+        let mut in_flight = client.outbox.is_some();
+        for input in inputs {
+            let step = machine.step(input);
+            if step.outcome.is_some() {
+                return false;
+            }
+            match step.action {
+                Next::Wait => {}
+                Next::Send(_) if !in_flight => in_flight = true,
+                Next::Done if may_finish => {}
+                Next::Send(_) | Next::Done => return false,
+            }
         }
-        match step.action {
-            Next::Wait => true,
-            Next::Send(_) => client.outbox.is_none(),
-            Next::Done => false,
-        }
+        true
     }
 
     /// Whether any action other than a fault is enabled.

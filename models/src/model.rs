@@ -269,7 +269,7 @@ impl<W: Workload> RecipeModel<W> {
         let inputs = match client.inbox.front() {
             Some(Inbound::Reply(reply)) => vec![Input::Reply(reply.clone())],
             Some(Inbound::Event(event)) => vec![Input::Event(event.clone())],
-            // A reconnection within the session, with no op in flight for it to take.
+            // A broken connection, with no op in the outbox for it to take.
             Some(Inbound::Break { lost_op, then }) if client.outbox.is_none() => {
                 let mut inputs = vec![Input::Event(ZkEvent::Session(SessionEvent::Disconnected))];
                 if *lost_op {

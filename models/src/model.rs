@@ -267,16 +267,11 @@ impl<W: Workload> RecipeModel<W> {
             return false;
         }
         let inputs = match client.inbox.front() {
-            Some(Inbound::Reply(reply)) => vec![Input::Reply(reply.clone())],
-            Some(Inbound::Event(event)) => vec![Input::Event(event.clone())],
+            Some(Inbound::Reply(reply)) => [Some(Input::Reply(reply.clone())), None, None],
+            Some(Inbound::Event(event)) => [Some(Input::Event(event.clone())), None, None],
             // A broken connection, with no op in the outbox for it to take.
             Some(Inbound::Break { lost_op, then }) if client.outbox.is_none() => {
-                let mut inputs = vec![Input::Event(ZkEvent::Session(SessionEvent::Disconnected))];
-                if *lost_op {
-                    inputs.push(Input::Reply(Err(ZkError::ConnectionLoss)));
-                }
-                inputs.push(Input::Event(ZkEvent::Session(*then)));
-                inputs
+                Self::break_inputs(*lost_op, *then)
             }
             Some(Inbound::Break { .. }) | None => return false,
         };
@@ -287,7 +282,7 @@ impl<W: Workload> RecipeModel<W> {
                 || !state.server.session_alive(client.session));
         let mut machine = client.machine.clone();
         let mut in_flight = client.outbox.is_some();
-        for input in inputs {
+        for input in inputs.into_iter().flatten() {
             let step = machine.step(input);
             if step.outcome.is_some() {
                 return false;
@@ -300,6 +295,19 @@ impl<W: Workload> RecipeModel<W> {
             }
         }
         true
+    }
+
+    /// What a break feeds the client's machine, in order: Disconnected, ConnectionLoss for the
+    /// op it lost (if any), then how it ends.
+    fn break_inputs(
+        lost_op: bool,
+        then: SessionEvent,
+    ) -> [Option<Input<<W::Machine as Recipe>::Request>>; 3] {
+        [
+            Some(Input::Event(ZkEvent::Session(SessionEvent::Disconnected))),
+            lost_op.then_some(Input::Reply(Err(ZkError::ConnectionLoss))),
+            Some(Input::Event(ZkEvent::Session(then))),
+        ]
     }
 
     /// Whether any action other than a fault is enabled.
@@ -578,17 +586,13 @@ impl<W: Workload> Model for RecipeModel<W> {
                     Inbound::Break { lost_op, then } => {
                         let session = state.clients[c].session;
                         let lost_op = lost_op || state.clients[c].outbox.take().is_some();
-                        self.feed(
-                            &mut state,
-                            c,
-                            Input::Event(ZkEvent::Session(SessionEvent::Disconnected)),
-                        );
-                        if lost_op {
-                            self.feed(&mut state, c, Input::Reply(Err(ZkError::ConnectionLoss)));
+                        let [disconnected, lost, then] = Self::break_inputs(lost_op, then);
+                        for input in [disconnected, lost].into_iter().flatten() {
+                            self.feed(&mut state, c, input);
                         }
                         // A machine that gave up meanwhile has been replaced in a new session.
                         if state.clients[c].session == session {
-                            self.feed(&mut state, c, Input::Event(ZkEvent::Session(then)));
+                            self.feed(&mut state, c, then.expect("a break ends"));
                         }
                     }
                 }

@@ -29,25 +29,21 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
         return Err(ZkError::BadArguments);
     }
     // Every refusal is the same error, so the order of the checks does not matter. Characters
-    // outside ASCII (rare) are checked as characters first; then one pass over the bytes checks
-    // the ASCII ones and the components. The sequence suffix (digits, maybe a '-') only lengthens
-    // the last component, so that component is never empty, "." or ".." when sequential.
+    // outside ASCII (rare) are checked as characters first; the ASCII ones ZooKeeper refuses
+    // are the control characters, looked for in one pass without an early exit, which the
+    // compiler vectorises; then
+    // the components. The sequence suffix (digits, maybe a '-') only lengthens the last
+    // component, so that component is never empty, "." or ".." when sequential.
     if !path.is_ascii() && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }
-    let mut start = 1;
-    for (at, &byte) in bytes.iter().enumerate().skip(1) {
-        if byte < 0x80 && forbidden(char::from(byte)) {
-            return Err(ZkError::BadArguments);
-        }
-        if byte == b'/' {
-            if unusable_component(&bytes[start..at]) {
-                return Err(ZkError::BadArguments);
-            }
-            start = at + 1;
-        }
+    let control = |found: bool, &byte: &u8| found | (byte < 0x20) | (byte == 0x7F);
+    if bytes.iter().fold(false, control) {
+        return Err(ZkError::BadArguments);
     }
-    if !sequential && unusable_component(&bytes[start..]) {
+    let mut components = bytes[1..].split(|&byte| byte == b'/');
+    let last = components.next_back().unwrap_or_default();
+    if components.any(unusable_component) || (!sequential && unusable_component(last)) {
         return Err(ZkError::BadArguments);
     }
     Ok(())
@@ -70,7 +66,7 @@ fn forbidden(c: char) -> bool {
 /// The parent of a path: everything before the last `/`, or `"/"` when that is empty (children of
 /// the root, and the root itself). Works on sequential prefixes too (`"/a/"` -> `"/a"`).
 pub fn parent(path: &str) -> &str {
-    match path.rfind('/') {
+    match last_slash(path) {
         Some(0) | None => "/",
         Some(i) => &path[..i],
     }
@@ -78,10 +74,17 @@ pub fn parent(path: &str) -> &str {
 
 /// The last component of a path: the name the node has in its parent's child list.
 pub fn name(path: &str) -> &str {
-    match path.rfind('/') {
+    match last_slash(path) {
         Some(i) => &path[i + 1..],
         None => path,
     }
+}
+
+/// Where the last `/` is. A byte search: `/` is ASCII, so it never occurs inside another
+/// character's UTF-8 encoding, and this is what `rfind('/')` finds, at a fraction of its cost
+/// (the tree splits every path it touches).
+fn last_slash(path: &str) -> Option<usize> {
+    path.bytes().rposition(|byte| byte == b'/')
 }
 
 /// The node whose ACL lets everyone read it and nobody change it or add children.

@@ -5,6 +5,7 @@ mod support;
 use std::time::Duration;
 
 use zklab::scenarios::runner::{run_seed, RunOptions};
+use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};
 
 /// The lock gave up on NoNode: after ConnectionLoss on its first create it listed the lock
@@ -136,5 +137,32 @@ fn a_double_barrier_session_lost_while_leaving_still_clears_ready() {
         "double-barrier",
         "all,session-expiry=0.1,partition=0.1,pause=0.1,crash=0.02",
         &[2498],
+    );
+}
+
+/// The 3-client locked-queue model found it, and the simulator forced along that path showed
+/// it too: a consumer's claim was lost to ConnectionLoss; once reconnected, it found the item
+/// claimed by another (the claim node's owner) and went on with its listing, as it does when a
+/// claim fails; the other's session then expired, taking its claim, and the sequence-order
+/// rule blamed the consumer's next claim for passing over an item it had tried in vain. The
+/// monitor now counts a claim found held by another as tried.
+#[test]
+fn an_item_found_claimed_by_another_after_a_lost_claim_may_be_passed_over() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("zklab-regressions/locked-queue-model-3c-sequence-order.schedule");
+    let text = std::fs::read_to_string(&file).expect("the kept schedule");
+    let report = Schedule::parse(&text).unwrap().run().unwrap();
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let story = report.trace.render();
+    let found = "c1 s3 <- exists czxid=";
+    assert!(
+        story.contains(found),
+        "the consumer finds the claim:\n{story}"
+    );
+    let claim_goes =
+        r#"c2 s4 -- session expired (deleted ["/locked-queue/s1-item-0000000000-claim"])"#;
+    assert!(
+        story.contains(claim_goes),
+        "the other's claim goes:\n{story}"
     );
 }

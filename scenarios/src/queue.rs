@@ -380,6 +380,6 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
         known_bug: true,
         kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(94_149),
+        states: Some(93_109),
     },
 ];

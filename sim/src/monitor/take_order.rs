@@ -110,6 +110,20 @@ impl TakeOrder {
             .cloned()
     }
 
+    /// A consumer whose claim's reply was lost reads the claim node to learn whether the claim
+    /// landed; one held by another session means it tried the item in vain, as when its claim
+    /// fails, and it goes on with its listing.
+    fn found_claimed(&mut self, session: SessionId, path: &str, owner: SessionId) {
+        let Some(item) = self.child(path).and_then(|name| name.strip_suffix(CLAIM)) else {
+            return;
+        };
+        if owner != session {
+            if let Some(view) = self.views.get_mut(&Session(session)) {
+                view.listing.remove(item);
+            }
+        }
+    }
+
     fn applied(
         &mut self,
         session: SessionId,
@@ -137,6 +151,9 @@ impl TakeOrder {
                 let view = self.views.entry(Session(session)).or_default();
                 (view.listing, view.stale) = (listing, false);
             }
+        }
+        if let (Op::Exists { path, .. }, Ok(OpResult::Exists(Some(stat)))) = (op, reply) {
+            self.found_claimed(session, path, stat.ephemeral_owner);
         }
         let succeeded = match reply {
             Ok(OpResult::Multi(results)) => results.iter().all(Result::is_ok),
@@ -397,5 +414,74 @@ mod tests {
         let mut claimed = vec![put(EARLY), put(LATE), lists(1, &[LATE, EARLY, &claim])];
         claimed.extend(takes(1, LATE));
         assert_eq!(first_in_order(Order::Sequence, claimed), None);
+    }
+
+    /// The 3-client locked-queue model's counterexample: a consumer whose claim was lost to
+    /// ConnectionLoss finds the item claimed by another and goes on with its listing; the other
+    /// session then expires, and its claim with it, before the consumer claims the next item.
+    #[test]
+    fn an_item_found_claimed_by_another_after_a_lost_claim_was_tried_in_vain() {
+        const EARLY: &str = "s1-item-0000000000";
+        const LATE: &str = "s2-item-0000000001";
+        let claim = format!("/q/{EARLY}{CLAIM}");
+        let claims = |session: SessionId, name: &str| {
+            let op = Op::Multi(vec![
+                Op::Check {
+                    path: format!("/q/{name}"),
+                    version: 0,
+                },
+                Op::Create {
+                    path: format!("/q/{name}{CLAIM}"),
+                    data: Vec::new(),
+                    mode: CreateMode::Ephemeral,
+                },
+            ]);
+            let created = OpResult::Created {
+                path: format!("/q/{name}{CLAIM}"),
+                stat: Stat::default(),
+            };
+            applied(
+                session,
+                op,
+                OpResult::Multi(vec![Ok(OpResult::Checked), Ok(created)]),
+            )
+        };
+        let looks = |owner: SessionId| {
+            let op = Op::Exists {
+                path: claim.clone(),
+                watch: false,
+            };
+            let stat = Stat {
+                ephemeral_owner: owner,
+                ..Stat::default()
+            };
+            applied(3, op, OpResult::Exists(Some(stat)))
+        };
+        let expires = TraceEvent::SessionEnded {
+            client: 4,
+            session: 4,
+            expired: true,
+            deleted: vec![claim.clone()],
+        };
+        let run = |owner| {
+            vec![
+                put(EARLY),
+                put(LATE),
+                lists(3, &[EARLY, LATE]),
+                lists(4, &[EARLY, LATE]),
+                claims(4, EARLY),
+                looks(owner),
+                expires.clone(),
+                claims(3, LATE),
+            ]
+        };
+        assert_eq!(first_in_order(Order::Sequence, run(4)), None);
+        // Had it not looked, or found its own claim, the earlier item it knew of stood again.
+        let mut unlooked = run(4);
+        unlooked.remove(5);
+        let found = first_in_order(Order::Sequence, unlooked);
+        assert_eq!(found, Some(ViolationKind::OutOfSequence));
+        let found = first_in_order(Order::Sequence, run(3));
+        assert_eq!(found, Some(ViolationKind::OutOfSequence));
     }
 }

@@ -31,9 +31,9 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     // Every refusal is the same error, so the order of the checks does not matter. Characters
     // outside ASCII (rare) are checked as characters first; the ASCII ones ZooKeeper refuses
     // are the control characters, looked for in one pass without an early exit, which the
-    // compiler vectorises; then
-    // the components. The sequence suffix (digits, maybe a '-') only lengthens the last
-    // component, so that component is never empty, "." or ".." when sequential.
+    // compiler vectorises; then the components. The sequence suffix (digits, maybe a '-') only
+    // lengthens the last component, so that component is never empty, "." or ".." when
+    // sequential.
     if !path.is_ascii() && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }

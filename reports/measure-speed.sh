@@ -73,9 +73,10 @@ bench=$(cargo bench --quiet --bench speed 2>/dev/null | grep -E '─|speed')
   echo "| madsim's timers (about 550 instructions for each of the wire's wake-ups, set and expired) | 8% |"
   echo "| the allocator, spread over all of the above (owned paths, ops and replies copied into the trace) | about 8% |"
   echo
-  echo "On this machine one thread runs about 5 billion instructions a second, and two threads about"
-  echo "twice that. 5,000 seeds a second on 2 cores needs about 2 million instructions a seed: under"
-  echo "a third of today's. No tuning of the present shape gets there. Paths as shared strings, the"
+  echo "On this machine one thread runs about 5 billion instructions a second, and two threads"
+  echo "between 1.5 and 2.2 times that from one measurement to the next (the machine is virtual)."
+  echo "Even at twice, 5,000 seeds a second on 2 cores needs about 2 million instructions a seed:"
+  echo "under a third of today's. No tuning of the present shape gets there. Paths as shared strings, the"
   echo "trace sharing ops and replies, followers that share the leader's tree, the wire's deliveries"
   echo "on one event queue instead of a madsim timer each, monitors judging as entries arrive: each"
   echo "takes a few percent to a tenth, and all of them together about two-fifths. The rest is the"

@@ -4,6 +4,7 @@ mod support;
 
 use std::time::Duration;
 
+use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};
@@ -149,7 +150,8 @@ fn a_double_barrier_session_lost_while_leaving_still_clears_ready() {
 #[test]
 fn an_item_found_claimed_by_another_after_a_lost_claim_may_be_passed_over() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("zklab-regressions/locked-queue-model-3c-sequence-order.schedule");
+        .join(regressions::DIRECTORY)
+        .join("locked-queue-model-3c-sequence-order.schedule");
     let text = std::fs::read_to_string(&file).expect("the kept schedule");
     let report = Schedule::parse(&text).unwrap().run().unwrap();
     assert!(report.violations.is_empty(), "{:?}", report.violations);

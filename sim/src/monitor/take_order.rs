@@ -118,9 +118,15 @@ impl TakeOrder {
             return;
         };
         if owner != session {
-            if let Some(view) = self.views.get_mut(&Session(session)) {
-                view.listing.remove(item);
-            }
+            self.tried_in_vain(session, item);
+        }
+    }
+
+    /// `session` tried `item` and found it taken or claimed: it goes on with its listing, and may
+    /// rightly pass the item over if it is given up later.
+    fn tried_in_vain(&mut self, session: SessionId, item: &str) {
+        if let Some(view) = self.views.get_mut(&Session(session)) {
+            view.listing.remove(item);
         }
     }
 
@@ -163,12 +169,8 @@ impl TakeOrder {
             (true, Some(item)) => self
                 .passed_over(session, item)
                 .map(|other| format!("session {session:#x} took {item} while {other} stood")),
-            // Tried and found taken or claimed: the consumer goes on with its listing, and
-            // may rightly pass the item over if it is given up later.
             (false, Some(item)) => {
-                if let Some(view) = self.views.get_mut(&Session(session)) {
-                    view.listing.remove(item);
-                }
+                self.tried_in_vain(session, item);
                 None
             }
             _ => None,

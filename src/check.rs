@@ -175,8 +175,9 @@ fn describe_budget(budget: &Budget) -> String {
     )
 }
 
-/// Where `check` writes each counterexample as a schedule the simulator replays.
-const COUNTEREXAMPLES: &str = "zklab-counterexamples";
+/// Where `check` writes each counterexample as a schedule the simulator replays, and `real` the
+/// trace of a run that broke a property.
+pub(crate) const COUNTEREXAMPLES: &str = "zklab-counterexamples";
 
 fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_simulator: &[String]) {
     let symmetry = match (report.symmetry, options.symmetry) {

@@ -3,6 +3,7 @@
 //! strikes meanwhile.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -11,7 +12,9 @@ use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealTrace};
 use zklab::sim::fault::FaultCounts;
+use zklab::sim::trace::Trace;
 
+use crate::check::COUNTEREXAMPLES;
 use crate::server::RealServer;
 
 /// The options of `zklab real`.
@@ -55,6 +58,8 @@ struct RealJson<'r> {
     seed: u64,
     faults_struck: BTreeMap<String, u64>,
     violations: &'r [String],
+    /// Where the trace of a run that broke a property was written.
+    trace: Option<&'r str>,
     seconds: f64,
 }
 
@@ -116,6 +121,13 @@ pub fn run(args: &RealArgs) -> ExitCode {
         .map(|(kind, count)| (kind.to_string(), count))
         .collect();
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
+    let kept = match violations.is_empty() {
+        true => None,
+        false => match keep_trace(scenario.name, args.seed, &report.trace) {
+            Ok(path) => Some(path),
+            Err(message) => return crate::usage_error(&message),
+        },
+    };
     if args.json {
         let summary = RealJson {
             scenario: scenario.name,
@@ -125,6 +137,7 @@ pub fn run(args: &RealArgs) -> ExitCode {
             seed: args.seed,
             faults_struck: struck.iter().cloned().collect(),
             violations: &violations,
+            trace: kept.as_deref(),
             seconds: report.elapsed.as_secs_f64(),
         };
         let summary = serde_json::to_string(&summary).expect("a report is plain data");
@@ -150,12 +163,26 @@ pub fn run(args: &RealArgs) -> ExitCode {
         for violation in &violations {
             println!("VIOLATION {violation}");
         }
+        if let Some(path) = &kept {
+            println!("the run's trace, as its clients saw it: {path}");
+        }
     }
     if violations.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Writes the trace of a run that broke a property to
+/// `zklab-counterexamples/real-<scenario>-seed<seed>.trace`, and says where: a real run does not
+/// replay, so what its clients saw is all there is to read.
+fn keep_trace(scenario: &str, seed: u64, trace: &Trace) -> Result<String, String> {
+    let path = Path::new(COUNTEREXAMPLES).join(format!("real-{scenario}-seed{seed}.trace"));
+    let cannot = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
+    std::fs::create_dir_all(COUNTEREXAMPLES).map_err(cannot)?;
+    std::fs::write(&path, trace.render()).map_err(cannot)?;
+    Ok(path.display().to_string())
 }
 
 /// How faults reach `server`: none for a server zklab did not start with a way to strike it.

@@ -47,10 +47,16 @@ fn runtime() -> tokio::runtime::Runtime {
 /// Every property held and the clients finished at least as many rounds as they were asked for
 /// (a barrier's controller sets a barrier again after losing its session). The configuration's
 /// followers read values until the last one, and may skip some that came while they were away:
-/// there, the writer's rounds and one read per follower.
+/// there, the writer's rounds and one read per follower. A broken property is told with the end
+/// of the trace: a real run does not replay.
 fn assert_holds(name: &str, report: &RealReport, options: &RealOptions, trace: &RealTrace) {
     let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
-    assert!(violations.is_empty(), "{name}: {}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "{name}: {}\nthe trace's last {TRACE_TAIL} lines:\n{}",
+        violations.join("\n"),
+        tail(&report.trace.render(), TRACE_TAIL)
+    );
     let asked = match name {
         "config" => (options.rounds + options.clients - 1) as usize,
         _ => (options.clients * options.rounds) as usize,
@@ -60,6 +66,15 @@ fn assert_holds(name: &str, report: &RealReport, options: &RealOptions, trace: &
         "{name}: {}",
         trace.completions()
     );
+}
+
+/// How much of a failed real run's trace its test prints.
+const TRACE_TAIL: usize = 200;
+
+/// The last `lines` lines of `text`.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 #[test]
@@ -430,6 +445,43 @@ fn conform_json_reports_cases_and_no_mismatch_on_a_server_it_starts() {
     assert_eq!(json["cases"], 20);
     assert_eq!(json["mismatches"], 0);
     assert!(json["first_mismatch"].is_null());
+}
+
+/// A real run does not replay: one that breaks a property keeps what its clients saw, every
+/// request and reply among it. Sorting by name puts the lock's contenders in the order of their
+/// sessions, not of their sequence numbers, and five clients on a real server show it at once.
+#[test]
+fn real_keeps_the_trace_of_a_run_that_breaks_a_property() {
+    if installed_or_skip("zklab real on a known bug").is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("zklab-real-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args([
+            "real",
+            "lock-bug-sort-by-name",
+            "--rounds",
+            "3",
+            "--seed",
+            "7",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("zklab runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let kept = "zklab-counterexamples/real-lock-bug-sort-by-name-seed7.trace";
+    assert!(stdout.contains(kept), "{stdout}");
+    let trace = std::fs::read_to_string(dir.join(kept)).expect("the kept trace");
+    let _ = std::fs::remove_dir_all(&dir);
+    for shown in [
+        "-> create /locks/lock/",
+        "<- created /locks/lock/",
+        "=> granted lock",
+    ] {
+        assert!(trace.contains(shown), "{shown:?} in:\n{trace}");
+    }
 }
 
 #[test]

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use zklab_recipes::client::{
+    EventType, Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
+};
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_recipes::parts::exclusive::Fence;
 use zklab_recipes::real::RealZk;
@@ -22,6 +24,9 @@ use crate::host::{Host, WORK_MS};
 use crate::oracle::{Violation, ViolationKind};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
+
+/// How long a session waits before it tries again to reach a server it lost.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
 /// How the real run goes.
 #[derive(Clone, Debug)]
@@ -138,9 +143,24 @@ impl RealTrace {
         self.connection_losses.load(Ordering::Relaxed)
     }
 
-    /// A copy of the trace so far.
+    /// A copy of the trace so far: the story of the run, the clients' requests, replies and
+    /// watch events among it.
     pub fn snapshot(&self) -> Trace {
         self.lock().clone()
+    }
+
+    /// The trace so far as the oracles judge it: without the clients' requests, replies and
+    /// watch events, which the monitors read only alongside the server's record of the ops it
+    /// applied, a record a real run does not have.
+    pub fn judged(&self) -> Trace {
+        let mut trace = self.snapshot();
+        trace.retain(|entry| {
+            !matches!(
+                entry.event,
+                TraceEvent::Request { .. } | TraceEvent::Reply { .. } | TraceEvent::Watch { .. }
+            )
+        });
+        trace
     }
 
     fn lock(&self) -> MutexGuard<'_, Trace> {
@@ -176,24 +196,35 @@ impl TracedSession {
                         trace: trace.clone(),
                     }
                 }
-                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+                Err(_) => tokio::time::sleep(RECONNECT_PAUSE).await,
             }
         }
     }
 
-    /// Writes a session state change into the trace; an expiry also ends the session there.
+    /// Writes an event into the trace; a session's expiry also ends it there. A real server
+    /// sends no zxid with a watch event: the trace's is -1, as on the wire.
     fn saw(&self, event: Option<ZkEvent>) -> Option<ZkEvent> {
-        if let Some(ZkEvent::Session(state)) = event {
-            let session = self.inner.session_id();
-            let client = self.client;
-            self.trace.push(TraceEvent::Session {
+        let (client, session) = (self.client, self.inner.session_id());
+        match &event {
+            Some(ZkEvent::Session(state)) => {
+                self.trace.push(TraceEvent::Session {
+                    client,
+                    session,
+                    event: *state,
+                });
+                if *state == SessionEvent::Expired {
+                    self.trace.end_session(client, session);
+                }
+            }
+            Some(ZkEvent::Watch(watched)) => self.trace.push(TraceEvent::Watch {
                 client,
                 session,
-                event: state,
-            });
-            if state == SessionEvent::Expired {
-                self.trace.end_session(client, session);
-            }
+                event: watched.clone(),
+                zxid: -1,
+                cause: watched.path.clone(),
+                deletion: watched.event_type == EventType::NodeDeleted,
+            }),
+            None => {}
         }
         event
     }
@@ -201,10 +232,21 @@ impl TracedSession {
 
 impl ZkClient for TracedSession {
     async fn call(&self, op: Op) -> OpReply {
+        let (client, session) = (self.client, self.inner.session_id());
+        self.trace.push(TraceEvent::Request {
+            client,
+            session,
+            op: op.clone(),
+        });
         let reply = self.inner.call(op).await;
         if matches!(reply, Err(ZkError::ConnectionLoss)) {
             self.trace.connection_losses.fetch_add(1, Ordering::Relaxed);
         }
+        self.trace.push(TraceEvent::Reply {
+            client,
+            session,
+            reply: reply.clone(),
+        });
         reply
     }
 
@@ -226,6 +268,42 @@ impl ZkClient for TracedSession {
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
         self.inner.sleep(duration)
+    }
+}
+
+/// The run's own session, which clears the recipe's directory before the run and reads what is
+/// left after it. The faults the run strikes reach it too, so it repeats a call that lost its
+/// connection (it only reads, and deletes whatever the version), until its session ends.
+struct Patient(RealZk);
+
+impl ZkClient for Patient {
+    async fn call(&self, op: Op) -> OpReply {
+        loop {
+            match self.0.call(op.clone()).await {
+                Err(ZkError::ConnectionLoss) => tokio::time::sleep(RECONNECT_PAUSE).await,
+                reply => return reply,
+            }
+        }
+    }
+
+    fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
+        self.0.next_event()
+    }
+
+    fn try_next_event(&self) -> Option<ZkEvent> {
+        self.0.try_next_event()
+    }
+
+    fn session_id(&self) -> SessionId {
+        self.0.session_id()
+    }
+
+    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
+        self.0.close()
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+        self.0.sleep(duration)
     }
 }
 
@@ -328,7 +406,7 @@ pub async fn run(
     trace: RealTrace,
 ) -> Result<RealReport, ZkError> {
     let root = scenario.kit.root();
-    let admin = RealZk::connect(hosts, options.session_timeout).await?;
+    let admin = Patient(RealZk::connect(hosts, options.session_timeout).await?);
     // A fresh recipe directory: what an earlier run left must not count against this one.
     delete_tree(&admin, root).await?;
     let resource = {
@@ -399,8 +477,8 @@ pub async fn run(
     }
     let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;
+    violations.extend(scenario.kit.judge_real(&trace.judged()));
     let trace = trace.snapshot();
-    violations.extend(scenario.kit.judge_real(&trace));
     violations.sort_by_key(|violation| violation.at);
     Ok(RealReport {
         trace,

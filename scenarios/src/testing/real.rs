@@ -95,8 +95,8 @@ impl<M: Monitor> Harness<M> {
             violations
         });
         runtime.shutdown_background();
+        violations.extend(oracle::judge_real(self.monitors.clone(), &trace.judged()));
         let trace = trace.snapshot();
-        violations.extend(oracle::judge_real(self.monitors.clone(), &trace));
         violations.sort_by_key(|violation| violation.at);
         if violations.is_empty() {
             return Ok(());

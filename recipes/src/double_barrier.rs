@@ -23,7 +23,10 @@
 //! **Leave.** The document's efficient leave: the lowest participant node is the flag. A
 //! participant that is not the lowest deletes its node and waits for the lowest to go; the lowest
 //! waits for the highest node in the current listing to go, lists again, and deletes its node
-//! once it is alone. Every wait lists again afterwards: an event is news, not a verdict.
+//! once it is alone. Every wait lists again afterwards: an event is news, not a verdict. A
+//! listing without the round's `ready` says everyone has left, whatever participant nodes it
+//! shows: they are the next round's (whoever left first may be back already, waiting for the
+//! others), not some of this one still inside.
 //!
 //! **Reconnects.** A watch event moves no last-seen zxid, so a client whose connection broke
 //! may resume on a server that has not applied what an event told it (that the round began,
@@ -39,7 +42,8 @@
 //!   to clear `ready`, and tells that it missed the round only then.
 //! - A round admits only those that gathered before it began. A process that finds `ready`
 //!   standing when it comes to enter waits until it is gone before it creates its node; one
-//!   whose node was made only after `ready` (its czxid is higher) deletes it and misses the
+//!   whose node was made only after the round began (its czxid is higher than the zxid that
+//!   last set the directory's data), or only after the round ended, deletes it and misses the
 //!   round.
 //! - Rounds are counted in the directory's data version: `ready` is created in one `multi` with a
 //!   `setData` of the directory at the version that names the round. So a process whose session
@@ -51,7 +55,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId};
+use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat};
 use crate::client::{ZkClient, ZkError, ZkEvent};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
@@ -128,8 +132,6 @@ enum Phase {
     Beginning,
     /// The `multi` that deletes a stale `ready` nobody is inside of is in flight.
     Clearing,
-    /// The round began: reading `ready` to learn whether its own node was there before.
-    Checking,
     /// Its node came after the round began: deleting it.
     Withdrawing,
     /// Waiting for news of `ready`, as `want` says.
@@ -328,8 +330,10 @@ impl DoubleBarrierMachine {
         nodes.into_iter().map(|(_, name)| name.clone()).collect()
     }
 
-    /// Enter: decides from a listing of the directory and its data version.
-    fn count(&mut self, children: Vec<String>, version: i64) -> Step<DoubleBarrierOutcome> {
+    /// Enter: decides from a listing of the directory and its stat (the data version counts the
+    /// rounds begun, and the zxid of the data's last change is the latest round's beginning).
+    fn count(&mut self, children: Vec<String>, dir: &Stat) -> Step<DoubleBarrierOutcome> {
+        let version = i64::from(dir.version);
         let round = *self.round.get_or_insert(version);
         if version < round {
             // Asked for a round after the next: wait for the ones before to begin.
@@ -351,17 +355,18 @@ impl DoubleBarrierMachine {
                 // Its round's `ready` stands and some of it are inside: its session may have
                 // ended as it left, with nobody else left to clear `ready`. It sees them out.
                 self.missed = true;
-                return self.leave(children);
+                return self.leave(children, version);
             }
             if own.is_none() {
                 return self.done(DoubleBarrierOutcome::Missed { round });
             }
-            // Its node stands, but was it there when the round began? Read `ready`'s czxid.
-            let exists = Op::Exists {
-                path: self.ready(),
-                watch: false,
-            };
-            return self.send(Phase::Checking, exists);
+            // Its node stands: it is inside if its node was there when the round began. A later
+            // round cannot have begun while a node of this one stood, so its node came too late
+            // for this round (and a later one may have counted it): it must not hold anyone up.
+            if version == round + 1 && self.own.czxid() < dir.mzxid {
+                return self.entered(round);
+            }
+            return self.send(Phase::Withdrawing, self.delete_own());
         }
         if ready {
             // The round before is still inside: wait until its `ready` is gone.
@@ -394,18 +399,28 @@ impl DoubleBarrierMachine {
         Step::wait().telling(DoubleBarrierOutcome::Entered { round })
     }
 
-    /// Leave: decides from a listing of who is still inside.
-    fn leave(&mut self, children: Vec<String>) -> Step<DoubleBarrierOutcome> {
+    /// Leave: decides from a listing of who is still inside, and the directory's data version.
+    fn leave(&mut self, children: Vec<String>, version: i64) -> Step<DoubleBarrierOutcome> {
         let participants = self.participants(&children);
         let own = self.own.name().unwrap_or_default().to_owned();
         let inside = participants.contains(&own);
-        let (Some(lowest), Some(highest)) = (participants.first(), participants.last()) else {
-            // Everyone has left. If `ready` is still there, the last one's session ended before
-            // it took `ready` away.
-            if !children.iter().any(|child| child == READY) {
-                return self.all_left();
+        let round = self.round.unwrap_or_default();
+        // `ready` goes with the round's last participant node, or once none is left, and the
+        // next round begins only after that. So once the round's `ready` is gone (or the version
+        // names a later round), everyone has left, and any participant node listed is a later
+        // round's: waiting for it to go would wait for a round that may need this one to begin.
+        let standing = version == round + 1 && children.iter().any(|child| child == READY);
+        if !standing {
+            if inside {
+                // Only a broken protocol takes `ready` before this node: still take it away.
+                return self.send(Phase::Tidying, self.delete_own());
             }
-            let tidy = self.clear_ready(self.round.unwrap_or_default() + 1);
+            return self.all_left();
+        }
+        let (Some(lowest), Some(highest)) = (participants.first(), participants.last()) else {
+            // Everyone has left, but `ready` still stands: the last one's session ended before
+            // it took `ready` away.
+            let tidy = self.clear_ready(round + 1);
             return self.send(Phase::Tidying, tidy);
         };
         if participants.len() == 1 && inside {
@@ -434,6 +449,14 @@ impl DoubleBarrierMachine {
         self.watch(lowest)
     }
 
+    /// Deletes its own node, whatever its version.
+    fn delete_own(&self) -> Op {
+        Op::Delete {
+            path: self.own.path().unwrap_or_default().to_owned(),
+            version: -1,
+        }
+    }
+
     fn watch(&mut self, node: String) -> Step<DoubleBarrierOutcome> {
         self.again = false;
         let exists = Op::Exists {
@@ -450,9 +473,9 @@ impl DoubleBarrierMachine {
                 self.armed(want, stat.is_some())
             }
             // No directory yet: the first participant's create makes it.
-            (Phase::Counting, Err(ZkError::NoNode)) => self.count(Vec::new(), 0),
+            (Phase::Counting, Err(ZkError::NoNode)) => self.count(Vec::new(), &Stat::default()),
             (Phase::Counting, Ok(OpResult::Children { children, stat })) => {
-                self.count(children, i64::from(stat.version))
+                self.count(children, &stat)
             }
             (Phase::Joining, reply) => {
                 let making = self.own.on_reply(reply);
@@ -460,19 +483,6 @@ impl DoubleBarrierMachine {
             }
             (Phase::Beginning, Ok(OpResult::Multi(results))) if succeeded(&results) => {
                 self.entered(self.round.unwrap_or_default())
-            }
-            (Phase::Checking, Ok(OpResult::Exists(Some(ready))))
-                if self.own.czxid() < ready.czxid =>
-            {
-                self.entered(self.round.unwrap_or_default())
-            }
-            // Too late for this round: its node must not hold the others up.
-            (Phase::Checking, Ok(OpResult::Exists(_))) => {
-                let delete = Op::Delete {
-                    path: self.own.path().unwrap_or_default().to_owned(),
-                    version: -1,
-                };
-                self.send(Phase::Withdrawing, delete)
             }
             (Phase::Withdrawing, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
                 let round = self.round.unwrap_or_default();
@@ -483,8 +493,11 @@ impl DoubleBarrierMachine {
                 self.list(Phase::Counting)
             }
             (Phase::Syncing { leaving }, Ok(OpResult::Synced)) => self.list(listing(leaving)),
-            (Phase::Listing, Ok(OpResult::Children { children, .. })) => self.leave(children),
-            (Phase::Listing, Err(ZkError::NoNode)) => self.leave(Vec::new()),
+            (Phase::Listing, Ok(OpResult::Children { children, stat })) => {
+                self.leave(children, i64::from(stat.version))
+            }
+            // No directory: nothing of the round is left.
+            (Phase::Listing, Err(ZkError::NoNode)) => self.all_left(),
             (Phase::Deleting { lowest }, Ok(OpResult::Deleted) | Err(ZkError::NoNode)) => {
                 self.watch(lowest)
             }
@@ -506,11 +519,7 @@ impl DoubleBarrierMachine {
             }
             // `ready` was gone, which only a broken protocol does: still take its own node away.
             (Phase::Finishing, Ok(OpResult::Multi(_))) => {
-                let delete = Op::Delete {
-                    path: self.own.path().unwrap_or_default().to_owned(),
-                    version: -1,
-                };
-                self.send(Phase::Tidying, delete)
+                self.send(Phase::Tidying, self.delete_own())
             }
             // Gone, or a newer round's: either way nothing of this round is left.
             (Phase::Tidying, Ok(_) | Err(ZkError::NoNode)) => self.all_left(),
@@ -755,6 +764,18 @@ mod tests {
             children: names.iter().map(|n| n.to_string()).collect(),
             stat: Stat {
                 version,
+                ..Stat::default()
+            },
+        }))
+    }
+
+    /// A listing whose directory's data was last set at `zxid`, when its round began.
+    fn listing_at(names: &[&str], version: i32, zxid: i64) -> Input<DoubleBarrierRequest> {
+        Input::Reply(Ok(OpResult::Children {
+            children: names.iter().map(|n| n.to_string()).collect(),
+            stat: Stat {
+                version,
+                mzxid: zxid,
                 ..Stat::default()
             },
         }))
@@ -1007,29 +1028,34 @@ mod tests {
 
     #[test]
     fn a_node_made_after_the_round_began_is_withdrawn_and_the_round_missed() {
-        let mut machine = joined(2, None);
-        // The round began (version 1) while its create was on its way.
-        let step = machine.step(listing(&["a-p-0000000001", OWN, READY], 1));
-        assert!(
-            matches!(op(&step), Op::Exists { watch: false, .. }),
-            "{step:?}"
-        );
-        let ready = Stat {
-            czxid: 3,
-            ..Stat::default()
+        // The round began (version 1, its data set at zxid 3) while its create was on its way.
+        let began = |machine: &mut DoubleBarrierMachine, zxid| {
+            let names = ["a-p-0000000001", OWN, READY];
+            machine.step(listing_at(&names, 1, zxid))
         };
         // Its node's czxid (0 here) is lower: it was there, and is inside.
-        let mut member = machine.clone();
-        let step = member.step(reply(OpResult::Exists(Some(ready))));
+        let mut member = joined(2, None);
+        let step = began(&mut member, 3);
         assert_eq!(
             step.outcome,
             Some(DoubleBarrierOutcome::Entered { round: 0 })
         );
-        let late = Stat {
-            czxid: -1,
-            ..Stat::default()
-        };
-        let step = machine.step(reply(OpResult::Exists(Some(late))));
+        let mut late = joined(2, None);
+        let step = began(&mut late, -1);
+        assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
+        let step = late.step(reply(OpResult::Deleted));
+        assert_eq!(
+            step.outcome,
+            Some(DoubleBarrierOutcome::Missed { round: 0 })
+        );
+    }
+
+    #[test]
+    fn a_node_too_late_for_its_round_is_withdrawn_though_a_later_round_counted_it() {
+        // Round 0 ended and round 1 began (version 2) after its node came, counting it: its node
+        // was never round 0's, whose `ready` went while its node stood, so it misses round 0.
+        let mut machine = joined(2, None);
+        let step = machine.step(listing_at(&[OWN, "a-p-0000000005", READY], 2, 9));
         assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
         let step = machine.step(reply(OpResult::Deleted));
         assert_eq!(
@@ -1119,5 +1145,41 @@ mod tests {
             tidy.step(reply(failed)).outcome,
             Some(DoubleBarrierOutcome::Left)
         );
+    }
+
+    #[test]
+    fn a_leaver_takes_a_listing_without_its_rounds_ready_as_everyone_gone() {
+        // The lowest went with `ready`, left, and came back for the next round before this one
+        // listed: its new node is the next round's, waiting for others, not one still inside.
+        let mut machine = leaving();
+        let step = machine.step(listing(&["a-p-0000000001", OWN, READY], 1));
+        assert!(matches!(op(&step), Op::Delete { .. }), "{step:?}");
+        machine.step(reply(OpResult::Deleted));
+        machine.step(reply(OpResult::Exists(Some(Stat::default()))));
+        let step = machine.step(deleted("a-p-0000000001"));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        let step = machine.step(listing(&["a-p-0000000007"], 1));
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Left));
+        // Nor is a later round's `ready` its own round's.
+        let mut later = leaving();
+        let step = later.step(listing(&["a-p-0000000007", "b-p-0000000008", READY], 2));
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Left));
+    }
+
+    #[test]
+    fn the_last_one_whose_multi_reply_was_lost_leaves_though_the_next_round_gathers() {
+        let mut machine = leaving();
+        machine.step(listing(&[OWN, READY], 1));
+        let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
+        assert!(matches!(op(&step), Op::Multi(_)), "{step:?}");
+        // Its multi was applied: the resend finds its node gone.
+        let resent = OpResult::Multi(vec![
+            Err(ZkError::NoNode),
+            Err(ZkError::RuntimeInconsistency),
+        ]);
+        let step = machine.step(reply(resent));
+        assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
+        let step = machine.step(listing(&["a-p-0000000007"], 1));
+        assert_eq!(step.outcome, Some(DoubleBarrierOutcome::Left));
     }
 }

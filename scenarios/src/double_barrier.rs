@@ -134,7 +134,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
         known_bug: false,
         kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(629_851),
+        states: Some(551_395),
     },
     Scenario {
         name: "double-barrier-bug-blind-retry",
@@ -142,20 +142,20 @@ pub const SCENARIOS: &[Scenario] = &[
             "a participant makes a second node after a lost create reply, and counts itself twice",
         known_bug: true,
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
-        states: Some(1_652_547),
+        states: Some(1_417_969),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
         known_bug: true,
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(1_042_725),
+        states: Some(866_647),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
         known_bug: true,
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(748_325),
+        states: Some(637_803),
     },
 ];

@@ -42,6 +42,22 @@ fn connection_loss_before_the_lock_directory_exists() {
     );
 }
 
+/// Replays the schedule kept as `name` in the regressions directory, asserts that every property
+/// holds, and returns its story.
+fn kept_story(name: &str) -> String {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(regressions::DIRECTORY)
+        .join(name);
+    let text = std::fs::read_to_string(&file).expect("the kept schedule");
+    let report = Schedule::parse(&text).unwrap().run().unwrap();
+    assert!(
+        report.violations.is_empty(),
+        "{name}: {:?}",
+        report.violations
+    );
+    report.trace.render()
+}
+
 /// The seeds of the 10,000-seed sweep (on a standalone server) that first found it.
 #[test]
 fn the_seeds_that_found_it() {
@@ -149,13 +165,7 @@ fn a_double_barrier_session_lost_while_leaving_still_clears_ready() {
 /// monitor now counts a claim found held by another as tried.
 #[test]
 fn an_item_found_claimed_by_another_after_a_lost_claim_may_be_passed_over() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(regressions::DIRECTORY)
-        .join("locked-queue-model-3c-sequence-order.schedule");
-    let text = std::fs::read_to_string(&file).expect("the kept schedule");
-    let report = Schedule::parse(&text).unwrap().run().unwrap();
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let story = report.trace.render();
+    let story = kept_story("locked-queue-model-3c-sequence-order.schedule");
     let found = "c1 s3 <- exists czxid=";
     assert!(
         story.contains(found),
@@ -177,13 +187,7 @@ fn an_item_found_claimed_by_another_after_a_lost_claim_may_be_passed_over() {
 /// says that everyone has left.
 #[test]
 fn a_node_of_the_next_round_is_not_one_still_inside() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(regressions::DIRECTORY)
-        .join("double-barrier-seed2.schedule");
-    let text = std::fs::read_to_string(&file).expect("the kept schedule");
-    let report = Schedule::parse(&text).unwrap().run().unwrap();
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let story = report.trace.render();
+    let story = kept_story("double-barrier-seed2.schedule");
     let next_round = "c1 s2 <- children [\"0000000000000001-p-0000000003\"]\n";
     let at = story.find(next_round).unwrap_or_else(|| {
         panic!("the leaver lists the next round's node:\n{story}");

@@ -1042,8 +1042,16 @@ mod tests {
         );
         let mut late = joined(2, None);
         let step = began(&mut late, -1);
-        assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
-        let step = late.step(reply(OpResult::Deleted));
+        withdraws_and_misses_round_0(&mut late, &step);
+    }
+
+    /// `step` deletes its node, and then it tells that it missed round 0.
+    fn withdraws_and_misses_round_0(
+        machine: &mut DoubleBarrierMachine,
+        step: &Step<DoubleBarrierOutcome>,
+    ) {
+        assert!(matches!(op(step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
+        let step = machine.step(reply(OpResult::Deleted));
         assert_eq!(
             step.outcome,
             Some(DoubleBarrierOutcome::Missed { round: 0 })
@@ -1056,12 +1064,7 @@ mod tests {
         // was never round 0's, whose `ready` went while its node stood, so it misses round 0.
         let mut machine = joined(2, None);
         let step = machine.step(listing_at(&[OWN, "a-p-0000000005", READY], 2, 9));
-        assert!(matches!(op(&step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
-        let step = machine.step(reply(OpResult::Deleted));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Missed { round: 0 })
-        );
+        withdraws_and_misses_round_0(&mut machine, &step);
     }
 
     #[test]

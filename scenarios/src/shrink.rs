@@ -129,22 +129,42 @@ pub fn shrink(
     let original = Size::of(&first, options);
     progress(&original);
 
-    let (drawn_seed, drawn) = search.smaller_workload_drawn(seed, options.clone());
-    // Where the smaller workload's faults, written down, miss, the seed's own may not.
-    let (schedule, report) = search
-        .written_down(drawn_seed, &drawn)
-        .or_else(|_| search.written_down(seed, options))?;
-    let mut best = Best { schedule, report };
-    progress(&best.size());
-    loop {
-        let before = best.size();
-        search.fewer_faults(&mut best);
-        search.smaller_workload(&mut best);
-        search.shorter_faults(&mut best);
-        if best.size() == before {
-            break;
+    // Two starts: the smallest workload that shows the violation at the seed's own rates, and
+    // the smallest with its faults boosted where need be. The boosted one has fewer clients,
+    // but may need many faults where a larger workload needs none: each is cut down, and the
+    // shorter story kept.
+    let mut starts = vec![search.smaller_workload_drawn(seed, options.clone(), false)];
+    let boosted_start = search.smaller_workload_drawn(seed, options.clone(), true);
+    if boosted_start != starts[0] {
+        starts.push(boosted_start);
+    }
+    let mut best: Option<Best> = None;
+    let mut missed = None;
+    for (drawn_seed, drawn) in starts {
+        // Where the smaller workload's faults, written down, miss, the seed's own may not.
+        let written = search
+            .written_down(drawn_seed, &drawn)
+            .or_else(|_| search.written_down(seed, options));
+        let (schedule, report) = match written {
+            Ok(written) => written,
+            Err(error) => {
+                missed = Some(error);
+                continue;
+            }
+        };
+        let mut candidate = Best { schedule, report };
+        progress(&candidate.size());
+        search.cut_down(&mut candidate);
+        if best
+            .as_ref()
+            .is_none_or(|best| candidate.rank() < best.rank())
+        {
+            best = Some(candidate);
         }
     }
+    let Some(mut best) = best else {
+        return Err(missed.unwrap_or_default());
+    };
     search.shortest_story(&mut best);
     Ok(Shrunk {
         kind,
@@ -184,6 +204,12 @@ struct Best {
 }
 
 impl Best {
+    /// A shorter story first (what a reader reads), then fewer faults.
+    fn rank(&self) -> (usize, usize) {
+        let size = self.size();
+        (size.lines, size.faults)
+    }
+
     fn size(&self) -> Size {
         Size {
             faults: self.schedule.faults.len(),
@@ -232,10 +258,30 @@ impl Search<'_> {
         })
     }
 
+    /// Cuts the failing run down: fewer faults, a smaller workload and shorter faults, in turn,
+    /// until a round of all three makes it no smaller.
+    fn cut_down(&mut self, best: &mut Best) {
+        loop {
+            let before = best.size();
+            self.fewer_faults(best);
+            self.smaller_workload(best);
+            self.shorter_faults(best);
+            if best.size() == before {
+                break;
+            }
+        }
+    }
+
     /// One round of as few clients as will do, or else fewer clients, then fewer rounds, with
     /// faults still drawn at random: a smaller workload draws fewer faults to write down. The
-    /// seed and options of the smallest that fails.
-    fn smaller_workload_drawn(&mut self, seed: u64, options: RunOptions) -> (u64, RunOptions) {
+    /// seed and options of the smallest that fails, where a workload that fails at none of its
+    /// seeds at the options' rates tries them boosted too if `boost` says so.
+    fn smaller_workload_drawn(
+        &mut self,
+        seed: u64,
+        options: RunOptions,
+        boost: bool,
+    ) -> (u64, RunOptions) {
         let fewest = self.scenario.kit.min_clients() as u32;
         let sized = |options: &RunOptions, clients, rounds| RunOptions {
             clients,
@@ -243,16 +289,17 @@ impl Search<'_> {
             ..options.clone()
         };
         let one_round = (fewest..=options.clients).map(|clients| sized(&options, clients, 1));
-        if let Some(found) = self.first_failing(seed, one_round) {
+        if let Some(found) = self.first_failing(seed, one_round, boost) {
             return found;
         }
         let mut best = (seed, options);
         let fewer_clients = (fewest..best.1.clients).map(|c| sized(&best.1, c, best.1.rounds));
-        if let Some(found) = self.first_failing(best.0, fewer_clients) {
+        if let Some(found) = self.first_failing(best.0, fewer_clients, boost) {
             best = found;
         }
         let fewer_rounds = (1..best.1.rounds).map(|r| sized(&best.1, best.1.clients, r));
-        self.first_failing(best.0, fewer_rounds).unwrap_or(best)
+        self.first_failing(best.0, fewer_rounds, boost)
+            .unwrap_or(best)
     }
 
     /// The first of `candidates` that shows the violation at one of the seeds from `from`.
@@ -260,18 +307,25 @@ impl Search<'_> {
         &mut self,
         from: u64,
         mut candidates: impl Iterator<Item = RunOptions>,
+        boost: bool,
     ) -> Option<(u64, RunOptions)> {
-        candidates.find_map(|candidate| self.failing_seed(from, candidate))
+        candidates.find_map(|candidate| self.failing_seed(from, candidate, boost))
     }
 
-    /// The first of the seeds from `from` that shows the violation with `options`, or else with
-    /// its process and session faults boosted; with the options it showed with.
-    fn failing_seed(&mut self, from: u64, options: RunOptions) -> Option<(u64, RunOptions)> {
+    /// The first of the seeds from `from` that shows the violation with `options`, or else
+    /// (if `boost`) with its process and session faults boosted; with the options it showed
+    /// with.
+    fn failing_seed(
+        &mut self,
+        from: u64,
+        options: RunOptions,
+        boost: bool,
+    ) -> Option<(u64, RunOptions)> {
         let boosted = RunOptions {
             faults: boosted(&options.faults),
             ..options.clone()
         };
-        let tries = match boosted.faults == options.faults {
+        let tries = match !boost || boosted.faults == options.faults {
             true => vec![options],
             false => vec![options, boosted],
         };

@@ -210,3 +210,24 @@ fn a_long_fault_free_workload_is_not_taken_for_starvation() {
     let finished = report.trace.entries().last().map(|entry| entry.at);
     assert!(finished > Some(options.time_bound), "{finished:?}");
 }
+
+/// A double barrier's round needs two: once the other of two participants has crashed, the one
+/// left waits for good, as the recipe says it must. The run strands it, rather than calling it
+/// deadlocked; its node goes with its session.
+#[test]
+fn a_participant_left_alone_by_a_crash_is_stranded_not_deadlocked() {
+    let script = vec![strike(FaultKind::Crash, 1, 500, Duration::ZERO)];
+    let report = run_seed(
+        support::scenario("double-barrier"),
+        1,
+        &scripted(2, 10, script),
+    );
+    assert_eq!(report.violations, Vec::new());
+    let events: Vec<&TraceEvent> = report.trace.entries().iter().map(|e| &e.event).collect();
+    assert!(
+        events.contains(&&TraceEvent::Stranded { client: 0 })
+            && !events.contains(&&TraceEvent::Finished { client: 0 }),
+        "{}",
+        report.trace.render()
+    );
+}

@@ -29,6 +29,14 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
         1
     }
 
+    /// How many clients must still be working for those still working to finish (a double
+    /// barrier's round begins only once its threshold is there). Once crashes leave fewer, the
+    /// ones left are stranded, not stuck: a run stops them rather than calling it a deadlock. By
+    /// default one: a client finishes alone.
+    fn quorum_to_finish(&self) -> usize {
+        1
+    }
+
     /// What the model makes before any client starts, after the directory, in a session that
     /// then goes: ops applied in order (a queue's items for its consumers, a configuration's
     /// first value). By default nothing.

@@ -65,6 +65,11 @@ impl<X: Mutation> Workload for DoubleBarrierKit<X> {
         THRESHOLD as usize
     }
 
+    /// A round needs [`THRESHOLD`] still asking for it.
+    fn quorum_to_finish(&self) -> usize {
+        THRESHOLD as usize
+    }
+
     fn machine(&self, _: u8, session: SessionId) -> Self::Machine {
         Self::mutated(session, 0)
     }

@@ -48,6 +48,10 @@ pub trait AnyKit: Sync {
     /// The fewest clients its workload can finish with.
     fn min_clients(&self) -> usize;
 
+    /// How many clients must still be working for those still working to finish
+    /// ([`Workload::quorum_to_finish`]).
+    fn quorum_to_finish(&self) -> usize;
+
     /// What its model makes before any client starts ([`Workload::initial_ops`]).
     fn initial_ops(&self, clients: usize) -> Vec<Op>;
 
@@ -82,6 +86,10 @@ impl<K: Kit> AnyKit for K {
 
     fn min_clients(&self) -> usize {
         Workload::min_clients(self)
+    }
+
+    fn quorum_to_finish(&self) -> usize {
+        Workload::quorum_to_finish(self)
     }
 
     fn initial_ops(&self, clients: usize) -> Vec<Op> {

@@ -221,7 +221,8 @@ async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) 
         }
         scenario.kit.simulate(context, options.rounds)
     };
-    let (finished, start) = match run_clients(&zk, &options, each).await {
+    let quorum = scenario.kit.quorum_to_finish();
+    let (finished, start) = match run_clients(&zk, &options, quorum, each).await {
         Ok(finished) => finished,
         Err(liveness) => return vec![liveness],
     };
@@ -271,10 +272,15 @@ pub(crate) fn start_service(options: &RunOptions, slot: &Slot) -> SimZk {
 pub(crate) type Finished = (BTreeMap<ClientId, Option<SimClient>>, madsim::time::Instant);
 
 /// Runs `each` client's loop on a node of its own, and waits until every client has finished or
-/// crashed; a client still working past the liveness bound is a violation.
+/// crashed. A client still working past the liveness bound is a violation, unless crashes left
+/// fewer than `quorum` working (see [`Workload::quorum_to_finish`]): then the run strands those
+/// left.
+///
+/// [`Workload::quorum_to_finish`]: zklab_models::workload::Workload::quorum_to_finish
 pub(crate) async fn run_clients(
     zk: &SimZk,
     options: &RunOptions,
+    quorum: usize,
     each: impl Fn(ClientId) -> ClientRun<SimClient>,
 ) -> Result<Finished, Violation> {
     let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
@@ -301,6 +307,13 @@ pub(crate) async fn run_clients(
             return Ok((finished, start));
         }
         if start.elapsed() >= options.liveness_bound() {
+            let crashed = (0..options.clients).any(|c| zk.is_crashed(c));
+            if crashed && pending.len() < quorum {
+                for &client in &pending {
+                    zk.strand(client);
+                }
+                return Ok((finished, start));
+            }
             let names: Vec<String> = pending.iter().map(|c| format!("c{c}")).collect();
             let message = format!(
                 "{} did not finish within {:?} of sim time (deadlocked or starved)",

@@ -323,7 +323,7 @@ impl<M: Monitor> Harness<M> {
                     None
                 })
             };
-            match run_clients(&zk, options, client_run).await {
+            match run_clients(&zk, options, 1, client_run).await {
                 Ok(_) => Vec::new(),
                 Err(liveness) => vec![liveness],
             }

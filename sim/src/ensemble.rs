@@ -709,7 +709,17 @@ impl SimZk {
         self.lock().now()
     }
 
-    /// Whether a fault killed the client's process.
+    /// Stops a client that crashes left too few working beside to finish (see
+    /// [`TraceEvent::Stranded`]): its process dies as a crashed one does, and the server expires
+    /// its session.
+    pub fn strand(&self, client: ClientId) {
+        let mut w = self.lock();
+        w.kill(client);
+        let now = w.now();
+        w.trace.push(now, TraceEvent::Stranded { client });
+    }
+
+    /// Whether a fault killed the client's process (or the run stopped it, stranded).
     pub fn is_crashed(&self, client: ClientId) -> bool {
         self.lock()
             .processes
@@ -1008,10 +1018,7 @@ impl SimZk {
                 format!("process paused for {duration:?}")
             }
             FaultKind::Crash => {
-                madsim::runtime::Handle::current().kill(node);
-                if let Some(process) = w.processes.get_mut(&client) {
-                    process.crashed = true;
-                }
+                w.kill(client);
                 "process killed".to_owned()
             }
             FaultKind::LeaderChange => {
@@ -1192,6 +1199,15 @@ impl World {
         self.wire.push(at, delivery);
         if first {
             self.arm_pump();
+        }
+    }
+
+    /// Kills a client's process for good: its tasks stop, and its session lives until the
+    /// server expires it.
+    fn kill(&mut self, client: ClientId) {
+        if let Some(process) = self.processes.get_mut(&client) {
+            madsim::runtime::Handle::current().kill(process.node);
+            process.crashed = true;
         }
     }
 

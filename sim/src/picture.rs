@@ -143,7 +143,8 @@ fn row_of(entry: &TraceEntry, holders: &mut [bool]) -> Row {
         | TraceEvent::SessionOpened { .. }
         | TraceEvent::SessionEnded { .. }
         | TraceEvent::Attached { .. }
-        | TraceEvent::Finished { .. } => Mark::Session,
+        | TraceEvent::Finished { .. }
+        | TraceEvent::Stranded { .. } => Mark::Session,
         TraceEvent::Fault { .. } => Mark::Fault,
         TraceEvent::Outcome { .. } | TraceEvent::Resource { .. } => Mark::Outcome,
         TraceEvent::Note { .. } => Mark::Note,

@@ -154,6 +154,12 @@ pub enum TraceEvent {
         /// The client.
         client: ClientId,
     },
+    /// A client could not finish: crashes left too few working for it (a double barrier's round
+    /// with fewer than its threshold), so the run stopped its process.
+    Stranded {
+        /// The client.
+        client: ClientId,
+    },
     /// A line the code under test wrote (a `tracing` event, or a note of a test): the replay
     /// tells its story and the run's in one stream.
     Note {
@@ -197,6 +203,7 @@ impl TraceEvent {
             TraceEvent::Fault { client, .. }
             | TraceEvent::Resource { client, .. }
             | TraceEvent::Finished { client }
+            | TraceEvent::Stranded { client }
             | TraceEvent::Note { client, .. } => (Some(*client), None),
         }
     }
@@ -458,6 +465,12 @@ impl fmt::Display for TraceEvent {
                 write!(f, "c{client} $$ resource{how} token={token} {verdict}")
             }
             TraceEvent::Finished { client } => write!(f, "c{client} ## finished"),
+            TraceEvent::Stranded { client } => {
+                write!(
+                    f,
+                    "c{client} ## stranded: too few left working to finish with"
+                )
+            }
             TraceEvent::Note { client, text } => write!(f, "c{client} // {text}"),
         }
     }

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 use zklab::real_faults::{RealFaults, Striker, Struck};
-use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealTrace};
+use zklab::scenarios::{catalogue, regressions};
 use zklab::sim::fault::FaultCounts;
 use zklab::sim::trace::Trace;
 
@@ -179,9 +179,7 @@ pub fn run(args: &RealArgs) -> ExitCode {
 /// replay, so what its clients saw is all there is to read.
 fn keep_trace(scenario: &str, seed: u64, trace: &Trace) -> Result<String, String> {
     let path = Path::new(COUNTEREXAMPLES).join(format!("real-{scenario}-seed{seed}.trace"));
-    let cannot = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
-    std::fs::create_dir_all(COUNTEREXAMPLES).map_err(cannot)?;
-    std::fs::write(&path, trace.render()).map_err(cannot)?;
+    regressions::save_text(&path, &trace.render())?;
     Ok(path.display().to_string())
 }
 

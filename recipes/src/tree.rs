@@ -14,27 +14,34 @@ pub struct Znode {
 }
 
 /// `path` and its descendants, parents first, children in name order; nodes that vanish while
-/// it reads are left out, and a missing `path` gives an empty list.
-pub async fn read_tree(client: &impl ZkClient, path: &str) -> Vec<Znode> {
+/// it reads are left out, and a missing `path` gives an empty list. Any other error ends the
+/// read: a tree read in part could hide what a caller looks for.
+pub async fn read_tree(client: &impl ZkClient, path: &str) -> Result<Vec<Znode>, ZkError> {
     let mut tree = Vec::new();
     let mut pending = vec![path.to_owned()];
     while let Some(path) = pending.pop() {
-        let Ok((data, stat)) = client.get_data(&path, false).await else {
-            continue;
+        let (data, stat) = match client.get_data(&path, false).await {
+            Ok(read) => read,
+            Err(ZkError::NoNode) => continue,
+            Err(error) => return Err(error),
         };
-        if let Ok(mut children) = client.get_children(&path, false).await {
-            children.sort();
-            let base = if path == "/" { "" } else { path.as_str() };
-            pending.extend(children.iter().rev().map(|child| format!("{base}/{child}")));
+        match client.get_children(&path, false).await {
+            Ok(mut children) => {
+                children.sort();
+                let base = if path == "/" { "" } else { path.as_str() };
+                pending.extend(children.iter().rev().map(|child| format!("{base}/{child}")));
+            }
+            Err(ZkError::NoNode) => {}
+            Err(error) => return Err(error),
         }
         tree.push(Znode { path, data, stat });
     }
-    tree
+    Ok(tree)
 }
 
 /// Deletes `path` and everything under it, children first; nodes already gone are fine.
 pub async fn delete_tree(client: &impl ZkClient, path: &str) -> Result<(), ZkError> {
-    for node in read_tree(client, path).await.iter().rev() {
+    for node in read_tree(client, path).await?.iter().rev() {
         match client.delete(&node.path, -1).await {
             Ok(()) | Err(ZkError::NoNode) => {}
             Err(error) => return Err(error),

@@ -459,7 +459,7 @@ pub async fn run(
         },
     };
     let left: Vec<String> = read_tree(&admin, root)
-        .await
+        .await?
         .into_iter()
         .skip(1)
         .filter(|node| !may_remain(&node.path))

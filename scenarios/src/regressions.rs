@@ -18,9 +18,15 @@ pub fn default_path(scenario: &str, seed: u64) -> PathBuf {
 
 /// Writes `schedule` to `path`, making its directory if need be.
 pub fn save(path: &Path, schedule: &Schedule) -> Result<(), String> {
+    save_text(path, &schedule.to_text())
+}
+
+/// Writes `text` to `path` (a schedule, a failing run's trace), making its directory if need
+/// be; an error names the file.
+pub fn save_text(path: &Path, text: &str) -> Result<(), String> {
     let cannot = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
     make_directory_of(path).map_err(cannot)?;
-    std::fs::write(path, schedule.to_text()).map_err(cannot)
+    std::fs::write(path, text).map_err(cannot)
 }
 
 /// Makes the directory `path` is in, if it names one and it does not exist yet.

@@ -187,3 +187,30 @@ impl ZkClient for LocalSession {
         ready(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::executor::block_on;
+    use zklab_recipes::client::CreateMode;
+    use zklab_recipes::tree::{delete_tree, read_tree, Znode};
+
+    use super::*;
+
+    #[test]
+    fn a_tree_reads_parents_first_and_an_unreadable_one_is_an_error() {
+        let zk = LocalZk::new();
+        let session = zk.connect();
+        for path in ["/t", "/t/b", "/t/a", "/t/a/x"] {
+            block_on(session.create(path, b"", CreateMode::Persistent)).expect("created");
+        }
+        let paths =
+            |tree: Vec<Znode>| -> Vec<String> { tree.into_iter().map(|node| node.path).collect() };
+        let tree = block_on(read_tree(&session, "/t")).expect("read");
+        assert_eq!(paths(tree), ["/t", "/t/a", "/t/a/x", "/t/b"]);
+        assert_eq!(block_on(read_tree(&session, "/missing")), Ok(Vec::new()));
+        block_on(delete_tree(&session, "/t")).expect("deleted");
+        assert_eq!(block_on(read_tree(&session, "/t")), Ok(Vec::new()));
+        block_on(session.close()).expect("closed");
+        assert_eq!(block_on(read_tree(&session, "/")), Err(ZkError::Closed));
+    }
+}

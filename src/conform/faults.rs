@@ -118,7 +118,7 @@ pub(super) fn simulate(
             });
         }
         let faults = SimFaults { zk, follower };
-        Ok(observe(&clients, &observer, steps, root, &faults).await)
+        observe(&clients, &observer, steps, root, &faults).await
     })
 }
 

@@ -291,7 +291,7 @@ impl Differ<'_> {
                 let observer = local.connect();
                 create_root(&observer, root).await?;
                 let sessions: Vec<_> = (0..sessions).map(|_| local.connect()).collect();
-                Ok(observe(&sessions, &observer, steps, root, &NoFaults).await)
+                observe(&sessions, &observer, steps, root, &NoFaults).await
             }),
         }
     }
@@ -325,7 +325,7 @@ impl Differ<'_> {
             let (observation, missed) = match &self.side {
                 Side::Controller(controller) => {
                     let faults = ControllerFaults::new(controller);
-                    let observation = observe(&sessions, &observer, steps, root, &faults).await;
+                    let observation = observe(&sessions, &observer, steps, root, &faults).await?;
                     (observation, faults.missed())
                 }
                 Side::Ensemble {
@@ -335,14 +335,14 @@ impl Differ<'_> {
                     ..
                 } => {
                     let faults = EnsembleFaults::new(ensemble, *follower, *leader);
-                    let observation = observe(&sessions, &observer, steps, root, &faults).await;
+                    let observation = observe(&sessions, &observer, steps, root, &faults).await?;
                     if faults.broken() {
                         return Err(ZkError::SystemError);
                     }
                     (observation, false)
                 }
                 Side::Plain { .. } => {
-                    let observation = observe(&sessions, &observer, steps, root, &NoFaults).await;
+                    let observation = observe(&sessions, &observer, steps, root, &NoFaults).await?;
                     (observation, false)
                 }
             };
@@ -453,7 +453,9 @@ mod tests {
                 let observer = local.connect();
                 create_root(&observer, "/r").await.expect("a fresh root");
                 let sessions = vec![local.connect(), local.connect()];
-                observe(&sessions, &observer, &steps, "/r", &NoFaults).await
+                observe(&sessions, &observer, &steps, "/r", &NoFaults)
+                    .await
+                    .expect("a local server answers every read")
             })
         };
         let watch = Step::Call {

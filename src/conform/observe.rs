@@ -94,14 +94,15 @@ pub struct Observation {
 }
 
 /// Runs `steps` on `sessions`, with `faults` for the fault steps, then reads the tree under
-/// `root` and the config node through `observer`, a session of its own that sets no watches.
+/// `root` and the config node through `observer`, a session of its own that sets no watches; an
+/// error is the observer's, which could not read them.
 pub async fn observe<C: ZkClient>(
     sessions: &[C],
     observer: &C,
     steps: &[Step],
     root: &str,
     faults: &impl Faults<C>,
-) -> Observation {
+) -> Result<Observation, ZkError> {
     let mut seen = Vec::with_capacity(steps.len());
     let mut ended = BTreeSet::new();
     // Per session, whether a session has ended since its events were last taken: those may
@@ -196,8 +197,8 @@ pub async fn observe<C: ZkClient>(
         }
         last_events.push(events);
     }
-    let mut tree = read_tree(observer, root).await;
-    tree.extend(read_tree(observer, CONFIG).await);
+    let mut tree = read_tree(observer, root).await?;
+    tree.extend(read_tree(observer, CONFIG).await?);
     let ids: Vec<SessionId> = sessions.iter().map(ZkClient::session_id).collect();
     let mut observation = Observation {
         steps: seen,
@@ -205,7 +206,7 @@ pub async fn observe<C: ZkClient>(
         tree,
     };
     observation.normalize(&ids);
-    observation
+    Ok(observation)
 }
 
 /// The answers to `calls` (session index, op) sent at once (`order` `None`), or one after

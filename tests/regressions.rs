@@ -106,6 +106,18 @@ fn a_transaction_left_when_every_process_died_is_no_orphan() {
     holds_under("two-phase-commit", profile, &[1177]);
 }
 
+/// Three double barrier participants: one left round 9 and finished, and the two still inside
+/// crashed. Nobody was left to remove `ready`, and the orphan check blamed the recipe for it.
+#[test]
+fn a_ready_left_when_everyone_inside_crashed_is_no_orphan() {
+    let options = RunOptions {
+        clients: 3,
+        ..RunOptions::default()
+    };
+    let report = run_seed(support::scenario("double-barrier"), 12152, &options);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
 /// Each client could not hear the server when the news it missed was sent: the group's member
 /// paused through a change (1171), the configuration's reader cut off while every later value
 /// was written (4197), the semaphore's waiter cut off and paused after its lease came free

@@ -87,6 +87,14 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether `child` may stay once a client has crashed: a node the recipe leaves for its last
+    /// user to remove, when every user left died (a double barrier's `ready`, once everyone
+    /// still inside its round crashed). The model has no crashes. By default nothing may.
+    fn crash_may_leave(&self, child: &str) -> bool {
+        let _ = child;
+        false
+    }
+
     /// Whether the machine behaves the same under any renaming of sessions, as symmetry
     /// reduction assumes: false for a machine whose decisions depend on the guids in node names.
     fn symmetric(&self) -> bool;

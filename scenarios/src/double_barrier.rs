@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
-    DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest,
+    DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
 use zklab_sim::monitor::double_barrier::{DoubleBarrierSafety, LeaveHerd};
 use zklab_sim::monitor::failure::NoFailures;
@@ -90,6 +90,11 @@ impl<X: Mutation> Workload for DoubleBarrierKit<X> {
 
     fn root(&self) -> &str {
         DOUBLE_BARRIER_DIR
+    }
+
+    /// The last one out of a round removes `ready`: not if everyone still inside crashed.
+    fn crash_may_leave(&self, child: &str) -> bool {
+        child == READY
     }
 
     fn symmetric(&self) -> bool {

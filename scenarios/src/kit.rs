@@ -45,6 +45,10 @@ pub trait AnyKit: Sync {
     /// [`Workload::may_remain`]).
     fn may_remain(&self, child: &str) -> bool;
 
+    /// Whether the child `child` of the directory may stay once a client has crashed (see
+    /// [`Workload::crash_may_leave`]).
+    fn crash_may_leave(&self, child: &str) -> bool;
+
     /// The fewest clients its workload can finish with.
     fn min_clients(&self) -> usize;
 
@@ -82,6 +86,10 @@ impl<K: Kit> AnyKit for K {
 
     fn may_remain(&self, child: &str) -> bool {
         Workload::may_remain(self, child)
+    }
+
+    fn crash_may_leave(&self, child: &str) -> bool {
+        Workload::crash_may_leave(self, child)
     }
 
     fn min_clients(&self) -> usize {

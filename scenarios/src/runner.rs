@@ -307,8 +307,7 @@ pub(crate) async fn run_clients(
             return Ok((finished, start));
         }
         if start.elapsed() >= options.liveness_bound() {
-            let crashed = (0..options.clients).any(|c| zk.is_crashed(c));
-            if crashed && pending.len() < quorum {
+            if zk.any_crashed() && pending.len() < quorum {
                 for &client in &pending {
                     zk.strand(client);
                 }
@@ -334,7 +333,7 @@ pub(crate) async fn run_clients(
 }
 
 /// The recipe nodes left under the kit's directory that may not stay (`ephemerals_only`: of
-/// those, the ephemerals), as a violation.
+/// those, the ephemerals), as a violation. After a crash, what a crash may leave may stay too.
 fn orphans(
     zk: &SimZk,
     kit: &dyn AnyKit,
@@ -343,11 +342,12 @@ fn orphans(
     ephemerals_only: bool,
 ) -> Option<Violation> {
     let root = kit.root();
+    let crashed = zk.any_crashed();
     let left = zk.with_server(|server| {
         let children = server.children(root).unwrap_or_default();
         children
             .into_iter()
-            .filter(|child| !kit.may_remain(child))
+            .filter(|child| !(kit.may_remain(child) || crashed && kit.crash_may_leave(child)))
             .map(|child| {
                 let path = format!("{root}/{child}");
                 let owner = server

@@ -719,6 +719,14 @@ impl SimZk {
         w.trace.push(now, TraceEvent::Stranded { client });
     }
 
+    /// Whether a fault has killed any client's process.
+    pub fn any_crashed(&self) -> bool {
+        self.lock()
+            .processes
+            .values()
+            .any(|process| process.crashed)
+    }
+
     /// Whether a fault killed the client's process (or the run stopped it, stranded).
     pub fn is_crashed(&self, client: ClientId) -> bool {
         self.lock()

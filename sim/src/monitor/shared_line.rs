@@ -587,9 +587,9 @@ mod tests {
             events.extend((0..entries).map(|_| created(1, 9, "/rw/other")));
             leases().first_in(&trace(events))
         };
-        // Entries are a millisecond apart: the bound is 10 ms, the grace a second.
+        // Entries are a millisecond apart: the bound is 10 ms, the grace two seconds.
         assert_eq!(waiting(20), None);
-        let violation = waiting(1_100).expect("held back");
+        let violation = waiting(2_100).expect("held back");
         assert_eq!(violation.kind, ViolationKind::HeldBack);
     }
 

@@ -202,11 +202,11 @@ mod tests {
         );
         let path = "/l/g-lock-0000000001";
         let mut monitor = UnownedNode::new(Duration::from_secs(1));
-        // Paused until 3.1 s, and hearing again from 4.1 s (its news on the way allowed for).
-        for entry in [created(0, path), lost(1), paused, later(3500), later(5000)] {
+        // Paused until 3.1 s, and hearing again from 5.1 s (its news on the way allowed for).
+        for entry in [created(0, path), lost(1), paused, later(3500), later(6000)] {
             assert_eq!(monitor.observe(&entry), None);
         }
-        let violation = monitor.observe(&later(5200)).expect("an unowned node");
+        let violation = monitor.observe(&later(6200)).expect("an unowned node");
         assert!(violation.message.contains(path), "{}", violation.message);
     }
 

@@ -98,6 +98,16 @@ fn a_revoked_owner_told_through_its_own_nodes_watch_is_no_herd() {
     holds_under("revocable-lock", profile, &[2205]);
 }
 
+/// A leader change cut every session off just after a revocable lock's waiter asked a reader to
+/// give up; the waiter's grace ran out in the election, and as both reconnected the reader read
+/// the ask at the very moment the waiter decided to force it out. The reader could not have
+/// answered sooner, and the revocation monitor blamed it.
+#[test]
+fn an_ask_read_as_the_asker_forces_after_an_election_is_not_ignored() {
+    let profile = "all,crash=0.02,session-expiry=0.1,partition=0.05,pause=0.05";
+    holds_under("revocable-lock", profile, &[4572]);
+}
+
 /// Every process crashed, the coordinator before it decided: nobody was left to remove the
 /// transaction node, and the orphan check blamed the recipe for it.
 #[test]

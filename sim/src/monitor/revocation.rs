@@ -7,7 +7,10 @@
 //!
 //! Faults excuse every ask received before them or while they last (a paused process receives
 //! messages it acts on only once it resumes), not only those of the clients they struck: the
-//! monitor names nodes and sessions only, so a model checker can rename its state.
+//! monitor names nodes and sessions only, so a model checker can rename its state. An ask
+//! received within the grace after the owner could hear again (see [`Hearing`]) is excused
+//! too: the asker's grace period may have run out while the owner could not hear it, and the
+//! owner's answer and the asker's forcing may then cross.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,7 +128,12 @@ impl Monitor for Revocation {
                 client,
                 session,
                 reply: Ok(OpResult::Data { data, .. }),
-            } if data == UNLOCK && self.hearing.hearing_since(*client, entry.at).is_some() => {
+            } if data == UNLOCK
+                && self
+                    .hearing
+                    .hearing_since(*client, entry.at)
+                    .is_some_and(|since| since <= entry.at) =>
+            {
                 let own = self.own(*session);
                 self.heard.extend(own);
                 return None;
@@ -168,7 +176,7 @@ impl Monitor for Revocation {
 mod tests {
     use std::time::Duration;
 
-    use zklab_recipes::client::{OpResult, Stat};
+    use zklab_recipes::client::{OpResult, SessionEvent, Stat};
     use zklab_recipes::outcome::Outcome;
 
     use super::*;
@@ -228,5 +236,24 @@ mod tests {
             lasts: Duration::from_secs(1),
         };
         assert_eq!(forced(vec![paused], Vec::new()), None);
+    }
+
+    #[test]
+    fn an_ask_received_just_after_a_reconnect_is_not_held_against_the_owner() {
+        let session = |event| TraceEvent::Session {
+            client: 0,
+            session: 1,
+            event,
+        };
+        let reconnect = vec![
+            session(SessionEvent::Disconnected),
+            session(SessionEvent::SyncConnected),
+        ];
+        assert_eq!(forced(reconnect.clone(), Vec::new()), None);
+        // Entries are a millisecond apart: after the grace, an ask kept on is ignored again.
+        let mut long_after = reconnect;
+        long_after.extend((0..2_100).map(|_| outcome(0, 1, Outcome::Suspended)));
+        let violation = forced(long_after, Vec::new()).expect("a violation");
+        assert_eq!(violation.kind, ViolationKind::RevocationIgnored);
     }
 }

@@ -72,6 +72,18 @@ fn the_seeds_that_found_it() {
     }
 }
 
+/// Holds `scenario` with `options` on each of `seeds`.
+fn holds(scenario: &str, options: &RunOptions, seeds: impl IntoIterator<Item = u64>) {
+    for seed in seeds {
+        let report = run_seed(support::scenario(scenario), seed, options);
+        assert!(
+            report.violations.is_empty(),
+            "{scenario} seed {seed} with {options:?}: {:?}",
+            report.violations
+        );
+    }
+}
+
 /// Holds `scenario` on each of `seeds` under the fault profile `faults` (as `--faults` takes
 /// it), on the default 3-server ensemble.
 fn holds_under(scenario: &str, faults: &str, seeds: &[u64]) {
@@ -79,14 +91,7 @@ fn holds_under(scenario: &str, faults: &str, seeds: &[u64]) {
         faults: FaultRates::parse(faults).expect("a valid profile"),
         ..RunOptions::default()
     };
-    for &seed in seeds {
-        let report = run_seed(support::scenario(scenario), seed, &options);
-        assert!(
-            report.violations.is_empty(),
-            "{scenario} seed {seed} under {faults}: {:?}",
-            report.violations
-        );
-    }
+    holds(scenario, &options, seeds.iter().copied());
 }
 
 /// The herd monitor counted a revoked write lock's owner, told of its own node's deletion
@@ -122,8 +127,7 @@ fn holds_for_three_clients(scenario: &str, seed: u64) {
         clients: 3,
         ..RunOptions::default()
     };
-    let report = run_seed(support::scenario(scenario), seed, &options);
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    holds(scenario, &options, [seed]);
 }
 
 /// Three double barrier participants: one left round 9 and finished, and the two still inside
@@ -246,12 +250,5 @@ fn two_double_barrier_clients_hold_without_faults() {
         faults: FaultRates::none(),
         ..RunOptions::default()
     };
-    for seed in 0..200 {
-        let report = run_seed(support::scenario("double-barrier"), seed, &options);
-        assert!(
-            report.violations.is_empty(),
-            "seed {seed}: {:?}",
-            report.violations
-        );
-    }
+    holds("double-barrier", &options, 0..200);
 }

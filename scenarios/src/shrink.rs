@@ -125,6 +125,7 @@ pub fn shrink(
         kind,
         runs: 1,
         progress,
+        searched: Vec::new(),
     };
     let original = Size::of(&first, options);
     progress(&original);
@@ -226,6 +227,11 @@ struct Search<'a> {
     kind: ViolationKind,
     runs: u64,
     progress: &'a dyn Fn(&Size),
+    /// Every workload searched for a failing seed: the seed searched from, the options, and the
+    /// first failing seed found. Runs are deterministic, so the boosted start, which tries each
+    /// workload at the seed's own rates before boosting them, need not run again what the
+    /// unboosted start ran.
+    searched: Vec<(u64, RunOptions, Option<u64>)>,
 }
 
 impl Search<'_> {
@@ -329,15 +335,29 @@ impl Search<'_> {
             true => vec![options],
             false => vec![options, boosted],
         };
-        tries.into_iter().find_map(|options| {
-            (0..SEEDS_PER_WORKLOAD)
-                .map(|offset| from.wrapping_add(offset))
-                .find(|&seed| {
-                    let report = self.run(seed, &options);
-                    self.shows(&report)
-                })
-                .map(|seed| (seed, options))
-        })
+        tries
+            .into_iter()
+            .find_map(|options| Some((self.first_failing_seed(from, &options)?, options)))
+    }
+
+    /// The first of the seeds from `from` that shows the violation with `options`, remembered
+    /// (see [`Search::searched`]).
+    fn first_failing_seed(&mut self, from: u64, options: &RunOptions) -> Option<u64> {
+        let remembered = self
+            .searched
+            .iter()
+            .find(|(searched_from, searched, _)| *searched_from == from && searched == options);
+        if let Some(&(_, _, found)) = remembered {
+            return found;
+        }
+        let found = (0..SEEDS_PER_WORKLOAD)
+            .map(|offset| from.wrapping_add(offset))
+            .find(|&seed| {
+                let report = self.run(seed, options);
+                self.shows(&report)
+            });
+        self.searched.push((from, options.clone(), found));
+        found
     }
 
     /// The faults `seed` drew with `options`, written down as a schedule that shows the

@@ -62,6 +62,7 @@ use crate::outcome::{Outcome, Recorder};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::{session_guid, RenameSessions};
+use crate::tree::child_path;
 
 /// What a double barrier is called in outcomes.
 pub const GATE: &str = "double barrier";
@@ -220,7 +221,7 @@ impl DoubleBarrierMachine {
     }
 
     fn ready(&self) -> String {
-        format!("{}/{READY}", self.dir())
+        child_path(self.dir(), READY)
     }
 
     fn send(&mut self, phase: Phase, op: Op) -> Step<DoubleBarrierOutcome> {
@@ -424,7 +425,7 @@ impl DoubleBarrierMachine {
             return self.send(Phase::Tidying, tidy);
         };
         if participants.len() == 1 && inside {
-            let path = format!("{}/{own}", self.dir());
+            let path = child_path(self.dir(), &own);
             let delete_both = vec![
                 Op::Delete { path, version: -1 },
                 Op::Delete {
@@ -441,7 +442,7 @@ impl DoubleBarrierMachine {
         let lowest = lowest.clone();
         if inside {
             let delete = Op::Delete {
-                path: format!("{}/{own}", self.dir()),
+                path: child_path(self.dir(), &own),
                 version: -1,
             };
             return self.send(Phase::Deleting { lowest }, delete);
@@ -460,7 +461,7 @@ impl DoubleBarrierMachine {
     fn watch(&mut self, node: String) -> Step<DoubleBarrierOutcome> {
         self.again = false;
         let exists = Op::Exists {
-            path: format!("{}/{node}", self.dir()),
+            path: child_path(self.dir(), &node),
             watch: true,
         };
         self.send(Phase::Watching { node, asked: true }, exists)
@@ -545,7 +546,7 @@ impl DoubleBarrierMachine {
                 Step::wait()
             }
             Phase::Watching { node, asked } if event_type == EventType::NodeDeleted => {
-                if path != format!("{}/{node}", self.dir()) {
+                if path != child_path(self.dir(), node) {
                     return Step::wait();
                 }
                 if *asked {

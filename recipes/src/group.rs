@@ -34,6 +34,7 @@ use crate::parts::follow::{Follow, Followed, Reading};
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
+use crate::tree::child_path;
 
 /// What a group machine tells its application.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -159,7 +160,7 @@ impl GroupMachine {
     fn node(&self) -> Option<String> {
         match &self.part {
             GroupPart::Member { name } | GroupPart::Announcer { name } => {
-                Some(format!("{}/{name}", self.dir))
+                Some(child_path(&self.dir, name))
             }
             GroupPart::Watcher { .. } => None,
         }

@@ -53,6 +53,7 @@ use crate::outcome::{Outcome, Recorder};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::{session_guid, RenameSessions};
+use crate::tree::child_path;
 
 /// A decision to commit, as written.
 pub const COMMIT: &[u8] = b"commit";
@@ -275,11 +276,11 @@ impl TwoPhaseCommitMachine {
     }
 
     fn tx_path(&self) -> String {
-        format!("{}/{TX}", self.dir)
+        child_path(&self.dir, TX)
     }
 
     fn vote_path(&self, node: &str) -> String {
-        format!("{}/{TX}/{node}", self.dir)
+        child_path(&self.tx_path(), node)
     }
 
     /// Whether it plays the coordinator's part (a site does once its timer went off).
@@ -545,7 +546,7 @@ impl TwoPhaseCommitMachine {
         let mut close: Vec<Op> = children
             .iter()
             .map(|child| Op::Delete {
-                path: format!("{tx}/{child}"),
+                path: child_path(&tx, child),
                 version: -1,
             })
             .collect();

@@ -19,6 +19,7 @@ use crate::machine::{Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{Connection, Delivery, Link};
 use crate::symmetry::RenameSessions;
+use crate::tree::child_path;
 
 /// The marker of an item's node: `<tag>-item-<seq>`.
 pub const ITEM: &str = "-item-";
@@ -238,7 +239,7 @@ impl TakeMachine {
     }
 
     fn path(&self, name: &str) -> String {
-        format!("{}/{name}", self.dir)
+        child_path(&self.dir, name)
     }
 
     fn send(&mut self, phase: Phase, op: Op) -> Step<QueueOutcome> {

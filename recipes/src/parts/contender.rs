@@ -31,6 +31,7 @@ use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
 use crate::machine::Timer;
 use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::RenameSessions;
+use crate::tree::child_path;
 
 /// The line a contender gets into: which nodes of the directory are in it, and when it may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -410,7 +411,7 @@ impl Contender {
             return self.go();
         }
         if let ([node], true) = (waited.as_slice(), self.is_revocable()) {
-            let path = format!("{}/{}", self.own.dir(), node);
+            let path = child_path(self.own.dir(), node);
             self.phase = Phase::Asking { nodes: waited };
             return Verdict::Send(Op::SetData {
                 path,
@@ -440,7 +441,7 @@ impl Contender {
     ) -> Verdict {
         let next = nodes
             .get(armed)
-            .map(|name| format!("{}/{}", self.own.dir(), name));
+            .map(|name| child_path(self.own.dir(), name));
         self.phase = Phase::Watching {
             nodes,
             armed,
@@ -522,7 +523,7 @@ impl Contender {
         if *armed < nodes.len() || self.reading_own || !forces {
             return Verdict::Wait;
         }
-        let path = format!("{}/{}", self.own.dir(), nodes[0]);
+        let path = child_path(self.own.dir(), &nodes[0]);
         let token = *token;
         self.phase = Phase::Forcing;
         Verdict::Force {

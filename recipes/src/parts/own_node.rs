@@ -14,6 +14,7 @@
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
+use crate::tree::child_path;
 
 /// What the part asks of its owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -102,8 +103,10 @@ impl OwnNode {
     /// Creates the node (again, if the one it had is gone).
     pub fn create(&mut self) -> Making {
         self.phase = Phase::Creating;
+        let mut path = child_path(&self.dir, &self.guid);
+        path.push_str(&self.marker);
         Making::Send(Op::Create {
-            path: format!("{}/{}{}", self.dir, self.guid, self.marker),
+            path,
             data: Vec::new(),
             mode: CreateMode::EphemeralSequential,
         })
@@ -150,7 +153,7 @@ impl OwnNode {
                     .find(|c| c.starts_with(&self.guid) && c.contains(self.marker));
                 match own {
                     Some(own) => {
-                        let path = format!("{}/{}", self.dir, own);
+                        let path = child_path(&self.dir, own);
                         self.path = Some(path.clone());
                         self.phase = Phase::ReadingStat;
                         Making::Send(Op::Exists { path, watch: false })

@@ -16,6 +16,7 @@ use crate::parts::consumer::{QueueOutcome, QueueRequest, ITEM};
 use crate::parts::link::{Connection, Delivery, Link};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
+use crate::tree::child_path;
 
 /// What follows a put's tag in its marker: `<tag>-put-<seq>`.
 const PUT: &str = "-put-";
@@ -100,7 +101,7 @@ impl PutMachine {
     fn put(&mut self) -> Step<QueueOutcome> {
         let put = Op::Multi(vec![
             Op::Create {
-                path: format!("{}/{}", self.dir, self.item),
+                path: child_path(&self.dir, &self.item),
                 data: self.data.clone(),
                 mode: CreateMode::PersistentSequential,
             },
@@ -148,7 +149,7 @@ impl PutMachine {
             .iter()
             .find_map(|name| Some((self.numbered(name, PUT)?, name)));
         if let Some((after, name)) = marker {
-            let path = format!("{}/{name}", self.dir);
+            let path = child_path(&self.dir, name);
             return self.landed(after - 1, path);
         }
         let item = children

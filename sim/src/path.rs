@@ -31,15 +31,22 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     // Every refusal is the same error, so the order of the checks does not matter. Characters
     // outside ASCII (rare) are checked as characters first; the ASCII ones ZooKeeper refuses
     // are the control characters, looked for in one pass without an early exit, which the
-    // compiler vectorises; then the components. The sequence suffix (digits, maybe a '-') only
-    // lengthens the last component, so that component is never empty, "." or ".." when
-    // sequential.
+    // compiler vectorises; then the components. Only a '/' followed by '/' or '.' can start an
+    // unusable component, so the components are split only where such a pair is found (in
+    // another vectorised pass). The sequence suffix (digits, maybe a '-') only lengthens the
+    // last component, so that component is never empty, "." or ".." when sequential.
     if !path.is_ascii() && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }
     let control = |found: bool, &byte: &u8| found | (byte < 0x20) | (byte == 0x7F);
     if bytes.iter().fold(false, control) {
         return Err(ZkError::BadArguments);
+    }
+    let suspect = |found: bool, (&byte, &next): (&u8, &u8)| {
+        found | ((byte == b'/') & ((next == b'/') | (next == b'.')))
+    };
+    if !bytes.iter().zip(&bytes[1..]).fold(false, suspect) {
+        return Ok(());
     }
     let mut components = bytes[1..].split(|&byte| byte == b'/');
     let last = components.next_back().unwrap_or_default();
@@ -184,6 +191,31 @@ mod tests {
         assert!(ok("/a/..."));
         // In the middle of a sequential prefix they still count.
         assert!(!ok_seq("/./a"));
+    }
+
+    /// Every path of up to seven of '/', '.' and 'a' is judged as the components themselves
+    /// judge it: the shortcut that skips splitting a path with no "//" or "/." in it refuses
+    /// nothing more and nothing less.
+    #[test]
+    fn components_are_judged_whole_with_or_without_the_shortcut() {
+        let by_components = |path: &str, sequential: bool| {
+            let mut components: Vec<&str> = path[1..].split('/').collect();
+            if sequential {
+                components.pop();
+            }
+            !components.iter().any(|c| matches!(*c, "" | "." | ".."))
+        };
+        let mut longest = vec![String::from("/")];
+        for _ in 0..6 {
+            longest = longest
+                .iter()
+                .flat_map(|path| ['/', '.', 'a'].map(|c| format!("{path}{c}")))
+                .collect();
+            for path in &longest {
+                assert_eq!(ok(path), by_components(path, false), "{path:?}");
+                assert_eq!(ok_seq(path), by_components(path, true), "{path:?}");
+            }
+        }
     }
 
     #[test]

@@ -28,18 +28,15 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     if !sequential && bytes.last() == Some(&b'/') {
         return Err(ZkError::BadArguments);
     }
-    // Every refusal is the same error, so the order of the checks does not matter. Characters
-    // outside ASCII (rare) are checked as characters first; the ASCII ones ZooKeeper refuses
-    // are the control characters, looked for in one pass without an early exit, which the
-    // compiler vectorises; then the components. Only a '/' followed by '/' or '.' can start an
-    // unusable component, so the components are split only where such a pair is found (in
-    // another vectorised pass). The sequence suffix (digits, maybe a '-') only lengthens the
-    // last component, so that component is never empty, "." or ".." when sequential.
-    if !path.is_ascii() && path.chars().any(forbidden) {
-        return Err(ZkError::BadArguments);
-    }
-    let control = |found: bool, &byte: &u8| found | (byte < 0x20) | (byte == 0x7F);
-    if bytes.iter().fold(false, control) {
+    // Every refusal is the same error, so the order of the checks does not matter. A path of
+    // printable ASCII (nearly all) is told apart in one pass without an early exit, which the
+    // compiler vectorises; any other is checked character by character. Then the components:
+    // only a '/' followed by '/' or '.' can start an unusable one, so the components are split
+    // only where such a pair is found (in another vectorised pass). The sequence suffix
+    // (digits, maybe a '-') only lengthens the last component, so that component is never
+    // empty, "." or ".." when sequential.
+    let unusual = |found: bool, &byte: &u8| found | (byte < 0x20) | (byte >= 0x7F);
+    if bytes.iter().fold(false, unusual) && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }
     let suspect = |found: bool, (&byte, &next): (&u8, &u8)| {

@@ -458,8 +458,20 @@ pub async fn run(
             None => format!(" (ephemeral of session {owner:#x}, which no client holds)"),
         },
     };
-    let left: Vec<String> = read_tree(&admin, root)
-        .await?
+    let tree = read_tree(&admin, root).await;
+    // The clients' sessions close whether or not the leftovers could be read: a session left
+    // open would hold its ephemerals on the server until it expired.
+    for (_, session) in &sessions {
+        let _ = session.close().await;
+    }
+    let tree = match tree {
+        Ok(tree) => tree,
+        Err(error) => {
+            let _ = admin.close().await;
+            return Err(error);
+        }
+    };
+    let left: Vec<String> = tree
         .into_iter()
         .skip(1)
         .filter(|node| !may_remain(&node.path))
@@ -471,9 +483,6 @@ pub async fn run(
             at: elapsed,
             message: format!("left after every client finished: {}", left.join(", ")),
         });
-    }
-    for (_, session) in &sessions {
-        let _ = session.close().await;
     }
     let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;

@@ -35,7 +35,7 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     // only where such a pair is found (in another vectorised pass). The sequence suffix
     // (digits, maybe a '-') only lengthens the last component, so that component is never
     // empty, "." or ".." when sequential.
-    let unusual = |found: bool, &byte: &u8| found | (byte < 0x20) | (byte >= 0x7F);
+    let unusual = |found: bool, &byte: &u8| found | !(0x20..0x7F).contains(&byte);
     if bytes.iter().fold(false, unusual) && path.chars().any(forbidden) {
         return Err(ZkError::BadArguments);
     }

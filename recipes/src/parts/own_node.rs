@@ -104,7 +104,7 @@ impl OwnNode {
     pub fn create(&mut self) -> Making {
         self.phase = Phase::Creating;
         let mut path = child_path(&self.dir, &self.guid);
-        path.push_str(&self.marker);
+        path.push_str(self.marker);
         Making::Send(Op::Create {
             path,
             data: Vec::new(),

@@ -31,9 +31,9 @@ pub fn validate(path: &str, sequential: bool) -> Result<(), ZkError> {
     // Every refusal is the same error, so the order of the checks does not matter. A path of
     // printable ASCII (nearly all) is told apart in one pass without an early exit, which the
     // compiler vectorises; any other is checked character by character. Then the components:
-    // only a '/' followed by '/' or '.' can start an unusable one, so the components are split
-    // only where such a pair is found (in another vectorised pass). The sequence suffix
-    // (digits, maybe a '-') only lengthens the last component, so that component is never
+    // only a '/' followed by '/' or '.' can start an unusable one, so a path is split into
+    // components only if it holds such a pair (found in another vectorised pass). The sequence
+    // suffix (digits, maybe a '-') only lengthens the last component, so that component is never
     // empty, "." or ".." when sequential.
     let unusual = |found: bool, &byte: &u8| found | !(0x20..0x7F).contains(&byte);
     if bytes.iter().fold(false, unusual) && path.chars().any(forbidden) {

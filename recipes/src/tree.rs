@@ -3,12 +3,12 @@
 
 use crate::client::{Stat, ZkClient, ZkError};
 
-/// The path of child `name` of `dir` (of the root too: `"/"` and `"a"` give `"/a"`). Recipes
-/// build a child's path on almost every step, and `format!` costs several times as much.
+/// `dir`, a '/' and `name`: the path of child `name` of `dir`, for any `dir` but the root (whose
+/// children's paths are `""` joined to their names). Recipes build a child's path on almost
+/// every step, and `format!` costs several times as much.
 pub fn child_path(dir: &str, name: &str) -> String {
-    let base = if dir == "/" { "" } else { dir };
-    let mut path = String::with_capacity(base.len() + 1 + name.len());
-    path.push_str(base);
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
     path.push('/');
     path.push_str(name);
     path
@@ -40,7 +40,8 @@ pub async fn read_tree(client: &impl ZkClient, path: &str) -> Result<Vec<Znode>,
         match client.get_children(&path, false).await {
             Ok(mut children) => {
                 children.sort();
-                pending.extend(children.iter().rev().map(|child| child_path(&path, child)));
+                let base = if path == "/" { "" } else { path.as_str() };
+                pending.extend(children.iter().rev().map(|child| child_path(base, child)));
             }
             Err(ZkError::NoNode) => {}
             Err(error) => return Err(error),

@@ -1,8 +1,8 @@
 //! zklab against a real ZooKeeper: the differential conformance cases (on a standalone server,
 //! with faults on a controller server, and with a follower killed on an ensemble), and every
 //! recipe's workload on a standalone server and on an ensemble whose leader is killed mid-run,
-//! the lock's while faults strike a controller server and an ensemble, and the test harness's
-//! closures on a controller server.
+//! the lock's while faults strike a controller server and an ensemble, the test harness's
+//! closures on a controller server, and a run out of time stopping its clients.
 //!
 //! Each test starts its own servers from the installed ZooKeeper. Without one, the tests say
 //! loudly that they were skipped; with `ZKLAB_REQUIRE_REAL_ZK=1` (as in CI) they fail instead.
@@ -22,6 +22,7 @@ use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
 use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::recipes::real::RealZk;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
@@ -450,6 +451,52 @@ fn conform_json_reports_cases_and_no_mismatch_on_a_server_it_starts() {
 /// A real run does not replay: one that breaks a property keeps what its clients saw, every
 /// request and reply among it. Sorting by name puts the lock's contenders in the order of their
 /// sessions, not of their sequence numbers, and five clients on a real server show it at once.
+/// A client that has not finished by the run's time bound is stopped: once the run has cleared
+/// the recipe's directory, no client of it creates anything there again.
+#[test]
+fn a_client_out_of_time_is_stopped_and_leaves_the_cleared_directory_alone() {
+    let Some(installation) = installed_or_skip("a real run out of time") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let scenario = catalogue::find("lock").expect("the lock scenario");
+    let options = RealOptions {
+        clients: 3,
+        rounds: 100,
+        time_bound: Duration::from_millis(50),
+        ..RealOptions::default()
+    };
+    let runtime = runtime();
+    let report = runtime
+        .block_on(real::run(
+            scenario,
+            &server.connect_string(),
+            &options,
+            RealTrace::new(),
+        ))
+        .expect("a reachable server");
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|violation| violation.message.contains("did not finish")),
+        "{:?}",
+        report.violations
+    );
+    // Left working, the clients would get back in line within milliseconds.
+    let left = runtime.block_on(async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let client = RealZk::connect(&server.connect_string(), Duration::from_secs(10))
+            .await
+            .expect("a session");
+        client.get_children(scenario.kit.root(), false).await
+    });
+    assert!(
+        matches!(&left, Err(ZkError::NoNode)) || left.as_ref().is_ok_and(Vec::is_empty),
+        "{left:?}"
+    );
+}
+
 #[test]
 fn real_keeps_the_trace_of_a_run_that_breaks_a_property() {
     if installed_or_skip("zklab real on a known bug").is_none() {

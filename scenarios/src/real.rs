@@ -436,13 +436,19 @@ pub async fn run(
     let mut sessions = Vec::new();
     for (client, worker) in workers.into_iter().enumerate() {
         let remaining = options.time_bound.saturating_sub(started.elapsed());
+        // A client that did not finish in time is stopped, not left working on the server
+        // while the run is judged and cleared (and the next run starts).
+        let stop = worker.abort_handle();
         match tokio::time::timeout(remaining, worker).await {
             Ok(Ok(session)) => sessions.extend(session.map(|session| (client, session))),
-            Ok(Err(_)) | Err(_) => violations.push(Violation {
-                kind: ViolationKind::Liveness,
-                at: started.elapsed(),
-                message: format!("c{client} did not finish within {:?}", options.time_bound),
-            }),
+            Ok(Err(_)) | Err(_) => {
+                stop.abort();
+                violations.push(Violation {
+                    kind: ViolationKind::Liveness,
+                    at: started.elapsed(),
+                    message: format!("c{client} did not finish within {:?}", options.time_bound),
+                });
+            }
         }
     }
     let elapsed = started.elapsed();

@@ -448,9 +448,6 @@ fn conform_json_reports_cases_and_no_mismatch_on_a_server_it_starts() {
     assert!(json["first_mismatch"].is_null());
 }
 
-/// A real run does not replay: one that breaks a property keeps what its clients saw, every
-/// request and reply among it. Sorting by name puts the lock's contenders in the order of their
-/// sessions, not of their sequence numbers, and five clients on a real server show it at once.
 /// A client that has not finished by the run's time bound is stopped: once the run has cleared
 /// the recipe's directory, no client of it creates anything there again.
 #[test]
@@ -497,6 +494,9 @@ fn a_client_out_of_time_is_stopped_and_leaves_the_cleared_directory_alone() {
     );
 }
 
+/// A real run does not replay: one that breaks a property keeps what its clients saw, every
+/// request and reply among it. Sorting by name puts the lock's contenders in the order of their
+/// sessions, not of their sequence numbers, and five clients on a real server show it at once.
 #[test]
 fn real_keeps_the_trace_of_a_run_that_breaks_a_property() {
     if installed_or_skip("zklab real on a known bug").is_none() {

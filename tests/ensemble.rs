@@ -16,8 +16,8 @@ use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::client::SimClient;
-use zklab::sim::ensemble::{SimConfig, SimZk};
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
+use zklab::sim::service::{SimConfig, SimZk};
 use zklab::sim::trace::TraceEvent;
 
 /// Every follower applies each transaction this long after the leader.

@@ -11,9 +11,9 @@ use zklab::recipes::client::{CreateMode, Op, OpResult, SessionId, ZkClient};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step, Timer};
 use zklab::recipes::outcome::Outcome;
 use zklab::recipes::symmetry::RenameSessions;
-use zklab::sim::ensemble::{SimConfig, SimZk};
 use zklab::sim::fault::{FaultPlan, FaultRates};
 use zklab::sim::monitor::failure::NoFailures;
+use zklab::sim::service::{SimConfig, SimZk};
 
 const LEASE: Duration = Duration::from_secs(5);
 

@@ -17,8 +17,8 @@ use zklab_recipes::client::ZkClient;
 use zklab_recipes::machine::{Driver, Input};
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_sim::client::{SimClient, TraceRecorder};
-use zklab_sim::ensemble::SimZk;
 use zklab_sim::forced::ForcedKind;
+use zklab_sim::service::SimZk;
 use zklab_sim::trace::ClientId;
 
 use crate::host::ClientContext;

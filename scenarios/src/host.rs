@@ -14,7 +14,7 @@ use zklab_recipes::client::ZkClient;
 use zklab_recipes::outcome::Recorder;
 use zklab_recipes::parts::exclusive::Fence;
 use zklab_sim::client::{SimClient, TraceRecorder};
-use zklab_sim::ensemble::SimZk;
+use zklab_sim::service::SimZk;
 use zklab_sim::trace::ClientId;
 
 use crate::resource::FencedResource;

@@ -14,9 +14,9 @@ use futures::{FutureExt, StreamExt};
 use madsim::runtime::Runtime;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
-use zklab_sim::ensemble::{SimConfig, SimZk};
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::forced::ForcedStep;
+use zklab_sim::service::{SimConfig, SimZk};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
@@ -98,7 +98,7 @@ pub struct SeedReport {
     /// The faults injected.
     pub faults: FaultCounts,
     /// Every fault injected, in order, as a script that strikes it again
-    /// ([`zklab_sim::ensemble::SimZk::take_struck`]).
+    /// ([`zklab_sim::service::SimZk::take_struck`]).
     pub struck: Vec<ScriptedFault>,
     /// Every property broken, earliest first.
     pub violations: Vec<Violation>,

@@ -13,8 +13,8 @@ use futures::StreamExt;
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 use zklab_recipes::outcome::{Outcome, Recorder};
 
-use crate::ensemble::SimZk;
 use crate::forced::ForcedKind;
+use crate::service::SimZk;
 use crate::trace::{ClientId, TraceEvent};
 
 /// One session of one simulated client process.

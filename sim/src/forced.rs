@@ -1,5 +1,5 @@
 //! An order forced on a run: a model checker's counterexample, step by step, replayed on the
-//! simulated service and the real recipe code ([`crate::ensemble::SimZk::force_order`]).
+//! simulated service and the real recipe code ([`crate::service::SimZk::force_order`]).
 //!
 //! Every step waits for its turn. The server's (apply a client's request, drop it, lose its
 //! reply, expire a session): the service holds a request until its step comes. The client's

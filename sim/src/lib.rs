@@ -19,8 +19,6 @@ rustdocflags = [\"--cfg\", \"madsim\"]"
 
 #[cfg(madsim)]
 pub mod client;
-#[cfg(madsim)]
-pub mod ensemble;
 pub mod fault;
 pub mod forced;
 pub mod local;
@@ -32,6 +30,7 @@ pub mod path;
 pub mod picture;
 pub mod replicas;
 pub mod server;
+pub mod service;
 pub mod session;
 pub mod trace;
 pub mod tree;

@@ -13,8 +13,8 @@ use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
 use crate::recipes::real::RealZk;
 use crate::sim::client::SimClient;
-use crate::sim::ensemble::{SimConfig, SimZk};
 use crate::sim::fault::{FaultPlan, FaultRates};
+use crate::sim::service::{SimConfig, SimZk};
 
 /// How long the real server is given to apply a write whose reply it swallows, before its
 /// connection is dropped. It applies one in about a millisecond on loopback.

@@ -1,0 +1,336 @@
+//! Unit tests of the service core, driven by hand: no runtime, no clock, a seeded generator.
+
+use std::time::Duration;
+
+use madsim::rand::RngCore;
+use zklab_recipes::client::{CreateMode, Op, OpResult, SessionEvent, ZkError, ZkEvent};
+
+use super::{Output, Service, SimConfig};
+use crate::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
+use crate::forced::{ForcedKind, ForcedStep};
+use crate::trace::TraceEvent;
+
+/// A small seeded generator (splitmix64), standing in for the driver's.
+struct SplitMix(u64);
+
+impl RngCore for SplitMix {
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for byte in dest {
+            *byte = self.next_u64() as u8;
+        }
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), madsim::rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+fn service(servers: usize) -> Service {
+    let config = SimConfig {
+        servers,
+        ..SimConfig::default()
+    };
+    let plan = FaultPlan {
+        rates: FaultRates::none(),
+        script: Vec::new(),
+    };
+    Service::new(config, plan, 7, Box::new(SplitMix(7)))
+}
+
+/// Delivers everything due up to `until`, in time order, and returns what came out.
+fn run_until(service: &mut Service, until: Duration) -> Vec<Output> {
+    let mut outputs = Vec::new();
+    while let Some(due) = service.next_wakeup().filter(|&due| due <= until) {
+        service.set_time(due);
+        service.deliver_due();
+        service.take_outputs(&mut outputs);
+    }
+    service.set_time(until.max(service.now()));
+    service.take_outputs(&mut outputs);
+    outputs
+}
+
+fn replies(outputs: &[Output]) -> Vec<(u64, Result<OpResult, ZkError>)> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Reply { id, reply, .. } => Some((*id, reply.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn events(outputs: &[Output]) -> Vec<ZkEvent> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Event { event, .. } => Some(event.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn create(path: &str, mode: CreateMode) -> Op {
+    Op::Create {
+        path: path.to_owned(),
+        data: Vec::new(),
+        mode,
+    }
+}
+
+#[test]
+fn a_request_is_answered_over_the_wire_and_the_wire_asks_to_be_woken() {
+    let mut zk = service(1);
+    zk.add_process(0);
+    let (session, forced) = zk.open_session(0, None, false);
+    assert!(!forced);
+    let id = zk
+        .call(session, create("/a", CreateMode::Persistent))
+        .unwrap();
+    let mut asked = Vec::new();
+    zk.take_outputs(&mut asked);
+    assert!(asked.iter().any(|o| matches!(o, Output::WakeAt(_))));
+    let outputs = run_until(&mut zk, Duration::from_secs(1));
+    assert_eq!(replies(&outputs).len(), 1);
+    assert_eq!(replies(&outputs)[0].0, id);
+    assert!(replies(&outputs)[0].1.is_ok());
+}
+
+#[test]
+fn one_sessions_requests_are_answered_in_the_order_they_were_sent() {
+    let mut zk = service(3);
+    zk.add_process(0);
+    let (session, _) = zk.open_session(0, Some(1), false);
+    let ids: Vec<u64> = (0..5)
+        .map(|i| {
+            let op = create(&format!("/n{i}"), CreateMode::Persistent);
+            zk.call(session, op).unwrap()
+        })
+        .collect();
+    let outputs = run_until(&mut zk, Duration::from_secs(2));
+    let answered: Vec<u64> = replies(&outputs).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(answered, ids);
+}
+
+#[test]
+fn the_client_library_refuses_a_bad_path_at_once_and_a_closed_session_with_closed() {
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let bad = Op::Exists {
+        path: "no-slash".to_owned(),
+        watch: false,
+    };
+    assert_eq!(zk.call(session, bad), Err(ZkError::BadArguments));
+    zk.close(session).unwrap();
+    let outputs = run_until(&mut zk, Duration::from_secs(1));
+    assert!(events(&outputs).contains(&ZkEvent::Session(SessionEvent::Closed)));
+    assert!(outputs
+        .iter()
+        .any(|o| matches!(o, Output::EventsEnd { session: s } if *s == session)));
+    let sync = Op::Sync {
+        path: "/".to_owned(),
+    };
+    assert_eq!(zk.call(session, sync), Err(ZkError::Closed));
+    assert_eq!(zk.close(session), Err(ZkError::Closed));
+}
+
+#[test]
+fn a_dropped_connection_fails_the_op_in_flight_and_wakes_the_heartbeat() {
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let id = zk
+        .call(session, create("/a", CreateMode::Persistent))
+        .unwrap();
+    zk.drop_connection(session);
+    let mut outputs = Vec::new();
+    zk.take_outputs(&mut outputs);
+    assert_eq!(replies(&outputs), vec![(id, Err(ZkError::ConnectionLoss))]);
+    assert_eq!(
+        events(&outputs),
+        vec![ZkEvent::Session(SessionEvent::Disconnected)]
+    );
+    assert!(outputs
+        .iter()
+        .any(|o| matches!(o, Output::Heartbeat { session: s } if *s == session)));
+    // The request was lost with its connection: nothing reaches the server.
+    run_until(&mut zk, Duration::from_secs(1));
+    assert!(zk.servers().server(0).node("/a").is_none());
+}
+
+#[test]
+fn the_heartbeat_pings_when_idle_and_reconnects_after_a_break() {
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let third = SimConfig::default().session_timeout / 3;
+    assert_eq!(zk.heartbeat_due(session), Some(third));
+    zk.set_time(third);
+    zk.heartbeat(session);
+    run_until(&mut zk, third + Duration::from_millis(50));
+    // The pong came back: the next ping is a third after this one.
+    assert_eq!(zk.heartbeat_due(session), Some(third * 2));
+    zk.drop_connection(session);
+    zk.take_outputs(&mut Vec::new());
+    let retry = zk.heartbeat_due(session).unwrap();
+    let (low, high) = SimConfig::default().reconnect_delay;
+    let now = zk.now();
+    assert!(retry >= now + low && retry <= now + high, "{retry:?}");
+    zk.set_time(retry);
+    zk.heartbeat(session);
+    let mut outputs = Vec::new();
+    zk.take_outputs(&mut outputs);
+    assert_eq!(
+        events(&outputs),
+        vec![ZkEvent::Session(SessionEvent::SyncConnected)]
+    );
+}
+
+#[test]
+fn the_session_tracker_expires_a_silent_session_and_its_client_learns_on_reconnecting() {
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let id = zk
+        .call(session, create("/e", CreateMode::Ephemeral))
+        .unwrap();
+    let outputs = run_until(&mut zk, Duration::from_millis(100));
+    assert!(replies(&outputs).contains(&(
+        id,
+        Ok(OpResult::Created {
+            path: "/e".to_owned(),
+            stat: zk.servers().server(0).node("/e").unwrap().1,
+        })
+    )));
+    // Nobody pings: the server hears nothing for the whole timeout.
+    let timeout = SimConfig::default().session_timeout;
+    run_until(&mut zk, timeout * 2);
+    assert!(!zk.servers().session_alive(session));
+    assert!(zk.servers().server(0).node("/e").is_none());
+    let (trace, _) = zk.take_report();
+    assert!(trace
+        .entries()
+        .iter()
+        .any(|e| matches!(e.event, TraceEvent::SessionEnded { expired: true, .. })));
+}
+
+#[test]
+fn a_write_on_a_follower_is_answered_once_that_follower_has_applied_it() {
+    let mut zk = service(3);
+    let (session, _) = zk.open_session(0, Some(1), false);
+    zk.call(session, create("/w", CreateMode::Persistent))
+        .unwrap();
+    let outputs = run_until(&mut zk, Duration::from_secs(1));
+    assert_eq!(replies(&outputs).len(), 1);
+    let (trace, _) = zk.take_report();
+    let applied = trace
+        .entries()
+        .iter()
+        .position(|e| matches!(e.event, TraceEvent::Applied { .. }))
+        .unwrap();
+    let replied = trace
+        .entries()
+        .iter()
+        .position(|e| matches!(e.event, TraceEvent::Reply { .. }))
+        .unwrap();
+    assert!(applied < replied);
+    assert!(zk.servers().applied(1) >= zk.servers().applied(0));
+}
+
+#[test]
+fn a_crash_and_a_pause_are_asked_of_the_driver_and_a_crashed_process_is_struck_no_more() {
+    let mut zk = service(1);
+    zk.add_process(0);
+    zk.open_session(0, None, false);
+    let second = Duration::from_secs(1);
+    zk.inject(ScriptedFault {
+        at: Duration::ZERO,
+        kind: FaultKind::Pause,
+        client: 0,
+        duration: second,
+    });
+    zk.inject(ScriptedFault {
+        at: Duration::ZERO,
+        kind: FaultKind::Crash,
+        client: 0,
+        duration: second,
+    });
+    zk.inject(ScriptedFault {
+        at: Duration::ZERO,
+        kind: FaultKind::Pause,
+        client: 0,
+        duration: second,
+    });
+    let mut outputs = Vec::new();
+    zk.take_outputs(&mut outputs);
+    let asked: Vec<String> = outputs
+        .iter()
+        .filter(|o| matches!(o, Output::Pause { .. } | Output::Kill { .. }))
+        .map(|o| format!("{o:?}"))
+        .collect();
+    assert_eq!(
+        asked,
+        ["Pause { client: 0, duration: 1s }", "Kill { client: 0 }"]
+    );
+    assert!(zk.is_crashed(0));
+    assert!(zk.crashed_session_alive());
+    assert_eq!(zk.take_struck().len(), 2);
+}
+
+#[test]
+fn a_forced_order_lets_each_step_go_only_in_its_turn() {
+    let mut zk = service(1);
+    zk.add_process(0);
+    zk.add_process(1);
+    zk.force_order(vec![
+        ForcedStep {
+            client: 1,
+            kind: ForcedKind::Timeout,
+        },
+        ForcedStep {
+            client: 0,
+            kind: ForcedKind::Timeout,
+        },
+    ]);
+    assert_eq!(zk.take_forced_turn(0, ForcedKind::Timeout, None), None);
+    assert_eq!(
+        zk.take_forced_turn(1, ForcedKind::Timeout, None),
+        Some(true)
+    );
+    assert_eq!(
+        zk.take_forced_turn(0, ForcedKind::Timeout, None),
+        Some(true)
+    );
+    // Over: every later turn is free.
+    assert_eq!(
+        zk.take_forced_turn(1, ForcedKind::Timeout, None),
+        Some(false)
+    );
+}
+
+#[test]
+fn a_forced_order_that_stalls_is_given_up_with_a_note() {
+    let mut zk = service(1);
+    zk.add_process(0);
+    zk.force_order(vec![ForcedStep {
+        client: 0,
+        kind: ForcedKind::Timeout,
+    }]);
+    assert!(zk.check_forced_patience());
+    zk.set_time(crate::forced::FORCED_PATIENCE);
+    assert!(!zk.check_forced_patience());
+    let (trace, _) = zk.take_report();
+    assert!(trace
+        .render()
+        .contains("the forced order stops at its step 1 of 1"));
+}

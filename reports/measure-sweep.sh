@@ -31,6 +31,21 @@ print(f'| {d["scenario"]} | {d["seeds"]} | {len(d["failures"])} | {d["seeds_per_
 PY
   done
   echo
+  echo "Seeds each kind struck at least once (\`seeds_struck\`), as a share of the seeds: under \`--faults all\` a run"
+  echo "lasts a few seconds of sim time, so the kinds rated per second strike few seeds; \`--faults all,kind=rate\` raises one."
+  echo
+  echo "| scenario | connection loss | lost reply | lost create reply | session expiry | reorder | partition | pause | crash | stale read | server crash | leader change |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for f in $(for s in $recipes; do echo "reports/sweep/$s.json"; done); do
+    python3 - "$f" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["seeds_struck"]
+kinds = ["connection_loss", "lost_reply", "lost_create_reply", "session_expiry", "reorder", "partition", "pause", "crash", "stale_read", "server_crash", "leader_change"]
+print(f'| {d["scenario"]} | ' + " | ".join(f'{100 * s[k] / d["seeds"]:.1f}%' for k in kinds) + " |")
+PY
+  done
+  echo
   echo "First failure of each known bug:"
   echo
   for f in $(for s in $bugs; do echo "reports/sweep/$s.json"; done); do

@@ -5,6 +5,7 @@
 
 mod check;
 mod conform_command;
+mod list_command;
 mod merge_command;
 mod progress;
 mod real_command;
@@ -18,7 +19,6 @@ mod sweep_summary;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::{self, RunOptions, SCENARIO_SERVERS};
 use zklab::sim::fault::FaultRates;
 use zklab::testing::shell_quoted;
@@ -62,7 +62,7 @@ struct Cli {
 enum Command {
     /// List the scenarios: each runs in the simulator, in the model checker and on a real server.
     #[command(after_help = "Exit status: 0.")]
-    List,
+    List(list_command::ListArgs),
     /// Run a scenario over many seeds with injected faults.
     #[command(
         after_help = "Exit status: 0 every seed holds, 1 a property was violated, 2 bad \
@@ -202,19 +202,7 @@ fn main() -> ExitCode {
         let _ = tracing::subscriber::set_global_default(zklab::sim::log::subscriber());
     }
     match cli.command {
-        Command::List => {
-            let width = catalogue::scenarios().map(|s| s.name.len()).max();
-            for scenario in catalogue::scenarios() {
-                let tag = known_bug_tag(scenario.known_bug);
-                let name = scenario.name;
-                println!(
-                    "{name:<width$}  {}{tag}",
-                    scenario.about,
-                    width = width.unwrap_or(0)
-                );
-            }
-            ExitCode::SUCCESS
-        }
+        Command::List(args) => list_command::run(&args),
         Command::Run(args) => run_command::run(&args),
         Command::Merge(args) => merge_command::run(&args),
         Command::Check(args) => check::run(&args),
@@ -223,14 +211,6 @@ fn main() -> ExitCode {
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay(args) => replay_command::run(&args),
         Command::Shrink(args) => shrink_command::run(&args),
-    }
-}
-
-fn known_bug_tag(known_bug: bool) -> &'static str {
-    if known_bug {
-        " (known bug: expected to fail)"
-    } else {
-        ""
     }
 }
 

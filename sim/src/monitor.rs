@@ -340,8 +340,11 @@ pub struct Violation {
 }
 
 impl fmt::Display for Violation {
+    /// Its time as the trace writes times (whole microseconds, not rounded), so a story
+    /// printed up to the violation ends on a line of the same time.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = self.at.as_secs_f64();
-        write!(f, "{} at {at:.6}s: {}", self.kind.name(), self.message)
+        let (secs, micros) = (self.at.as_secs(), self.at.subsec_micros());
+        let name = self.kind.name();
+        write!(f, "{name} at {secs}.{micros:06}s: {}", self.message)
     }
 }

@@ -55,7 +55,7 @@ fn lose_a_create_reply() -> Vec<ScriptedFault> {
 #[test]
 fn a_lost_create_reply_is_adopted_not_orphaned() {
     let script = lose_a_create_reply();
-    let report = run_seed(support::scenario("lock"), 7, &scripted(2, 2, script));
+    let report = run_seed(support::scenario("lock"), 1, &scripted(2, 2, script));
     assert_eq!(
         faults_of(&report, FaultKind::LostCreateReply),
         1,
@@ -102,7 +102,7 @@ fn the_same_lost_create_reply_deadlocks_the_blind_retry_lock() {
     let script = lose_a_create_reply();
     let report = run_seed(
         support::scenario("lock-bug-blind-retry"),
-        7,
+        1,
         &scripted(2, 2, script),
     );
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Faults: what can go wrong between a client and ZooKeeper, by rate or by script.
 //!
-//! Every draw comes from madsim's seeded generator, so a seed fixes every fault; every injected
+//! Every draw comes from the fault kind's own stream of the run's seed, so a seed fixes every
+//! fault, and a change to one kind's rate leaves the others' draws as they were; every injected
 //! fault is written to the trace.
 
 use std::fmt;

@@ -6,8 +6,9 @@
 //! [`Service`] is synchronous and does no I/O: every input (a client's request, a heartbeat's
 //! timer, the wire's next delivery falling due, a fault) comes with the time it happens at,
 //! and what it causes outside (a reply or an event for a client, a process to pause or kill,
-//! when to wake the core next) comes out as [`Output`]s, in order. Its randomness is handed to
-//! it. [`SimZk`] drives it under madsim; each concern lives in its own file:
+//! when to wake the core next) comes out as [`Output`]s, in order. Its randomness is a stream
+//! per concern, derived from the run's seed (`streams`). [`SimZk`] drives it under madsim; each
+//! concern lives in its own file:
 //!
 //! - `wire`: messages in flight, their delivery times (latency, jitter, reorder, partitions);
 //! - `connection`: a session's connection from the client's side (requests, heartbeats,
@@ -27,6 +28,7 @@ mod madsim_driver;
 mod output;
 mod replication;
 mod serving;
+mod streams;
 mod timing;
 mod watch_delivery;
 mod wire;
@@ -34,7 +36,6 @@ mod wire;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use madsim::rand::RngCore;
 use zklab_recipes::client::SessionId;
 
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
@@ -47,6 +48,7 @@ use connection::Conn;
 #[cfg(madsim)]
 pub use madsim_driver::SimZk;
 pub(crate) use output::Output;
+use streams::Streams;
 pub use timing::SimConfig;
 use wire::{Request, Wire};
 
@@ -61,11 +63,10 @@ struct Process {
 
 /// The simulated service's whole state (see the module's documentation).
 pub(crate) struct Service {
-    /// The service's random draws, handed to it by its driver.
-    rng: Box<dyn RngCore + Send>,
-    /// The run's seed, which keys the order a session's end deletes its ephemerals in. Taken
-    /// from the seed rather than drawn, so that it leaves every other draw of the run as it was.
-    seed: u64,
+    /// The service's random draws, a stream per concern.
+    streams: Streams,
+    /// The order a session's end deletes its ephemerals in is keyed by this and the session.
+    ephemeral_order: u64,
     /// The time of the inputs now being handled, as trace times count it (see
     /// [`Service::set_time`]).
     now: Duration,
@@ -99,18 +100,12 @@ pub(crate) struct Service {
 }
 
 impl Service {
-    /// A service with no session yet, whose draws come from `rng` and whose ephemerals' deletion
-    /// order is keyed by `seed`.
-    pub(crate) fn new(
-        config: SimConfig,
-        plan: FaultPlan,
-        seed: u64,
-        rng: Box<dyn RngCore + Send>,
-    ) -> Self {
+    /// A service with no session yet, whose every draw comes from `seed`.
+    pub(crate) fn new(config: SimConfig, plan: FaultPlan, seed: u64) -> Self {
         let servers = config.servers.max(1);
         Service {
-            rng,
-            seed,
+            streams: Streams::new(seed),
+            ephemeral_order: streams::key(seed, "ephemeral-order"),
             now: Duration::ZERO,
             servers: Replicas::new(config.servers),
             gathering: Gathering::default(),

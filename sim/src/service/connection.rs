@@ -101,7 +101,7 @@ impl Service {
         let session = self.servers.open_session();
         self.replicate_since(before);
         let (low, high) = self.config.latency;
-        let base_latency = self.rng.gen_range(low..=high);
+        let base_latency = self.streams.latency.gen_range(low..=high);
         // No server is ready during an election: the session waits for its end.
         let picked = match server {
             Some(server) if self.down_until[server] > now => None,
@@ -246,7 +246,7 @@ impl Service {
             ConnState::Connected => {
                 Some((conn.client_sent + third).min(conn.client_heard + 2 * third))
             }
-            ConnState::Disconnected => Some(now + self.rng.gen_range(low..=high)),
+            ConnState::Disconnected => Some(now + self.streams.reconnect.gen_range(low..=high)),
             ConnState::Expired | ConnState::Closed => None,
         }
     }

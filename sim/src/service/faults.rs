@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use madsim::rand::{Rng, RngCore};
+use madsim::rand::Rng;
 use zklab_recipes::client::{Op, SessionId};
 
 use super::{Output, Service};
@@ -19,17 +19,16 @@ const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::fr
 /// How much further behind than usual a follower falls under a stale-read fault.
 const STALE_READ_LAG: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(1));
 
-/// The plan's faults still to strike: its script, latest first, and the next random one.
+/// The plan's faults still to strike: its script, latest first, and when each kind drawn per
+/// second strikes next (each kind is a Poisson process of its own, drawn from its own stream).
 #[derive(Debug, Default)]
 pub(super) struct Striking {
     script: Vec<ScriptedFault>,
-    /// The sum of the per-second rates of the kinds drawn at random.
-    total_rate: f64,
-    next_random: Option<Duration>,
+    next_random: Vec<(FaultKind, Duration)>,
 }
 
-/// The time to the next random fault, or `None` when the rate is zero.
-fn draw_interval(rng: &mut dyn RngCore, rate_per_second: f64) -> Option<Duration> {
+/// The time to the next random fault of a kind, or `None` when its rate is zero.
+fn draw_interval(rng: &mut impl Rng, rate_per_second: f64) -> Option<Duration> {
     if rate_per_second <= 0.0 {
         return None;
     }
@@ -47,29 +46,35 @@ impl Service {
         self.plan.rates.per_second(kind)
     }
 
-    /// Begins carrying out the plan's process, session and server faults: the first random
-    /// one is drawn now.
+    /// Begins carrying out the plan's process, session and server faults: each kind's first
+    /// is drawn now.
     pub(crate) fn start_faults(&mut self) {
         let mut script = self.plan.script.clone();
         script.sort_by_key(|fault| std::cmp::Reverse(fault.at));
-        let total_rate: f64 = FaultKind::ALL.iter().map(|&k| self.rate(k)).sum();
-        let next_random = draw_interval(&mut *self.rng, total_rate);
+        let mut next_random = Vec::new();
+        for kind in FaultKind::ALL {
+            let rate = self.rate(kind);
+            if let Some(at) = draw_interval(self.streams.fault(kind), rate) {
+                next_random.push((kind, at));
+            }
+        }
         self.striking = Striking {
             script,
-            total_rate,
             next_random,
         };
     }
 
-    /// When the next of the plan's faults strikes, scripted or random, and whether it is the
-    /// scripted one; `None` when none is left.
-    fn next_fault(&self) -> Option<(Duration, bool)> {
-        let next_scripted = self.striking.script.last().map(|fault| fault.at);
-        match (next_scripted, self.striking.next_random) {
-            (Some(s), Some(r)) if s <= r => Some((s, true)),
-            (_, Some(r)) => Some((r, false)),
-            (Some(s), None) => Some((s, true)),
-            (None, None) => None,
+    /// When the next of the plan's faults strikes, and which: the script's (`None`) or a random
+    /// one of a kind (its index in the kinds drawn); `None` when none is left.
+    fn next_fault(&self) -> Option<(Duration, Option<usize>)> {
+        let scripted = self.striking.script.last().map(|fault| (fault.at, None));
+        let random = (self.striking.next_random.iter().enumerate())
+            .min_by_key(|(index, (_, at))| (*at, *index))
+            .map(|(index, &(_, at))| (at, Some(index)));
+        match (scripted, random) {
+            (Some(s), Some(r)) if s.0 <= r.0 => Some(s),
+            (_, Some(r)) => Some(r),
+            (s, None) => s,
         }
     }
 
@@ -79,22 +84,29 @@ impl Service {
         self.next_fault().map(|(at, _)| at)
     }
 
-    /// Strikes the plan's next fault, whose time has come (a random one is drawn now: its
-    /// kind, client and length). False once faults are stopped, or none is left.
+    /// Strikes the plan's next fault, whose time has come (a random one is drawn now from its
+    /// kind's stream: its client and length, and when the kind strikes next). False once faults
+    /// are stopped, or none is left.
     pub(crate) fn strike_next_fault(&mut self) -> bool {
         if self.faults_stopped {
             return false;
         }
-        let Some((_, scripted)) = self.next_fault() else {
+        let Some((_, which)) = self.next_fault() else {
             return false;
         };
-        let fault = if scripted {
-            self.striking.script.pop()
-        } else {
-            let total_rate = self.striking.total_rate;
-            let interval = draw_interval(&mut *self.rng, total_rate);
-            self.striking.next_random = self.striking.next_random.zip(interval).map(|(a, b)| a + b);
-            self.draw_fault(total_rate)
+        let fault = match which {
+            None => self.striking.script.pop(),
+            Some(index) => {
+                let (kind, at) = self.striking.next_random[index];
+                let rate = self.rate(kind);
+                match draw_interval(self.streams.fault(kind), rate) {
+                    Some(interval) => self.striking.next_random[index].1 = at + interval,
+                    None => {
+                        self.striking.next_random.remove(index);
+                    }
+                }
+                self.draw_fault(kind)
+            }
         };
         if let Some(fault) = fault {
             self.inject(fault);
@@ -102,13 +114,8 @@ impl Service {
         true
     }
 
-    /// Picks a kind by rate, a live client and a duration.
-    fn draw_fault(&mut self, total_rate: f64) -> Option<ScriptedFault> {
-        let mut pick = self.rng.gen_range(0.0..total_rate);
-        let kind = FaultKind::ALL.into_iter().find(|&kind| {
-            pick -= self.rate(kind);
-            pick < 0.0 && self.rate(kind) > 0.0
-        })?;
+    /// Picks a live client for a fault of `kind`, and its length.
+    fn draw_fault(&mut self, kind: FaultKind) -> Option<ScriptedFault> {
         let live: Vec<ClientId> = self
             .processes
             .iter()
@@ -118,9 +125,10 @@ impl Service {
         if live.is_empty() {
             return None;
         }
-        let client = live[self.rng.gen_range(0..live.len())];
         let timeout = self.config.session_timeout;
-        let duration = self.rng.gen_range(timeout / 3..=timeout * 2);
+        let stream = self.streams.fault(kind);
+        let client = live[stream.gen_range(0..live.len())];
+        let duration = stream.gen_range(timeout / 3..=timeout * 2);
         Some(ScriptedFault {
             at: self.now(),
             kind,
@@ -182,7 +190,7 @@ impl Service {
             }
             FaultKind::LeaderChange => {
                 let (low, high) = ELECTION;
-                let election = self.rng.gen_range(low..=high);
+                let election = self.streams.fault(kind).gen_range(low..=high);
                 let Some(leader) = self.change_leader(election) else {
                     return;
                 };
@@ -200,7 +208,7 @@ impl Service {
                     format!("server {server} down for {duration:?}")
                 } else {
                     let (low, high) = STALE_READ_LAG;
-                    let more = self.rng.gen_range(low..=high);
+                    let more = self.streams.fault(kind).gen_range(low..=high);
                     self.lag_spikes[server] = (until, more);
                     format!("server {server} falls {more:?} further behind for {duration:?}")
                 }
@@ -380,8 +388,9 @@ impl Service {
     /// Draws whether the connection breaks before the server applies `client`'s request (an
     /// armed scripted fault first).
     pub(super) fn draw_connection_loss(&mut self, client: ClientId) -> bool {
+        let odds = self.plan.rates.connection_loss;
         self.take_armed(client, |k| k == FaultKind::ConnectionLoss)
-            || self.rng.gen_bool(self.plan.rates.connection_loss)
+            || self.streams.fault(FaultKind::ConnectionLoss).gen_bool(odds)
     }
 
     /// Draws whether the reply to `op`, which the server has applied, is lost (an armed scripted
@@ -398,7 +407,7 @@ impl Service {
             (FaultKind::LostReply, self.plan.rates.lost_reply)
         };
         let lost = self.take_armed(client, |k| k == kind || k == FaultKind::LostReply)
-            || self.rng.gen_bool(rate);
+            || self.streams.fault(kind).gen_bool(rate);
         lost.then(|| (kind, format!("reply lost after apply: {}", OpText(op))))
     }
 

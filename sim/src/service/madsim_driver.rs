@@ -1,5 +1,5 @@
 //! [`SimZk`]: the service core driven by madsim. It reads madsim's clock for the core, hands it
-//! madsim's seeded generator, and carries out what the core asks, in order: a reply or an event
+//! the run's seed, and carries out what the core asks, in order: a reply or an event
 //! reaches the client's code, a heartbeat is woken, a process is paused or killed, the wire's
 //! pump is woken when its next delivery is due.
 //!
@@ -17,7 +17,6 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
-use madsim::rand::thread_rng;
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use madsim::time::{Instant, Sleep, TimeHandle};
@@ -182,7 +181,7 @@ impl SimZk {
         let clock = TimeHandle::current();
         let (origin, start) = (clock.elapsed(), clock.now_instant());
         let seed = Handle::current().seed();
-        let core = Service::new(config, plan, seed, Box::new(thread_rng()));
+        let core = Service::new(config, plan, seed);
         let driver = Driver {
             core,
             pump_timer: clock.sleep_until(start),

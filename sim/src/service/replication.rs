@@ -9,6 +9,7 @@ use zklab_recipes::client::{Op, SessionId, Zxid};
 
 use super::wire::Delivery;
 use super::Service;
+use crate::fault::FaultKind;
 use crate::server::DeletionOrder;
 
 impl Service {
@@ -27,7 +28,7 @@ impl Service {
                 Duration::ZERO
             };
             for _ in 0..committed {
-                let lag = self.rng.gen_range(low..=high) + more;
+                let lag = self.streams.follower_lag.gen_range(low..=high) + more;
                 let at = (now + lag).max(self.follower_due[server] + Duration::from_nanos(1));
                 self.follower_due[server] = at;
                 self.schedule(at, Delivery::Replicate { server });
@@ -101,7 +102,8 @@ impl Service {
         if candidates.is_empty() {
             return None;
         }
-        let leader = candidates[self.rng.gen_range(0..candidates.len())];
+        let stream = self.streams.fault(FaultKind::LeaderChange);
+        let leader = candidates[stream.gen_range(0..candidates.len())];
         let connected: Vec<SessionId> = self
             .conns
             .iter()
@@ -143,7 +145,7 @@ impl Service {
         if ready.is_empty() {
             return None;
         }
-        Some(ready[self.rng.gen_range(0..ready.len())])
+        Some(ready[self.streams.server_choice.gen_range(0..ready.len())])
     }
 
     /// Makes the tree the clients will find: `ops` applied by a session of its own, closed

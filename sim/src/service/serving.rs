@@ -157,8 +157,7 @@ impl Service {
         let conn = self.conn(session);
         let connected = conn.is_connected() && conn.partitioned_until <= now;
         let notify_self = !expired || connected;
-        let order =
-            DeletionOrder::Hashed(self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ session as u64);
+        let order = DeletionOrder::Hashed(self.ephemeral_order ^ session as u64);
         let ended = self
             .servers
             .end_session(session, now_ms, notify_self, order)?;

@@ -2,41 +2,12 @@
 
 use std::time::Duration;
 
-use madsim::rand::RngCore;
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionEvent, ZkError, ZkEvent};
 
 use super::{Output, Service, SimConfig};
 use crate::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use crate::forced::{ForcedKind, ForcedStep};
 use crate::trace::TraceEvent;
-
-/// A small seeded generator (splitmix64), standing in for the driver's.
-struct SplitMix(u64);
-
-impl RngCore for SplitMix {
-    fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        for byte in dest {
-            *byte = self.next_u64() as u8;
-        }
-    }
-
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), madsim::rand::Error> {
-        self.fill_bytes(dest);
-        Ok(())
-    }
-}
 
 fn service(servers: usize) -> Service {
     let config = SimConfig {
@@ -47,7 +18,7 @@ fn service(servers: usize) -> Service {
         rates: FaultRates::none(),
         script: Vec::new(),
     };
-    Service::new(config, plan, 7, Box::new(SplitMix(7)))
+    Service::new(config, plan, 7)
 }
 
 /// Delivers everything due up to `until`, in time order, and returns what came out.

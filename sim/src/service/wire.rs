@@ -154,14 +154,17 @@ impl Service {
     /// partition.
     fn arrival(&mut self, session: SessionId, to_server: bool) -> Duration {
         let now = self.now();
-        let jitter = self.rng.gen_range(Duration::ZERO..=self.config.jitter);
+        let jitter = self
+            .streams
+            .latency
+            .gen_range(Duration::ZERO..=self.config.jitter);
         let conn = self.conn(session);
         let (mut delay, client) = (conn.base_latency + jitter, conn.client);
         let armed = self.take_armed(client, |kind| kind == FaultKind::Reorder);
-        if armed || self.rng.gen_bool(self.plan.rates.reorder) {
-            let hold = self
-                .rng
-                .gen_range(Duration::ZERO..=self.plan.rates.reorder_delay);
+        let (odds, most) = (self.plan.rates.reorder, self.plan.rates.reorder_delay);
+        let stream = self.streams.fault(FaultKind::Reorder);
+        if armed || stream.gen_bool(odds) {
+            let hold = stream.gen_range(Duration::ZERO..=most);
             delay += hold;
             self.message_fault(FaultKind::Reorder, client, now);
             self.fault(

@@ -22,10 +22,10 @@ use zklab::recipes::outcome::Outcome;
 use zklab::recipes::symmetry::RenameSessions;
 use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
+use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::Scenario;
-use zklab::sim::monitor::exclusion::MutualExclusion;
-use zklab::sim::monitor::failure::NoFailures;
 
 /// Where the lock lives: one ephemeral node.
 const DIR: &str = "/my";

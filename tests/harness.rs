@@ -12,9 +12,9 @@ use std::time::Duration;
 use zklab::recipes::client::{CreateMode, SessionEvent, ZkClient, ZkError, ZkEvent};
 use zklab::recipes::lock::Lock;
 use zklab::recipes::outcome::Outcome;
+use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::oracle::ViolationKind;
-use zklab::sim::monitor::exclusion::MutualExclusion;
-use zklab::sim::monitor::failure::NoFailures;
 use zklab::testing::{Harness, TestClient};
 
 use watcher::Follow;

@@ -11,8 +11,8 @@ use zklab::recipes::client::{CreateMode, Op, OpResult, SessionId, ZkClient};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step, Timer};
 use zklab::recipes::outcome::Outcome;
 use zklab::recipes::symmetry::RenameSessions;
+use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::sim::fault::{FaultPlan, FaultRates};
-use zklab::sim::monitor::failure::NoFailures;
 use zklab::sim::service::{SimConfig, SimZk};
 
 const LEASE: Duration = Duration::from_secs(5);

@@ -27,7 +27,7 @@ use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::fault::FaultKind;
-use zklab_sim::monitor::{Monitor, ViolationKind};
+use zklab_sim::property::{Monitor, ViolationKind};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 

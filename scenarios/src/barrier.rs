@@ -8,17 +8,19 @@
 //! Herd-freedom is not asked of a barrier: its removal is meant to wake every waiter. Its known
 //! bug: a waiter that takes any event as the barrier's removal ([`TrustAnyEvent`]).
 
+pub mod monitor;
+
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
-use zklab_sim::monitor::barrier::BarrierSafety;
-use zklab_sim::monitor::failure::NoFailures;
 
+use crate::barrier::monitor::BarrierSafety;
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, TrustAnyEvent};
 use crate::scenario::Scenario;
 

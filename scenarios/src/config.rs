@@ -7,6 +7,8 @@
 //! Herd-freedom is not asked: a write is meant to wake every reader. Its known bug: a reader
 //! that takes no news after its first read ([`IgnoresNews`]).
 
+pub mod monitor;
+
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -14,11 +16,11 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::parts::link::RecipeError;
-use zklab_sim::monitor::config::ConfigFreshness;
-use zklab_sim::monitor::failure::NoFailures;
 
+use crate::config::monitor::ConfigFreshness;
 use crate::host::{first_of, Host};
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
 use crate::scenario::Scenario;
 

@@ -10,6 +10,8 @@
 //! that takes the deletion of the node it waits on as everyone gone ([`TrustDeletion`]); and
 //! waiters that watch the whole directory ([`WatchParent`]: every deletion wakes them all).
 
+pub mod monitor;
+
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
@@ -18,11 +20,11 @@ use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
     DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
-use zklab_sim::monitor::double_barrier::{DoubleBarrierSafety, LeaveHerd};
-use zklab_sim::monitor::failure::NoFailures;
 
+use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd};
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
 use crate::scenario::Scenario;
 

@@ -13,13 +13,13 @@ use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::monitor::exclusion::MutualExclusion;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::herd::Herd;
-use zklab_sim::monitor::Monitor;
+use zklab_sim::property::Monitor;
 
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::failure::NoFailures;
+use crate::monitor::herd::Herd;
 use crate::mutation::{Mutated, Mutation};
 
 /// A role as the harness runs it: where its nodes live, who plays what, what judges it.

@@ -10,6 +10,8 @@
 //! known bugs: a member that joins with a persistent node ([`PersistentMember`]), and one that takes
 //! no news after its first read ([`IgnoresNews`]).
 
+pub mod monitor;
+
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -17,12 +19,12 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
 use zklab_recipes::parts::link::RecipeError;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::group::GroupViews;
 
 use crate::config::IDLE;
+use crate::group::monitor::GroupViews;
 use crate::host::{first_of, Host};
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation, PersistentMember};
 use crate::scenario::Scenario;
 

@@ -17,6 +17,7 @@ pub mod group;
 pub mod host;
 pub mod kit;
 pub mod lock;
+pub mod monitor;
 pub mod mutation;
 pub mod names;
 pub mod oracle;

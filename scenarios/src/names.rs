@@ -8,6 +8,8 @@
 //! Herd-freedom is not asked: nothing waits. Its known bug: a registration by create alone,
 //! NodeExists taken as registered ([`CreateOnly`]).
 
+pub mod monitor;
+
 use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
@@ -16,12 +18,12 @@ use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::names::{Names, NamesError};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::parts::producer::PutMachine;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::names::NameResolution;
 
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{CreateOnly, Documented, Mutated, Mutation, SkipSync};
+use crate::names::monitor::NameResolution;
 use crate::scenario::Scenario;
 
 /// Where the names live.

@@ -1,18 +1,19 @@
-//! The oracles a run is judged by: the monitors of [`zklab_sim::monitor`], each reading the whole
+//! The oracles a run is judged by: the monitors of [`crate::monitor`] and of each recipe's folder, each reading the whole
 //! trace, and nothing else. A kit's own monitors (which its model carries too) judge every run;
 //! the simulator adds the monitors that count time or read the server's side of the trace.
 
 use std::time::Duration;
 
-use zklab_sim::monitor::fencing::Fencing;
-use zklab_sim::monitor::herd::Herd;
-use zklab_sim::monitor::stuck_waiter::StuckWaiter;
-use zklab_sim::monitor::unowned_node::UnownedNode;
-use zklab_sim::monitor::wait_for::WaitFor;
-use zklab_sim::monitor::Monitor;
+use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
-pub use zklab_sim::monitor::{Violation, ViolationKind};
+use crate::monitor::fencing::Fencing;
+use crate::monitor::herd::Herd;
+use crate::monitor::stuck_waiter::StuckWaiter;
+use crate::monitor::unowned_node::UnownedNode;
+use crate::monitor::wait_for::WaitFor;
+
+pub use zklab_sim::property::{Violation, ViolationKind};
 
 /// What the monitors found in a simulated run's trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,10 +74,10 @@ fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violatio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::exclusion::MutualExclusion;
+    use crate::monitor::failure::NoFailures;
     use zklab_recipes::client::{SessionId, ZkError};
     use zklab_recipes::outcome::Outcome;
-    use zklab_sim::monitor::exclusion::MutualExclusion;
-    use zklab_sim::monitor::failure::NoFailures;
     use zklab_sim::trace::TraceEvent;
 
     /// A trace of `events`, one millisecond apart.

@@ -21,6 +21,9 @@
 //! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session); a
 //! priority consumer that keeps working through a stale listing ([`StaleListing`]).
 
+pub mod monitor;
+pub mod take_order;
+
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -33,16 +36,16 @@ use zklab_recipes::priority_queue::priority_tag;
 use zklab_recipes::queue::{holds_an_item, Order, PutMachine, Queue, QueueOutcome, QueueRequest};
 use zklab_recipes::queue::{TakeMachine, TakeMode, ITEM};
 use zklab_recipes::symmetry::{session_guid, RenameSessions};
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::queue::QueueDelivery;
-use zklab_sim::monitor::take_order::TakeOrder;
 
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::StaleListing;
 use crate::mutation::{
     Documented, FirstByName, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly,
 };
+use crate::queue::monitor::QueueDelivery;
+use crate::queue::take_order::TakeOrder;
 use crate::scenario::Scenario;
 
 /// Where the plainly taken queue lives.

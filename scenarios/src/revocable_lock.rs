@@ -5,18 +5,20 @@
 //! known bug: a contender that ignores the ask ([`IgnoresUnlock`]), which the waiter then has to
 //! force out.
 
+pub mod monitor;
+
 use std::time::Duration;
 
 use zklab_recipes::parts::contender::Revocation as Revoke;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
-use zklab_sim::monitor::exclusion::MutualExclusion;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::revocation::Revocation;
-use zklab_sim::monitor::shared_line::SharedLine;
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::failure::NoFailures;
+use crate::monitor::shared_line::SharedLine;
 use crate::mutation::{Documented, IgnoresUnlock};
+use crate::revocable_lock::monitor::Revocation;
 use crate::rw_lock::readers_line;
 use crate::scenario::Scenario;
 

@@ -9,11 +9,11 @@ use zklab_recipes::lock::LockRequest;
 use zklab_recipes::parts::contender::{Gate, Line};
 use zklab_recipes::parts::exclusive::{Hold, Role};
 use zklab_recipes::rw_lock::{Access, RwLockOutcome, READ, WRITE};
-use zklab_sim::monitor::exclusion::MutualExclusion;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::shared_line::{Rule, SharedLine};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::failure::NoFailures;
+use crate::monitor::shared_line::{Rule, SharedLine};
 use crate::mutation::{Documented, WatchParent};
 use crate::scenario::Scenario;
 

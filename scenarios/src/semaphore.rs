@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use zklab_recipes::semaphore::{Lease, MARKER};
-use zklab_sim::monitor::exclusion::MutualExclusion;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::shared_line::{Rule, SharedLine};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::failure::NoFailures;
+use crate::monitor::shared_line::{Rule, SharedLine};
 use crate::mutation::{Documented, ListFirst, LostWakeup};
 use crate::scenario::Scenario;
 

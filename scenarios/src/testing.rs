@@ -49,8 +49,7 @@ use std::time::{Duration, Instant};
 
 use zklab_sim::fault::{FaultRates, ScriptedFault};
 use zklab_sim::log;
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::Monitor;
+use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
 pub use self::client::TestClient;
@@ -59,6 +58,7 @@ pub use self::replay::{shell_quoted, SEEDS_VARIABLE, SEED_VARIABLE};
 
 use self::replay::Seeds;
 use crate::kit::ClientRun;
+use crate::monitor::failure::NoFailures;
 use crate::oracle::{self, Violation};
 use crate::runner::RunOptions;
 use crate::runner::{in_runtime, quiet_panics_inside_seeds, run_clients, start_service};
@@ -211,7 +211,7 @@ impl<M: Monitor> Harness<M> {
     }
 
     /// Judges each trace by `monitors` (one, or a tuple of several: zklab's from
-    /// `zklab::sim::monitor`, or the test's own [`Monitor`]s) beside zklab's own.
+    /// `zklab::scenarios::monitor` or a recipe's folder, or the test's own [`Monitor`]s) beside zklab's own.
     pub fn monitors<N: Monitor>(self, monitors: N) -> Harness<N> {
         Harness {
             options: self.options,

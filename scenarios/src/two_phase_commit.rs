@@ -12,6 +12,8 @@
 //! Herd-freedom is not asked: the transaction's end is meant to wake every site. Its known bug:
 //! a site that presumes a commit once it has voted commit ([`PresumeCommit`]).
 
+pub mod monitor;
+
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -19,13 +21,13 @@ use std::time::Duration;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
-use zklab_sim::monitor::failure::NoFailures;
-use zklab_sim::monitor::two_phase_commit::TwoPhaseCommitSafety;
 
 use crate::host::Host;
 use crate::kit::Kit;
+use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, PresumeCommit};
 use crate::scenario::Scenario;
+use crate::two_phase_commit::monitor::TwoPhaseCommitSafety;
 
 /// Where the transactions' nodes live.
 pub const TWO_PHASE_COMMIT_DIR: &str = "/two-phase-commit";

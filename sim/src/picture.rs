@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use zklab_recipes::outcome::Outcome;
 
 use crate::fault::FaultKind;
-use crate::monitor::Violation;
+use crate::property::Violation;
 use crate::trace::{SimTime, Trace, TraceEntry, TraceEvent};
 
 /// Where a row goes.
@@ -464,7 +464,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::ViolationKind;
+    use crate::property::ViolationKind;
 
     #[test]
     fn long_padded_numbers_are_cut_to_their_significant_digits() {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use zklab_recipes::client::SessionId;
-use zklab_sim::monitor::Monitor;
+use zklab_sim::property::Monitor;
 use zklab_sim::trace::TraceEvent;
 
 use super::client::{RealPlace, TestClient};

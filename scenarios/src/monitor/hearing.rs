@@ -11,8 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use zklab_recipes::client::SessionEvent;
-
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// How long after a client can hear again its news may still be on the way: longer than any
 /// message's latency added to the most a stale read holds a follower back (up to a second
@@ -114,8 +113,8 @@ impl Deaf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fault::FaultKind;
-    use crate::monitor::testing::at;
+    use crate::monitor::traces::at;
+    use zklab_sim::fault::FaultKind;
 
     fn session(ms: u64, event: SessionEvent) -> TraceEntry {
         at(

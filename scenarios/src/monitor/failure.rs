@@ -2,9 +2,8 @@
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-
-use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// The recipe-failure monitor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -34,7 +33,7 @@ impl Monitor for NoFailures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
 
     #[test]
     fn a_recipe_that_gives_up_is_reported() {

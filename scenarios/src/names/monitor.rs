@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use zklab_recipes::client::{CreateMode, Op};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::{changes, child_of, Change};
 
 /// A client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -215,7 +216,7 @@ impl Monitor for NameResolution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::{outcome, trace};
+    use crate::monitor::traces::{outcome, trace};
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     fn request(client: ClientId, op: Op) -> TraceEvent {

@@ -17,9 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
 use zklab_recipes::queue::{Order, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::{changes, child_of, Change};
 
 /// What one session knows of the queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -255,7 +256,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
 
     use super::*;
-    use crate::monitor::testing::trace;
+    use crate::monitor::traces::trace;
 
     const HIGH: &str = "p0-a-item-0000000002";
     const LOW: &str = "p1-b-item-0000000001";

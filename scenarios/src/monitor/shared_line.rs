@@ -24,12 +24,13 @@ use std::time::Duration;
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::fault::FaultKind;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::hearing::Hearing;
-use super::herd::Herd;
-use super::{changes, take_overdue, Change, Monitor, Violation, ViolationKind};
-use crate::fault::FaultKind;
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::hearing::Hearing;
+use crate::monitor::herd::Herd;
+use crate::monitor::{changes, take_overdue, Change};
 
 /// A node's sequence number, which places it in line.
 type Sequence = i32;
@@ -394,7 +395,7 @@ impl Monitor for SharedLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
 
     fn readers() -> SharedLine {
         let rule = Rule::Readers {

@@ -22,10 +22,11 @@ use std::time::Duration;
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::hearing::{Hearing, GRACE};
-use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::hearing::{Hearing, GRACE};
+use crate::monitor::{changes, child_of, Change};
 
 /// A session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -222,7 +223,7 @@ impl Monitor for GroupViews {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::{at, created, ended, outcome};
+    use crate::monitor::traces::{at, created, ended, outcome};
     use zklab_recipes::client::{SessionEvent, Stat};
 
     fn listed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
@@ -331,7 +332,7 @@ mod tests {
         // Cut off before it noticed: a partition that outlasts the run.
         let mut cut = run(2_000);
         let partition = TraceEvent::Fault {
-            kind: crate::fault::FaultKind::Partition,
+            kind: zklab_sim::fault::FaultKind::Partition,
             client: 0,
             detail: String::new(),
             lasts: Duration::from_secs(10),

@@ -11,11 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_sim::fault::FaultKind;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::hearing::Hearing;
-use super::{take_overdue, Monitor, Violation, ViolationKind};
-use crate::fault::FaultKind;
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::hearing::Hearing;
+use crate::monitor::take_overdue;
 
 /// The unowned-node monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -118,7 +119,7 @@ impl Monitor for UnownedNode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::at;
+    use crate::monitor::traces::at;
     use zklab_recipes::client::{CreateMode, Stat, ZkError};
 
     fn created(ms: u64, path: &str) -> TraceEntry {

@@ -23,9 +23,10 @@ use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::queue::{item_sequence, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::{changes, child_of, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::{changes, child_of, Change};
 
 /// One session of one client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -223,7 +224,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::testing::{created, ended, outcome, trace};
+    use crate::monitor::traces::{created, ended, outcome, trace};
 
     const ITEM: &str = "/q/p-item-0000000001";
 

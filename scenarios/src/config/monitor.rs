@@ -17,10 +17,10 @@ use std::time::Duration;
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::hearing::Hearing;
-use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::hearing::Hearing;
 
 /// A reader's session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -156,7 +156,7 @@ impl Monitor for ConfigFreshness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::{at, outcome, trace};
+    use crate::monitor::traces::{at, outcome, trace};
 
     fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
         ConfigFreshness::new()

@@ -1,109 +1,14 @@
-//! Monitors: properties that fold over a run's trace, one entry at a time, and say when an entry
-//! breaks them. A monitor is `Clone + Eq + Hash`, so it can judge a simulated seed, a real run's
-//! trace, or travel inside a model checker's state.
+//! Properties and the monitors that judge them: the [`Monitor`] trait, folding over a run's trace
+//! one entry at a time, and the [`Violation`] it reports. A monitor is `Clone + Eq + Hash`, so it
+//! can judge a simulated seed, a real run's trace, or travel inside a model checker's state. The
+//! monitors themselves live above the simulator, beside what they judge (`zklab-scenarios`); only
+//! what the model checker and the pictures need of them is here.
 
-pub mod barrier;
-pub mod config;
-pub mod double_barrier;
-pub mod exclusion;
-pub mod failure;
-pub mod fencing;
-pub mod group;
-pub mod hearing;
-pub mod herd;
-pub mod names;
-pub mod queue;
-pub mod revocation;
-pub mod shared_line;
-pub mod stuck_waiter;
-pub mod take_order;
-#[cfg(test)]
-mod testing;
-pub mod two_phase_commit;
-pub mod unowned_node;
-pub mod wait_for;
-
-use std::collections::BTreeMap;
 use std::fmt::{self, Debug};
 use std::hash::Hash;
 use std::time::Duration;
 
-use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult};
-
 use crate::trace::{Trace, TraceEntry};
-
-/// A node an applied write made or took away.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change<'a> {
-    /// A node was made.
-    Created {
-        /// Its path.
-        path: &'a str,
-        /// Persistent or ephemeral, sequential or not.
-        mode: CreateMode,
-        /// Its data.
-        data: &'a [u8],
-    },
-    /// The node at this path was deleted.
-    Deleted(&'a str),
-    /// A node's data was replaced.
-    Set {
-        /// Its path.
-        path: &'a str,
-        /// The new data.
-        data: &'a [u8],
-    },
-}
-
-/// The nodes `op` made or took away, given the server's `reply`, inside a multi too.
-pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> Vec<Change<'a>> {
-    let mut found = Vec::new();
-    collect_changes(op, reply.as_ref().ok(), &mut found);
-    found
-}
-
-fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec<Change<'a>>) {
-    match (op, result) {
-        (Op::Create { mode, data, .. }, Some(OpResult::Created { path, .. })) => {
-            found.push(Change::Created {
-                path,
-                mode: *mode,
-                data,
-            });
-        }
-        (Op::Delete { path, .. }, Some(OpResult::Deleted)) => found.push(Change::Deleted(path)),
-        (Op::SetData { path, data, .. }, Some(OpResult::SetData(_))) => {
-            found.push(Change::Set { path, data });
-        }
-        (Op::Multi(ops), Some(OpResult::Multi(results))) => {
-            for (op, result) in ops.iter().zip(results) {
-                collect_changes(op, result.as_ref().ok(), found);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The name of `path` if it is a child of `dir`.
-pub(crate) fn child_of<'p>(dir: &str, path: &'p str) -> Option<&'p str> {
-    let (parent, name) = path.rsplit_once('/')?;
-    (parent == dir).then_some(name)
-}
-
-/// Takes out the first of `pending` that has waited longer than `bound` at `now`: a monitor
-/// reports each once. Keys and values say who waits and on what.
-pub(crate) fn take_overdue<K: Ord + Clone, V: Clone>(
-    pending: &mut BTreeMap<K, (Duration, V)>,
-    now: Duration,
-    bound: Duration,
-) -> Option<(K, Duration, V)> {
-    let (key, (since, value)) = pending
-        .iter()
-        .find(|(_, (since, _))| now.saturating_sub(*since) > bound)?;
-    let overdue = (key.clone(), now.saturating_sub(*since), value.clone());
-    pending.remove(&overdue.0);
-    Some(overdue)
-}
 
 /// A property judged entry by entry.
 pub trait Monitor: Clone + Eq + Hash + Debug {

@@ -4,9 +4,8 @@
 
 use zklab_recipes::client::SessionId;
 use zklab_recipes::symmetry::RenameSessions;
-
-use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// The herd monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -18,11 +18,12 @@ use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::parts::contender::UNLOCK;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::path::parent;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::hearing::Hearing;
-use super::{changes, Change, Monitor, Violation, ViolationKind};
-use crate::path::parent;
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::hearing::Hearing;
+use crate::monitor::{changes, Change};
 
 /// The revocation monitor of the contender nodes under one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -180,8 +181,8 @@ mod tests {
     use zklab_recipes::outcome::Outcome;
 
     use super::*;
-    use crate::fault::FaultKind;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
+    use zklab_sim::fault::FaultKind;
 
     const NODE: &str = "/d/a-n-0000000001";
 

@@ -7,9 +7,8 @@ use std::collections::BTreeSet;
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-
-use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// The fencing monitor.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -82,7 +81,7 @@ impl Monitor for Fencing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
 
     #[test]
     fn a_token_forced_out_is_stale_from_then_on() {

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
-use super::{take_overdue, Monitor, Violation, ViolationKind};
-use crate::trace::{ClientId, TraceEntry, TraceEvent};
+use crate::monitor::take_overdue;
 
 /// The stuck-waiter monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -77,8 +78,8 @@ pub(crate) fn is_sequential(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::at;
-    use crate::trace::Trace;
+    use crate::monitor::traces::at;
+    use zklab_sim::trace::Trace;
 
     fn watch_on_gone(ms: u64, path: &str) -> TraceEntry {
         at(

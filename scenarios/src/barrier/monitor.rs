@@ -18,9 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::{changes, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::{changes, Change};
 
 /// The barrier-safety monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -170,7 +171,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::testing::{applied, at};
+    use crate::monitor::traces::{applied, at};
 
     fn set(path: &str) -> TraceEntry {
         let op = Op::Create {

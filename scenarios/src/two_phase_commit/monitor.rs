@@ -17,9 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, vote_site, ABORT, COMMIT, TX};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::{changes, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::{changes, Change};
 
 /// The two-phase-commit monitor of one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -206,7 +207,7 @@ mod tests {
     use zklab_recipes::two_phase_commit::{tx_data, vote_node};
 
     use super::*;
-    use crate::monitor::testing::{applied, at, outcome};
+    use crate::monitor::traces::{applied, at, outcome};
 
     const DIR: &str = "/tpc";
 

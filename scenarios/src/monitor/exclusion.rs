@@ -13,9 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-
-use super::{Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// The mutual-exclusion monitor. It names holders by session only (the trace says which client
 /// has which), so a model checker can rename its state like any other.
@@ -171,7 +170,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
 
     #[test]
     fn two_live_holders_break_mutual_exclusion() {

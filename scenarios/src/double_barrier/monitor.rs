@@ -19,10 +19,11 @@ use zklab_recipes::client::SessionId;
 use zklab_recipes::double_barrier::READY;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::herd::Herd;
-use super::{changes, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::herd::Herd;
+use crate::monitor::{changes, Change};
 
 /// A session, as a key that renaming renames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -295,7 +296,7 @@ mod tests {
     use zklab_recipes::client::{Op, OpResult};
 
     use super::*;
-    use crate::monitor::testing::{applied, at, created, ended, outcome};
+    use crate::monitor::traces::{applied, at, created, ended, outcome};
 
     const DIR: &str = "/db";
 

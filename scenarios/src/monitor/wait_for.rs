@@ -6,9 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use super::{changes, Change, Monitor, Violation, ViolationKind};
-use crate::trace::{TraceEntry, TraceEvent};
+use crate::monitor::{changes, Change};
 
 /// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
 type WaitLink<'a> = (SessionId, &'a str, SessionId);
@@ -109,7 +110,7 @@ impl Monitor for WaitFor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::testing::*;
+    use crate::monitor::traces::*;
 
     #[test]
     fn a_session_waiting_for_its_own_node_is_a_deadlock() {

@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
 use zklab_recipes::outcome::Outcome;
-
-use crate::trace::{ClientId, Trace, TraceEntry, TraceEvent};
+use zklab_sim::trace::{ClientId, Trace, TraceEntry, TraceEvent};
 
 /// `event` at `ms` milliseconds into the run.
 pub(crate) fn at(ms: u64, event: TraceEvent) -> TraceEntry {

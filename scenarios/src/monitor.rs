@@ -1,0 +1,96 @@
+//! The monitors every recipe may use: properties that fold over a run's trace, one entry at a
+//! time, and say when an entry breaks them (the [`Monitor`](zklab_sim::property::Monitor) trait is the simulator's, so the
+//! model checker can carry them in its state). A recipe's own monitor lives in its folder, beside
+//! its kit (`crate::queue::monitor`, ...); these judge what recipes share: exclusion, fencing,
+//! failures, herds, stuck waiters, unowned nodes, wait-for cycles, and whether a client could
+//! hear the server.
+
+pub mod exclusion;
+pub mod failure;
+pub mod fencing;
+pub mod hearing;
+pub mod herd;
+pub mod shared_line;
+pub mod stuck_waiter;
+#[cfg(test)]
+pub(crate) mod traces;
+pub mod unowned_node;
+pub mod wait_for;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult};
+
+/// A node an applied write made or took away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change<'a> {
+    /// A node was made.
+    Created {
+        /// Its path.
+        path: &'a str,
+        /// Persistent or ephemeral, sequential or not.
+        mode: CreateMode,
+        /// Its data.
+        data: &'a [u8],
+    },
+    /// The node at this path was deleted.
+    Deleted(&'a str),
+    /// A node's data was replaced.
+    Set {
+        /// Its path.
+        path: &'a str,
+        /// The new data.
+        data: &'a [u8],
+    },
+}
+
+/// The nodes `op` made or took away, given the server's `reply`, inside a multi too.
+pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> Vec<Change<'a>> {
+    let mut found = Vec::new();
+    collect_changes(op, reply.as_ref().ok(), &mut found);
+    found
+}
+
+fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec<Change<'a>>) {
+    match (op, result) {
+        (Op::Create { mode, data, .. }, Some(OpResult::Created { path, .. })) => {
+            found.push(Change::Created {
+                path,
+                mode: *mode,
+                data,
+            });
+        }
+        (Op::Delete { path, .. }, Some(OpResult::Deleted)) => found.push(Change::Deleted(path)),
+        (Op::SetData { path, data, .. }, Some(OpResult::SetData(_))) => {
+            found.push(Change::Set { path, data });
+        }
+        (Op::Multi(ops), Some(OpResult::Multi(results))) => {
+            for (op, result) in ops.iter().zip(results) {
+                collect_changes(op, result.as_ref().ok(), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The name of `path` if it is a child of `dir`.
+pub(crate) fn child_of<'p>(dir: &str, path: &'p str) -> Option<&'p str> {
+    let (parent, name) = path.rsplit_once('/')?;
+    (parent == dir).then_some(name)
+}
+
+/// Takes out the first of `pending` that has waited longer than `bound` at `now`: a monitor
+/// reports each once. Keys and values say who waits and on what.
+pub(crate) fn take_overdue<K: Ord + Clone, V: Clone>(
+    pending: &mut BTreeMap<K, (Duration, V)>,
+    now: Duration,
+    bound: Duration,
+) -> Option<(K, Duration, V)> {
+    let (key, (since, value)) = pending
+        .iter()
+        .find(|(_, (since, _))| now.saturating_sub(*since) > bound)?;
+    let overdue = (key.clone(), now.saturating_sub(*since), value.clone());
+    pending.remove(&overdue.0);
+    Some(overdue)
+}

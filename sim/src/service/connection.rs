@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 use madsim::rand::Rng;
-use zklab_recipes::client::{EventType, Op, OpResult, SessionEvent, SessionId, Zxid};
+use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Zxid};
 use zklab_recipes::client::{ZkError, ZkEvent};
 
 use super::serving::Parked;
@@ -303,15 +303,7 @@ impl Service {
                 }
                 let client = conn.client;
                 if conn.pending.remove(&id) {
-                    self.trace.push(
-                        now,
-                        TraceEvent::Reply {
-                            client,
-                            session,
-                            reply: reply.clone(),
-                        },
-                    );
-                    self.outbox.push(Output::Reply { session, id, reply });
+                    self.hand_reply(client, session, id, reply);
                 }
             }
         }
@@ -355,7 +347,6 @@ impl Service {
     /// watches with the connection, and what was on its way is lost; the client keeps the
     /// watches it holds, to re-register.
     pub(super) fn disconnect(&mut self, session: SessionId) {
-        let now = self.now();
         let conn = self.conn(session);
         if conn.state != ConnState::Connected {
             return;
@@ -373,21 +364,15 @@ impl Service {
         self.outbox.push(Output::Event { session, event });
         self.outbox.push(Output::Heartbeat { session });
         for id in pending {
-            self.fail_request(client, session, id, ZkError::ConnectionLoss, now);
+            self.hand_reply(client, session, id, Err(ZkError::ConnectionLoss));
         }
         self.trace_state(client, session, SessionEvent::Disconnected);
     }
 
-    /// A request the client library fails without an answer from the server.
-    fn fail_request(
-        &mut self,
-        client: ClientId,
-        session: SessionId,
-        id: u64,
-        error: ZkError,
-        now: Duration,
-    ) {
-        let reply = Err(error);
+    /// A reply reaches the session's code (from the server, or from the client library when
+    /// it fails a request itself): written to the trace as the client sees it, and handed over.
+    fn hand_reply(&mut self, client: ClientId, session: SessionId, id: u64, reply: OpReply) {
+        let now = self.now();
         self.trace.push(
             now,
             TraceEvent::Reply {
@@ -419,7 +404,7 @@ impl Service {
             self.outbox.push(Output::EventsEnd { session });
             self.trace_state(client, session, SessionEvent::Expired);
             for (id, _) in held {
-                self.fail_request(client, session, id, ZkError::SessionExpired, now);
+                self.hand_reply(client, session, id, Err(ZkError::SessionExpired));
             }
             return;
         }

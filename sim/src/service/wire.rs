@@ -222,6 +222,12 @@ impl Service {
     /// until the partition heals.
     fn deliver(&mut self, sequence: u64, delivery: Delivery) {
         let now = self.now();
+        if let Delivery::ToServer { session, .. } | Delivery::ToClient { session, .. } = delivery {
+            let healed = self.conn(session).partitioned_until;
+            if healed > now {
+                return self.postpone(healed, sequence, delivery);
+            }
+        }
         match delivery {
             Delivery::Replicate { server } => self.replay(server),
             Delivery::ExpiryCheck { session } => self.check_expiry(session),
@@ -231,15 +237,6 @@ impl Service {
                 request,
             } => {
                 let conn = self.conn(session);
-                if conn.partitioned_until > now {
-                    let at = conn.partitioned_until;
-                    let delivery = Delivery::ToServer {
-                        session,
-                        epoch,
-                        request,
-                    };
-                    return self.postpone(at, sequence, delivery);
-                }
                 if conn.epoch != epoch || !conn.is_connected() {
                     return;
                 }
@@ -252,15 +249,6 @@ impl Service {
                 response,
             } => {
                 let conn = self.conn(session);
-                if conn.partitioned_until > now {
-                    let at = conn.partitioned_until;
-                    let delivery = Delivery::ToClient {
-                        session,
-                        epoch,
-                        response,
-                    };
-                    return self.postpone(at, sequence, delivery);
-                }
                 // Lost with its connection: the client re-registers the watch it holds.
                 if conn.epoch != epoch || !conn.is_connected() {
                     return;

@@ -140,6 +140,11 @@ impl Service {
         self.now
     }
 
+    /// Whether the inputs handled so far caused anything outside not yet taken out.
+    pub(crate) fn has_outputs(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+
     /// Takes out what the inputs handled so far caused outside, in order.
     pub(crate) fn take_outputs(&mut self, into: &mut Vec<Output>) {
         into.append(&mut self.outbox);

@@ -15,17 +15,18 @@ use std::process::ExitCode;
 use zklab::models::check::CheckOptions;
 use zklab::models::model::Budget;
 use zklab::models::workload::Workload;
-use zklab::recipes::client::{CreateMode, EventType, Op, OpResult, SessionEvent, SessionId};
-use zklab::recipes::client::{ZkClient, ZkError, ZkEvent};
+use zklab::recipes::client::{
+    CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
+};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step};
 use zklab::recipes::outcome::Outcome;
 use zklab::recipes::symmetry::RenameSessions;
 use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
-use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
-use zklab::scenarios::scenario::Scenario;
+use zklab::scenarios::scenario::{KnownBug, Scenario};
 
 /// Where the lock lives: one ephemeral node.
 const DIR: &str = "/my";
@@ -226,7 +227,13 @@ impl Kit for MyKit {
 static MY_LOCK: Scenario = Scenario {
     name: "my-lock",
     about: "check, then create; NodeExists taken as success",
-    known_bug: true,
+    bug: Some(KnownBug {
+        shows: &[&MUTUAL_EXCLUSION],
+        clients: 2,
+        budget: Budget::NONE,
+        breaks: MUTUAL_EXCLUSION.name,
+        needs_a_follower: false,
+    }),
     kit: &MyKit,
     states: None,
 };

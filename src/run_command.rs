@@ -9,10 +9,8 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
-use zklab::scenarios::catalogue;
-use zklab::scenarios::regressions;
-use zklab::scenarios::runner;
 use zklab::scenarios::scenario::Scenario;
+use zklab::scenarios::{catalogue, regressions, runner};
 use zklab::sim::fault::FaultKind;
 
 use crate::progress::bar;
@@ -69,7 +67,7 @@ fn parse_shard(text: &str) -> Result<(u64, u64), String> {
 fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
     if name == "all" {
         return Ok(catalogue::scenarios()
-            .filter(|scenario| !scenario.known_bug)
+            .filter(|scenario| scenario.bug.is_none())
             .collect());
     }
     catalogue::find(name).map(|scenario| vec![scenario])

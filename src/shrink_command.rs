@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde::Serialize;
-use zklab::scenarios::catalogue;
-use zklab::scenarios::regressions;
 use zklab::scenarios::shrink::{self, Size};
+use zklab::scenarios::{catalogue, regressions};
 
 use crate::progress::spinner;
 use crate::replay_command::tell;
@@ -108,7 +107,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
         let summary = ShrinkSummary {
             scenario: scenario.name.to_owned(),
             seed: args.seed,
-            kind: shrunk.kind.name().to_owned(),
+            kind: shrunk.property.violation.to_owned(),
             original: shrunk.original.into(),
             shrunk: shrunk.shrunk.into(),
             runs: shrunk.runs,
@@ -122,9 +121,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     }
     println!(
         "-- {} seed {}: {}",
-        scenario.name,
-        args.seed,
-        shrunk.kind.name()
+        scenario.name, args.seed, shrunk.property.violation
     );
     println!("-- from {}", described(&shrunk.original));
     println!(

@@ -88,7 +88,7 @@ impl SweepSummary {
             .map(|(seed, violation)| FailingSeed {
                 seed: *seed,
                 violation: violation.to_string(),
-                kind: violation.kind.name().to_owned(),
+                kind: violation.property.violation.to_owned(),
                 replay: setup.replay_command(scenario.name, *seed),
             })
             .collect();

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
+use zklab::models::model::Budget;
 use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
+use zklab::scenarios::barrier::monitor::BARRIER_PASSED;
 use zklab::scenarios::barrier::BarrierKit;
 use zklab::scenarios::mutation::SkipSync;
-use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, RunOptions};
-use zklab::scenarios::scenario::Scenario;
+use zklab::scenarios::scenario::{KnownBug, Scenario};
 use zklab::sim::client::SimClient;
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use zklab::sim::service::{SimConfig, SimZk};
@@ -286,7 +287,13 @@ fn a_barrier_waiter_syncs_before_its_first_read_seed_17485() {
     const WITHOUT_SYNC: &Scenario = &Scenario {
         name: "barrier-without-sync",
         about: "a waiter that reads the barrier without syncing first",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&BARRIER_PASSED],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: BARRIER_PASSED.name,
+            needs_a_follower: true,
+        }),
         kit: &BarrierKit::<SkipSync>::KIT,
         states: None,
     };
@@ -294,7 +301,7 @@ fn a_barrier_waiter_syncs_before_its_first_read_seed_17485() {
         .violations
         .into_iter()
         .next();
-    assert_eq!(first.map(|v| v.kind), Some(ViolationKind::BarrierPassed));
+    assert_eq!(first.map(|v| v.property), Some(&BARRIER_PASSED));
 }
 
 /// Seeds the 3-server sweep with every fault once failed, each a false alarm or a workload

@@ -12,9 +12,9 @@ use std::time::Duration;
 use zklab::recipes::client::{CreateMode, SessionEvent, ZkClient, ZkError, ZkEvent};
 use zklab::recipes::lock::Lock;
 use zklab::recipes::outcome::Outcome;
-use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
-use zklab::scenarios::oracle::ViolationKind;
+use zklab::scenarios::runner::{LIVENESS, PANIC};
 use zklab::testing::{Harness, TestClient};
 
 use watcher::Follow;
@@ -31,7 +31,7 @@ fn a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace() {
     let failure = harness
         .try_run(|client| publish_and_follow(client, Follow::TrustLostRead))
         .expect_err("a watcher that trusts a lost read waits for good on some seed");
-    assert_eq!(failure.violations[0].kind, ViolationKind::Liveness);
+    assert_eq!(failure.violations[0].property, &LIVENESS);
     let seed = failure.seed.expect("a simulated run has a seed");
     let replay = failure.replay.clone().expect("and a replay command");
     assert!(
@@ -74,7 +74,7 @@ fn a_panic_in_the_code_under_test_fails_its_seed() {
             assert!(client.index() != 1, "client 1 does not like its number");
         })
         .expect_err("client 1 panics");
-    assert_eq!(failure.violations[0].kind, ViolationKind::Panic);
+    assert_eq!(failure.violations[0].property, &PANIC);
     assert!(failure.violations[0]
         .message
         .contains("does not like its number"));
@@ -112,7 +112,7 @@ fn the_monitors_a_test_adds_judge_its_runs() {
             client.recorder().record(client.session_id(), granted);
         })
         .expect_err("three holders at once");
-    assert_eq!(failure.violations[0].kind, ViolationKind::MutualExclusion);
+    assert_eq!(failure.violations[0].property, &MUTUAL_EXCLUSION);
 }
 
 #[test]

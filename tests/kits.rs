@@ -1,15 +1,15 @@
 //! Every scenario of the catalogue, in the simulator and in the model checker: each recipe holds
 //! every property under every fault, and each known bug is caught by both (but for a bug that
 //! needs a lagging follower, which the one-server model cannot show), with the violation that
-//! names it. A kit added to the catalogue without its expectations here fails the test.
+//! names it. How each known bug is caught is stated in its catalogue entry (`KnownBug`).
 
 mod support;
 
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
-use zklab::scenarios::oracle::ViolationKind;
 use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
+use zklab::scenarios::scenario::{KnownBug, Scenario};
 use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::FaultKind;
 use zklab::sim::forced;
@@ -31,253 +31,10 @@ const ONE_OF_EACH: Budget = Budget {
 
 const NO_FAULTS: Budget = budget(0, 0, 0);
 
-const LOST_REPLY_ONLY: Budget = budget(0, 1, 0);
-
-const CONNECTION_LOSS_ONLY: Budget = budget(1, 0, 0);
-
-const EXPIRY_ONLY: Budget = budget(0, 0, 1);
-
-/// How a known bug is caught: the violation kinds the simulator may report first, and a small
-/// model (clients, fault budget) in which the checker finds the failing property.
-struct Expected {
-    name: &'static str,
-    violations: &'static [ViolationKind],
-    clients: usize,
-    budget: Budget,
-    property: &'static str,
+/// Every known bug of the catalogue, with how it is caught (stated in its catalogue entry).
+fn known_bugs() -> impl Iterator<Item = (&'static Scenario, &'static KnownBug)> {
+    catalogue::scenarios().filter_map(|scenario| Some((scenario, scenario.bug.as_ref()?)))
 }
-
-const KNOWN_BUGS: &[Expected] = &[
-    Expected {
-        name: "lock-bug-blind-retry",
-        violations: &[
-            ViolationKind::Deadlock,
-            ViolationKind::Liveness,
-            ViolationKind::Orphan,
-        ],
-        clients: 2,
-        budget: ONE_OF_EACH,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "lock-bug-give-up",
-        violations: &[ViolationKind::UnownedNode],
-        clients: 2,
-        budget: LOST_REPLY_ONLY,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "lock-bug-lost-wakeup",
-        violations: &[ViolationKind::StuckWaiter],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "lock-bug-herd",
-        violations: &[ViolationKind::Herd],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "herd-freedom",
-    },
-    Expected {
-        name: "lock-bug-sort-by-name",
-        violations: &[ViolationKind::MutualExclusion],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "mutual exclusion",
-    },
-    Expected {
-        name: "election-bug-trust-deletion",
-        violations: &[ViolationKind::MutualExclusion],
-        clients: 3,
-        budget: EXPIRY_ONLY,
-        property: "mutual exclusion",
-    },
-    Expected {
-        name: "election-bug-herd",
-        violations: &[ViolationKind::Herd],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "herd-freedom",
-    },
-    Expected {
-        name: "rw-lock-bug-serial-readers",
-        violations: &[ViolationKind::HeldBack],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "no waiter held back",
-    },
-    Expected {
-        name: "rw-lock-bug-writer-ignores-readers",
-        violations: &[ViolationKind::MutualExclusion],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "mutual exclusion",
-    },
-    Expected {
-        name: "rw-lock-bug-herd",
-        violations: &[ViolationKind::Herd],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "herd-freedom",
-    },
-    Expected {
-        name: "revocable-lock-bug-ignores-unlock",
-        violations: &[ViolationKind::RevocationIgnored],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "revocation heeded",
-    },
-    Expected {
-        name: "semaphore-bug-list-first",
-        violations: &[ViolationKind::MutualExclusion],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "mutual exclusion",
-    },
-    Expected {
-        name: "semaphore-bug-lost-wakeup",
-        violations: &[ViolationKind::StuckWaiter, ViolationKind::HeldBack],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "barrier-bug-trust-any-event",
-        violations: &[ViolationKind::BarrierPassed],
-        clients: 2,
-        budget: EXPIRY_ONLY,
-        property: "barrier safety",
-    },
-    Expected {
-        name: "double-barrier-bug-blind-retry",
-        violations: &[
-            ViolationKind::Deadlock,
-            ViolationKind::EnteredEarly,
-            ViolationKind::UnownedNode,
-            ViolationKind::Liveness,
-            ViolationKind::Orphan,
-        ],
-        clients: 2,
-        budget: LOST_REPLY_ONLY,
-        property: "double barrier enter",
-    },
-    Expected {
-        name: "double-barrier-bug-trust-deletion",
-        violations: &[
-            ViolationKind::EnteredEarly,
-            ViolationKind::LeftEarly,
-            ViolationKind::Deadlock,
-            ViolationKind::Liveness,
-            ViolationKind::Orphan,
-            ViolationKind::UnownedNode,
-        ],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "double barrier leave",
-    },
-    Expected {
-        name: "double-barrier-bug-herd",
-        violations: &[ViolationKind::Herd],
-        clients: 3,
-        budget: NO_FAULTS,
-        property: "herd-freedom",
-    },
-    Expected {
-        name: "two-phase-commit-bug-presume-commit",
-        violations: &[ViolationKind::Disagreement],
-        clients: 2,
-        budget: LOST_REPLY_ONLY,
-        property: "agreement",
-    },
-    Expected {
-        name: "queue-bug-delete-mine",
-        violations: &[ViolationKind::ItemTwice],
-        clients: 3,
-        budget: CONNECTION_LOSS_ONLY,
-        property: "nothing twice",
-    },
-    Expected {
-        name: "queue-bug-delete-not-mine",
-        violations: &[ViolationKind::ItemLost, ViolationKind::Liveness],
-        clients: 2,
-        budget: LOST_REPLY_ONLY,
-        property: "nothing lost",
-    },
-    Expected {
-        name: "locked-queue-bug-persistent-claim",
-        violations: &[
-            ViolationKind::DeadClaim,
-            ViolationKind::Orphan,
-            ViolationKind::Liveness,
-        ],
-        clients: 2,
-        budget: EXPIRY_ONLY,
-        property: "no claim outlives its session",
-    },
-    Expected {
-        name: "queue-bug-put-blindly",
-        violations: &[ViolationKind::ItemTwice],
-        clients: 2,
-        budget: LOST_REPLY_ONLY,
-        property: "nothing twice",
-    },
-    Expected {
-        name: "config-bug-no-reread",
-        violations: &[ViolationKind::ConfigStale],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "group-bug-no-reread",
-        violations: &[ViolationKind::GroupStale],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "no stuck state",
-    },
-    Expected {
-        name: "group-bug-persistent-member",
-        violations: &[ViolationKind::RecipeFailed, ViolationKind::GroupGhost],
-        clients: 2,
-        budget: EXPIRY_ONLY,
-        property: "no view holds a dead member",
-    },
-    Expected {
-        name: "names-bug-create-only",
-        violations: &[ViolationKind::NameStale],
-        clients: 2,
-        budget: CONNECTION_LOSS_ONLY,
-        property: "a name resolves to its latest registration",
-    },
-    Expected {
-        name: "names-bug-no-sync",
-        violations: &[ViolationKind::NameStale],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "a name resolves to its latest registration",
-    },
-    Expected {
-        name: "queue-bug-name-order",
-        violations: &[ViolationKind::OutOfSequence],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "sequence order",
-    },
-    Expected {
-        name: "priority-queue-bug-stale-listing",
-        violations: &[ViolationKind::PriorityInverted],
-        clients: 2,
-        budget: NO_FAULTS,
-        property: "priority order",
-    },
-];
-
-/// Known bugs that only a lagging follower shows: the model has one server, whose reads are
-/// never stale, so its property holds there (a test says so, and fails the day the model gains
-/// followers, to move the bug back among those the model catches).
-const NEEDS_A_FOLLOWER: &[&str] = &["names-bug-no-sync"];
 
 /// Which reductions a check uses.
 #[derive(Clone, Copy)]
@@ -322,19 +79,8 @@ fn check_with(name: &str, clients: usize, budget: Budget, reductions: Reductions
 }
 
 #[test]
-fn every_known_bug_in_the_catalogue_has_its_expectations_here() {
-    for scenario in catalogue::scenarios().filter(|s| s.known_bug) {
-        assert!(
-            KNOWN_BUGS.iter().any(|bug| bug.name == scenario.name),
-            "{} has no expectations in tests/kits.rs",
-            scenario.name
-        );
-    }
-}
-
-#[test]
 fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
-    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+    for scenario in catalogue::scenarios().filter(|s| s.bug.is_none()) {
         let report = sweep(scenario, 0, 1000, &RunOptions::default(), 2, &|_, _, _| {});
         let failures: Vec<String> = report
             .failures
@@ -358,8 +104,7 @@ fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
 
 #[test]
 fn every_known_bug_is_caught_by_the_sweep_within_1000_seeds_and_replays() {
-    for bug in KNOWN_BUGS {
-        let scenario = support::scenario(bug.name);
+    for (scenario, bug) in known_bugs() {
         let options = RunOptions::default();
         let (seed, violation) = (0..1000)
             .find_map(|seed| {
@@ -369,25 +114,25 @@ fn every_known_bug_is_caught_by_the_sweep_within_1000_seeds_and_replays() {
                     .next();
                 first.map(|v| (seed, v))
             })
-            .unwrap_or_else(|| panic!("{}: no violation in 1,000 seeds", bug.name));
+            .unwrap_or_else(|| panic!("{}: no violation in 1,000 seeds", scenario.name));
         assert!(
-            bug.violations.contains(&violation.kind),
+            bug.shows.contains(&violation.property),
             "{} seed {seed}: {violation}",
-            bug.name
+            scenario.name
         );
         let replayed = run_seed(scenario, seed, &options);
         assert_eq!(
             replayed.violations.first(),
             Some(&violation),
             "{}",
-            bug.name
+            scenario.name
         );
     }
 }
 
 #[test]
 fn every_recipe_holds_every_property_in_the_model_for_two_clients_with_one_of_each_fault() {
-    for scenario in catalogue::scenarios().filter(|s| !s.known_bug) {
+    for scenario in catalogue::scenarios().filter(|s| s.bug.is_none()) {
         let report = check(scenario.name, 2, ONE_OF_EACH);
         assert!(report.complete);
         for property in &report.properties {
@@ -408,51 +153,45 @@ fn every_recipe_holds_every_property_in_the_model_for_two_clients_with_one_of_ea
 #[test]
 fn every_known_bug_fails_its_property_in_the_model_and_its_counterexample_forced_on_the_recipes_code_fails_it_too(
 ) {
-    for bug in KNOWN_BUGS
-        .iter()
-        .filter(|bug| !NEEDS_A_FOLLOWER.contains(&bug.name))
-    {
-        let report = check(bug.name, bug.clients, bug.budget);
+    for (scenario, bug) in known_bugs().filter(|(_, bug)| !bug.needs_a_follower) {
+        let report = check(scenario.name, bug.clients, bug.budget);
         let property = report
             .properties
             .iter()
-            .find(|p| p.name == bug.property)
+            .find(|p| p.name == bug.breaks)
             .expect("the property");
-        assert!(!property.holds, "{}: {} holds", bug.name, bug.property);
+        assert!(!property.holds, "{}: {} holds", scenario.name, bug.breaks);
         assert!(
             (1..=40).contains(&property.counterexample.len()),
             "{}: a counterexample of {} steps",
-            bug.name,
+            scenario.name,
             property.counterexample.len()
         );
-        let schedule = Schedule::of_counterexample(bug.name, bug.clients, property);
+        let schedule = Schedule::of_counterexample(scenario.name, bug.clients, property);
         let run = Schedule::parse(&schedule.to_text()).unwrap().run().unwrap();
         let story = run.trace.render();
         assert!(
             story.contains(forced::DONE),
             "{}: left the path:\n{story}",
-            bug.name
+            scenario.name
         );
-        let shown = run.violations.first().map(|v| v.kind);
+        let shown = run.violations.first().map(|v| v.property);
         assert!(
-            shown.is_some_and(|kind| Schedule::breaks(kind, bug.property)),
+            shown.is_some_and(|kind| Schedule::breaks(kind, bug.breaks)),
             "{}: the simulator shows {shown:?}, the model broke {}:\n{story}",
-            bug.name,
-            bug.property
+            scenario.name,
+            bug.breaks
         );
     }
 }
 
 #[test]
 fn a_bug_that_needs_a_lagging_follower_holds_in_the_one_server_model() {
-    for bug in KNOWN_BUGS
-        .iter()
-        .filter(|bug| NEEDS_A_FOLLOWER.contains(&bug.name))
-    {
-        let report = check(bug.name, bug.clients, ONE_OF_EACH);
-        assert!(report.complete, "{}", bug.name);
-        let property = report.properties.iter().find(|p| p.name == bug.property);
-        assert!(property.expect("the property").holds, "{}", bug.name);
+    for (scenario, bug) in known_bugs().filter(|(_, bug)| bug.needs_a_follower) {
+        let report = check(scenario.name, bug.clients, ONE_OF_EACH);
+        assert!(report.complete, "{}", scenario.name);
+        let property = report.properties.iter().find(|p| p.name == bug.breaks);
+        assert!(property.expect("the property").holds, "{}", scenario.name);
     }
 }
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use zklab::recipes::client::{Op, OpResult};
 use zklab::recipes::outcome::Outcome;
-use zklab::scenarios::oracle::ViolationKind;
+use zklab::scenarios::monitor::wait_for::DEADLOCK;
+use zklab::scenarios::oracle::Property;
 use zklab::scenarios::runner::{run_seed, RunOptions, SeedReport};
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};
 use zklab::sim::trace::{TraceEntry, TraceEvent};
@@ -110,12 +111,8 @@ fn the_same_lost_create_reply_deadlocks_the_blind_retry_lock() {
         2,
         "the orphan and the blind retry"
     );
-    let kinds: Vec<ViolationKind> = report.violations.iter().map(|v| v.kind).collect();
-    assert!(
-        kinds.contains(&ViolationKind::Deadlock),
-        "{:?}",
-        report.violations
-    );
+    let kinds: Vec<&'static Property> = report.violations.iter().map(|v| v.property).collect();
+    assert!(kinds.contains(&&DEADLOCK), "{:?}", report.violations);
 }
 
 #[test]

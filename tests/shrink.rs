@@ -10,12 +10,11 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use zklab::scenarios::catalogue;
-use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::scenarios::scenario::Scenario;
 use zklab::scenarios::schedule::Schedule;
 use zklab::scenarios::shrink::{shrink, story_lines};
+use zklab::scenarios::{catalogue, regressions};
 
 /// The acceptance bounds of a shrunk story. The longest today is two-phase commit's
 /// presume-commit bug: 82 lines (two clients, a coordinator and a site, one fault).
@@ -24,7 +23,7 @@ const MOST_LINES: usize = 90;
 
 fn known_bugs() -> Vec<&'static Scenario> {
     catalogue::scenarios()
-        .filter(|scenario| scenario.known_bug)
+        .filter(|scenario| scenario.bug.is_some())
         .collect()
 }
 
@@ -60,9 +59,12 @@ fn every_known_bug_shrinks_from_its_first_failing_seed_to_a_short_story_its_file
                 // What the printed command runs: the file's text, read back.
                 let written = Schedule::parse(&shrunk.schedule.to_text()).unwrap();
                 let replayed = written.run().unwrap();
-                let kind = replayed.violations.first().map(|v| v.kind);
-                if kind != Some(shrunk.kind) {
-                    problem(format!("its file replays {kind:?}, not {:?}", shrunk.kind));
+                let kind = replayed.violations.first().map(|v| v.property);
+                if kind != Some(shrunk.property) {
+                    problem(format!(
+                        "its file replays {kind:?}, not {:?}",
+                        shrunk.property
+                    ));
                 }
                 if story_lines(&replayed) != shrunk.shrunk.lines {
                     problem("its file replays another story".to_owned());
@@ -85,7 +87,7 @@ fn every_known_bug_keeps_a_short_schedule_that_still_shows_its_violation() {
                 .expect("a kept schedule names its violation");
             assert!(schedule.faults.len() <= MOST_FAULTS, "{}", path.display());
             let report = schedule.run().unwrap();
-            let shown = report.violations.first().map(|v| v.kind);
+            let shown = report.violations.first().map(|v| v.property);
             assert_eq!(shown, Some(kept_for), "{}", path.display());
             assert!(story_lines(&report) <= MOST_LINES, "{}", path.display());
         }

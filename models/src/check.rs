@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use stateright::{Checker, HasDiscoveries, Model};
 use zklab_sim::forced::{ForcedKind, ForcedStep};
 use zklab_sim::picture::Timeline;
+use zklab_sim::property::Property;
 
 use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
 use crate::render;
@@ -42,6 +43,9 @@ pub struct CheckOptions {
 pub struct PropertyReport {
     /// The property's name.
     pub name: &'static str,
+    /// The declared property it is, which names its violation in the simulator (see
+    /// [`RecipeModel::declared`]); none for the model's own "no stuck state".
+    pub declared: Option<&'static Property>,
     /// Whether no reachable state breaks it (of those explored, when the search is incomplete).
     pub holds: bool,
     /// When it fails: a short path to a failing state, one trace line per step.
@@ -153,6 +157,7 @@ pub fn check<W: Workload>(
             };
             PropertyReport {
                 name: property.name,
+                declared: model.declared(property.name),
                 holds,
                 counterexample: render::lines::<W>(&steps),
                 deepened,

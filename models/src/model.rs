@@ -27,13 +27,25 @@ use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::fault::FaultKind;
-use zklab_sim::property::{Monitor, ViolationKind};
+use zklab_sim::property::{self, Monitor};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::application::Application;
 use crate::shared::Shared;
 use crate::workload::Workload;
+
+/// No stuck state: broken by a state from which only a fault leads on, though some client has
+/// not finished. The model's untimed counterpart of a run's deadlock, liveness and stuck
+/// waiter; a run in the simulator has no violation of that name.
+pub const NO_STUCK_STATE: &str = "no stuck state";
+
+/// No orphans: broken when recipe znodes were left behind after every client finished. The
+/// model checks it once every client is done; a simulated or a real run, once its clients are.
+pub static ORPHAN: property::Property = property::Property {
+    violation: "orphan",
+    name: "no orphans",
+};
 
 /// What a client receives, in the order the server sent it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -94,6 +106,17 @@ pub struct Budget {
     pub pause: u8,
 }
 
+impl Budget {
+    /// No fault at all; `Budget { lost_reply: 1, ..Budget::NONE }` allows one lost reply, in a
+    /// constant too (a known bug's catalogue entry).
+    pub const NONE: Budget = Budget {
+        connection_loss: 0,
+        lost_reply: 0,
+        session_expiry: 0,
+        pause: 0,
+    };
+}
+
 /// The whole world at one moment. It hashes as every reordering of its clients does when
 /// `symmetric` (see [`crate::symmetry`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,8 +129,8 @@ pub struct State<M, N> {
     pub budget: Budget,
     /// The workload's monitors, told every step.
     pub monitors: Shared<N>,
-    /// The kinds of violation they have reported.
-    pub broken: BTreeSet<ViolationKind>,
+    /// The properties they have reported a violation of.
+    pub broken: BTreeSet<&'static property::Property>,
     /// Symmetry reduction is on: the state hashes as its reorderings do, so the checker, which
     /// tells states apart by hash, takes them for one. The same in every state of a search.
     pub symmetric: bool,
@@ -174,6 +197,9 @@ pub struct RecipeModel<W> {
     pub symmetry: bool,
     /// Raised to end a search early (see [`RecipeModel::with_halt`]).
     pub halt: Arc<AtomicBool>,
+    /// The properties the workload's monitors judge, each once, in their order: the model
+    /// checks each (with its own condition: see [`RecipeModel::NEVER`]), before its own.
+    pub judged: Vec<&'static property::Property>,
 }
 
 /// The model's state for a workload.
@@ -183,8 +209,22 @@ pub type ActionOf<W> = Action<<<W as Workload>::Machine as Recipe>::Request>;
 
 impl<W: Workload> RecipeModel<W> {
     /// A model of `clients` clients running `workload`, with these fault budgets.
+    ///
+    /// Panics if the workload's monitors judge more properties than the model has conditions
+    /// for ([`RecipeModel::NEVER`]).
     pub fn new(workload: W, clients: usize, budget: Budget) -> Self {
+        let mut judged = workload.monitors().properties();
+        let mut seen = BTreeSet::new();
+        judged.retain(|property| seen.insert(*property));
+        assert!(
+            judged.len() <= Self::NEVER.len(),
+            "{workload:?}'s monitors judge {} properties; the model checks at most {}: add places \
+             to RecipeModel::NEVER",
+            judged.len(),
+            Self::NEVER.len(),
+        );
         RecipeModel {
+            judged,
             workload,
             clients,
             budget,
@@ -400,7 +440,7 @@ impl<W: Workload> RecipeModel<W> {
         state.monitors.observe_all(&entry, &mut found);
         state
             .broken
-            .extend(found.into_iter().map(|violation| violation.kind));
+            .extend(found.into_iter().map(|violation| violation.property));
     }
 
     /// Tells the monitors which sessions a change by `by` notified, and delivers the fired
@@ -652,18 +692,18 @@ impl<W: Workload> Model for RecipeModel<W> {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        let mut kinds = self.workload.monitors().kinds();
-        let mut seen = BTreeSet::new();
-        kinds.retain(|kind| seen.insert(*kind));
-        let mut properties: Vec<Property<Self>> = kinds.into_iter().map(Self::never).collect();
+        let mut properties: Vec<Property<Self>> = (self.judged.iter())
+            .zip(Self::NEVER)
+            .map(|(judged, never)| Property::always(judged.name, never))
+            .collect();
         properties.push(Property::always(
-            "no stuck state",
+            NO_STUCK_STATE,
             |model: &Self, state: &Self::State| {
                 state.clients.iter().all(|client| client.finished) || model.can_progress(state)
             },
         ));
         properties.push(Property::always(
-            "no orphans",
+            ORPHAN.name,
             |model: &Self, state: &Self::State| {
                 !state.clients.iter().all(|client| client.finished)
                     || state
@@ -681,46 +721,39 @@ impl<W: Workload> Model for RecipeModel<W> {
 }
 
 impl<W: Workload> RecipeModel<W> {
-    /// The property that no monitor reports a violation of `kind`, named as the kind says.
-    fn never(kind: ViolationKind) -> Property<Self> {
-        macro_rules! never {
-            ($($kind:ident),*) => {
-                match kind {
-                    $(ViolationKind::$kind => Property::always(
-                        ViolationKind::$kind.property(),
-                        |_, state: &StateOf<W>| !state.broken.contains(&ViolationKind::$kind),
-                    ),)*
-                }
-            };
-        }
-        never!(
-            MutualExclusion,
-            BarrierPassed,
-            EnteredEarly,
-            LeftEarly,
-            Disagreement,
-            InvalidCommit,
-            StaleToken,
-            Herd,
-            HeldBack,
-            RevocationIgnored,
-            ItemTwice,
-            ItemLost,
-            DeadClaim,
-            PriorityInverted,
-            OutOfSequence,
-            ConfigBackwards,
-            ConfigStale,
-            GroupGhost,
-            GroupStale,
-            NameStale,
-            Orphan,
-            Liveness,
-            Deadlock,
-            RecipeFailed,
-            StuckWaiter,
-            UnownedNode,
-            Panic
-        )
+    /// The conditions of the properties the workload's monitors judge, one per place in
+    /// [`RecipeModel::judged`]: no monitor has reported a violation of the property in that
+    /// place. Stateright takes a condition as a plain `fn`, not a closure, so each place has its
+    /// own; a workload whose monitors judge more properties than there are places is refused
+    /// (see [`RecipeModel::new`]).
+    const NEVER: [fn(&Self, &StateOf<W>) -> bool; 16] = [
+        Self::never::<0>,
+        Self::never::<1>,
+        Self::never::<2>,
+        Self::never::<3>,
+        Self::never::<4>,
+        Self::never::<5>,
+        Self::never::<6>,
+        Self::never::<7>,
+        Self::never::<8>,
+        Self::never::<9>,
+        Self::never::<10>,
+        Self::never::<11>,
+        Self::never::<12>,
+        Self::never::<13>,
+        Self::never::<14>,
+        Self::never::<15>,
+    ];
+
+    /// Whether no monitor has reported a violation of the `I`th property judged.
+    fn never<const I: usize>(&self, state: &StateOf<W>) -> bool {
+        !state.broken.contains(self.judged[I])
+    }
+
+    /// The declared property named `name` that the model checks: one its workload's monitors
+    /// judge, or [`ORPHAN`]; none for [`NO_STUCK_STATE`], which only the model has.
+    pub fn declared(&self, name: &str) -> Option<&'static property::Property> {
+        let mut declared = self.judged.iter().copied().chain([&ORPHAN]);
+        declared.find(|property| property.name == name)
     }
 }

@@ -13,16 +13,17 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
+use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
 
-use crate::barrier::monitor::BarrierSafety;
+use crate::barrier::monitor::{BarrierSafety, BARRIER_PASSED};
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, TrustAnyEvent};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the barrier nodes live.
 pub const BARRIER_DIR: &str = "/barrier";
@@ -189,14 +190,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "barrier",
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
-        known_bug: false,
+        bug: None,
         kit: &BarrierKit::<Documented>::KIT,
         states: Some(7_678),
     },
     Scenario {
         name: "barrier-bug-trust-any-event",
         about: "a waiter takes any event for the barrier's removal, without reading it again",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&BARRIER_PASSED],
+            clients: 2,
+            budget: Budget {
+                session_expiry: 1,
+                ..Budget::NONE
+            },
+            breaks: BARRIER_PASSED.name,
+            needs_a_follower: false,
+        }),
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
         states: Some(7_046),
     },

@@ -1,6 +1,8 @@
 //! The catalogue: every scenario `list`, `run`, `replay`, `check` and `real` know, by name, one
 //! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
 
+use zklab_sim::property::Property;
+
 use crate::scenario::Scenario;
 use crate::{
     barrier, config, double_barrier, election, group, lock, names, queue, revocable_lock, rw_lock,
@@ -26,6 +28,14 @@ const RECIPES: &[&[Scenario]] = &[
 /// Every scenario, in listing order.
 pub fn scenarios() -> impl Iterator<Item = &'static Scenario> {
     RECIPES.iter().flat_map(|scenarios| scenarios.iter())
+}
+
+/// The property whose violation is called `violation` (`mutual-exclusion`), among those that
+/// judge the catalogue's scenarios: a schedule names it so.
+pub fn property(violation: &str) -> Option<&'static Property> {
+    scenarios()
+        .flat_map(|scenario| scenario.kit.properties())
+        .find(|property| property.violation == violation)
 }
 
 /// The scenario of that name, or an error that lists the known ones.

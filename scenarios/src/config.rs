@@ -12,17 +12,18 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use zklab_models::model::{Budget, NO_STUCK_STATE};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::parts::link::RecipeError;
 
-use crate::config::monitor::ConfigFreshness;
+use crate::config::monitor::{ConfigFreshness, CONFIG_STALE};
 use crate::host::{first_of, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the configuration lives.
 pub const CONFIG_DIR: &str = "/config";
@@ -187,14 +188,20 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "config",
         about: "client 0 writes a value per round; the others follow it to the last",
-        known_bug: false,
+        bug: None,
         kit: &ConfigKit::<Documented>::KIT,
         states: Some(1_442),
     },
     Scenario {
         name: "config-bug-no-reread",
         about: "a reader takes no news after its first read: it misses every change",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&CONFIG_STALE],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &ConfigKit::<IgnoresNews>::KIT,
         states: Some(1_149),
     },

@@ -15,18 +15,23 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
+use zklab_models::model::{Budget, ORPHAN};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
     DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
 
-use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd};
+use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd, ENTERED_EARLY, LEFT_EARLY};
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
+use crate::monitor::herd::HERD;
+use crate::monitor::unowned_node::UNOWNED_NODE;
+use crate::monitor::wait_for::DEADLOCK;
 use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
-use crate::scenario::Scenario;
+use crate::runner::LIVENESS;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the barrier's nodes live.
 pub const DOUBLE_BARRIER_DIR: &str = "/double-barrier";
@@ -144,7 +149,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "double-barrier",
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
-        known_bug: false,
+        bug: None,
         kit: &DoubleBarrierKit::<Documented>::KIT,
         states: Some(551_395),
     },
@@ -152,21 +157,49 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "double-barrier-bug-blind-retry",
         about:
             "a participant makes a second node after a lost create reply, and counts itself twice",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
+            clients: 2,
+            budget: Budget {
+                lost_reply: 1,
+                ..Budget::NONE
+            },
+            breaks: ENTERED_EARLY.name,
+            needs_a_follower: false,
+        }),
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
         states: Some(1_417_969),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[
+                &ENTERED_EARLY,
+                &LEFT_EARLY,
+                &DEADLOCK,
+                &LIVENESS,
+                &ORPHAN,
+                &UNOWNED_NODE,
+            ],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: LEFT_EARLY.name,
+            needs_a_follower: false,
+        }),
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
         states: Some(866_647),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&HERD],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: HERD.name,
+            needs_a_follower: false,
+        }),
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
         states: Some(637_803),
     },

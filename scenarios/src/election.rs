@@ -3,11 +3,14 @@
 //! its predecessor's deletion as its election ([`TrustDeletion`]: two leaders), and candidates
 //! that all watch the leader ([`WatchLowest`]: a herd).
 
+use zklab_models::model::Budget;
 use zklab_recipes::election::ElectionRole;
 
 use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::monitor::exclusion::MUTUAL_EXCLUSION;
+use crate::monitor::herd::HERD;
 use crate::mutation::{Documented, TrustDeletion, WatchLowest};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the election keeps its candidates' nodes.
 pub const ELECTION_DIR: &str = "/election/leader";
@@ -33,21 +36,36 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "election",
         about: "leader election: lead with a fenced resource, resign, run again",
-        known_bug: false,
+        bug: None,
         kit: &ElectionKit::<Documented>::KIT,
         states: Some(44_843),
     },
     Scenario {
         name: "election-bug-trust-deletion",
         about: "a candidate leads on its predecessor's deletion without listing again",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&MUTUAL_EXCLUSION],
+            clients: 3,
+            budget: Budget {
+                session_expiry: 1,
+                ..Budget::NONE
+            },
+            breaks: MUTUAL_EXCLUSION.name,
+            needs_a_follower: false,
+        }),
         kit: &ElectionKit::<TrustDeletion>::KIT,
         states: Some(95_809),
     },
     Scenario {
         name: "election-bug-herd",
         about: "every candidate watches the leader's node (herd effect)",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&HERD],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: HERD.name,
+            needs_a_follower: false,
+        }),
         kit: &ElectionKit::<WatchLowest>::KIT,
         states: Some(90_157),
     },

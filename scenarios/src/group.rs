@@ -15,18 +15,19 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use zklab_models::model::{Budget, NO_STUCK_STATE};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
 use zklab_recipes::parts::link::RecipeError;
 
 use crate::config::IDLE;
-use crate::group::monitor::GroupViews;
+use crate::group::monitor::{GroupViews, GROUP_GHOST, GROUP_STALE};
 use crate::host::{first_of, Host};
 use crate::kit::Kit;
-use crate::monitor::failure::NoFailures;
+use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation, PersistentMember};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// The group's node.
 pub const GROUP_DIR: &str = "/group";
@@ -194,14 +195,20 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "group",
         about: "members join and leave each round, then stay and follow the membership",
-        known_bug: false,
+        bug: None,
         kit: &GroupKit::<Documented>::KIT,
         states: Some(1_948),
     },
     Scenario {
         name: "group-bug-no-reread",
         about: "a member takes no news after its first read: its view misses every change",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&GROUP_STALE],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &GroupKit::<IgnoresNews>::KIT,
         states: Some(1_533),
     },
@@ -209,7 +216,16 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "group-bug-persistent-member",
         about:
             "a member joins with a persistent node: it stays in every view once its session ends",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&RECIPE_FAILED, &GROUP_GHOST],
+            clients: 2,
+            budget: Budget {
+                session_expiry: 1,
+                ..Budget::NONE
+            },
+            breaks: GROUP_GHOST.name,
+            needs_a_follower: false,
+        }),
         kit: &GroupKit::<PersistentMember>::KIT,
         states: Some(1_947),
     },

@@ -17,7 +17,7 @@ use zklab_sim::trace::Trace;
 
 use crate::follow;
 use crate::host::{ClientContext, Host};
-use crate::oracle::{self, Judgement, Violation};
+use crate::oracle::{self, Judgement, Property, Violation};
 use crate::real::{RealHost, TracedSession};
 
 /// One recipe's kit.
@@ -77,6 +77,9 @@ pub trait AnyKit: Sync {
 
     /// Judges a real run's trace by the kit's monitors.
     fn judge_real(&self, trace: &Trace) -> Vec<Violation>;
+
+    /// Every property its runs are judged by ([`oracle::properties`]).
+    fn properties(&self) -> Vec<&'static Property>;
 }
 
 impl<K: Kit> AnyKit for K {
@@ -126,5 +129,9 @@ impl<K: Kit> AnyKit for K {
 
     fn judge_real(&self, trace: &Trace) -> Vec<Violation> {
         oracle::judge_real(self.monitors(), trace)
+    }
+
+    fn properties(&self) -> Vec<&'static Property> {
+        oracle::properties(&self.monitors())
     }
 }

@@ -1,11 +1,18 @@
 //! The lock's kit: the exclusive-role kit at [`LOCK_DIR`]. Its known bugs are the lock under the
 //! [`BlindRetry`], [`GiveUp`], [`WatchParent`], [`SortByName`] and [`LostWakeup`] mutations.
 
+use zklab_models::model::{Budget, NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::lock::LockRole;
 
 use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::monitor::exclusion::MUTUAL_EXCLUSION;
+use crate::monitor::herd::HERD;
+use crate::monitor::stuck_waiter::STUCK_WAITER;
+use crate::monitor::unowned_node::UNOWNED_NODE;
+use crate::monitor::wait_for::DEADLOCK;
 use crate::mutation::{BlindRetry, Documented, GiveUp, LostWakeup, SortByName, WatchParent};
-use crate::scenario::Scenario;
+use crate::runner::LIVENESS;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the lock keeps its contender nodes.
 pub const LOCK_DIR: &str = "/locks/lock";
@@ -31,14 +38,25 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "lock",
         about: "exclusive lock: acquire, use a fenced resource, release",
-        known_bug: false,
+        bug: None,
         kit: &LockKit::<Documented>::KIT,
         states: Some(44_843),
     },
     Scenario {
         name: "lock-bug-blind-retry",
         about: "after ConnectionLoss on create, create again without looking for the guid",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&DEADLOCK, &LIVENESS, &ORPHAN],
+            clients: 2,
+            budget: Budget {
+                connection_loss: 1,
+                lost_reply: 1,
+                session_expiry: 1,
+                pause: 1,
+            },
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &LockKit::<BlindRetry>::KIT,
         states: Some(87_096),
     },
@@ -46,28 +64,55 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "lock-bug-give-up",
         about:
             "after ConnectionLoss on create, start over in a new session, leaving the node behind",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&UNOWNED_NODE],
+            clients: 2,
+            budget: Budget {
+                lost_reply: 1,
+                ..Budget::NONE
+            },
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &LockKit::<GiveUp>::KIT,
         states: Some(263_283),
     },
     Scenario {
         name: "lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&HERD],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: HERD.name,
+            needs_a_follower: false,
+        }),
         kit: &LockKit::<WatchParent>::KIT,
         states: Some(45_519),
     },
     Scenario {
         name: "lock-bug-sort-by-name",
         about: "contenders ordered by full name (so by guid) instead of by sequence number",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&MUTUAL_EXCLUSION],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: MUTUAL_EXCLUSION.name,
+            needs_a_follower: false,
+        }),
         kit: &LockKit::<SortByName>::KIT,
         states: Some(53_182),
     },
     Scenario {
         name: "lock-bug-lost-wakeup",
         about: "a waiter whose predecessor is gone before its exists arrives waits anyway",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&STUCK_WAITER],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &LockKit::<LostWakeup>::KIT,
         states: Some(40_187),
     },

@@ -12,6 +12,7 @@ pub mod monitor;
 
 use std::marker::PhantomData;
 
+use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
@@ -23,8 +24,8 @@ use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{CreateOnly, Documented, Mutated, Mutation, SkipSync};
-use crate::names::monitor::NameResolution;
-use crate::scenario::Scenario;
+use crate::names::monitor::{NameResolution, NAME_STALE};
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the names live.
 pub const NAMES_DIR: &str = "/names";
@@ -178,14 +179,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names",
         about: "each client registers a name, resolves the next, and registers a unique name",
-        known_bug: false,
+        bug: None,
         kit: &NamesKit::<Documented>::KIT,
         states: Some(1386),
     },
     Scenario {
         name: "names-bug-create-only",
         about: "a name is registered by create alone: a name registered before keeps its value",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&NAME_STALE],
+            clients: 2,
+            budget: Budget {
+                connection_loss: 1,
+                ..Budget::NONE
+            },
+            breaks: NAME_STALE.name,
+            needs_a_follower: false,
+        }),
         kit: &NamesKit::<CreateOnly>::KIT,
         states: Some(902),
     },
@@ -193,7 +203,13 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "names-bug-no-sync",
         about:
             "a name is resolved without a sync: a lagging follower gives a value replaced before",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&NAME_STALE],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: NAME_STALE.name,
+            needs_a_follower: true,
+        }),
         kit: &NamesKit::<SkipSync>::KIT,
         states: Some(771),
     },

@@ -4,16 +4,18 @@
 
 use std::time::Duration;
 
+use zklab_models::model::ORPHAN;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
-use crate::monitor::fencing::Fencing;
+use crate::monitor::fencing::{Fencing, STALE_TOKEN};
 use crate::monitor::herd::Herd;
-use crate::monitor::stuck_waiter::StuckWaiter;
-use crate::monitor::unowned_node::UnownedNode;
-use crate::monitor::wait_for::WaitFor;
+use crate::monitor::stuck_waiter::{StuckWaiter, STUCK_WAITER};
+use crate::monitor::unowned_node::{UnownedNode, UNOWNED_NODE};
+use crate::monitor::wait_for::{WaitFor, DEADLOCK};
+use crate::runner::{LIVENESS, PANIC};
 
-pub use zklab_sim::property::{Violation, ViolationKind};
+pub use zklab_sim::property::{Property, Violation};
 
 /// What the monitors found in a simulated run's trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,6 +57,23 @@ pub fn judge_real(monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
     violations
 }
 
+/// Every property a simulated run judged by `monitors` is judged by: theirs, those [`judge`] and
+/// [`judge_real`] add, and the runner's own (a client that never finishes, a panic, a node left
+/// behind). A schedule's `violation` line names one of them.
+pub fn properties(monitors: &impl Monitor) -> Vec<&'static Property> {
+    let mut properties = monitors.properties();
+    properties.extend([
+        &STALE_TOKEN,
+        &DEADLOCK,
+        &STUCK_WAITER,
+        &UNOWNED_NODE,
+        &LIVENESS,
+        &PANIC,
+        &ORPHAN,
+    ]);
+    properties
+}
+
 /// Feeds `monitors` the whole trace (so each sees past the others' violations), and returns the
 /// first violation of each kind.
 fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
@@ -63,7 +82,7 @@ fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violatio
     for entry in trace.entries() {
         monitors.observe_all(entry, &mut found);
         for violation in found.drain(..) {
-            if first.iter().all(|seen| seen.kind != violation.kind) {
+            if first.iter().all(|seen| seen.property != violation.property) {
                 first.push(violation);
             }
         }
@@ -73,12 +92,14 @@ fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violatio
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::monitor::exclusion::MutualExclusion;
-    use crate::monitor::failure::NoFailures;
     use zklab_recipes::client::{SessionId, ZkError};
     use zklab_recipes::outcome::Outcome;
     use zklab_sim::trace::TraceEvent;
+
+    use super::*;
+    use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
+    use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
+    use crate::monitor::herd::HERD;
 
     /// A trace of `events`, one millisecond apart.
     fn trace(events: Vec<TraceEvent>) -> Trace {
@@ -123,7 +144,7 @@ mod tests {
         let two = trace(vec![notified(true, &[1, 2, 3])]);
         let (most, violation) = herd(&two, 1);
         assert_eq!(most, 2);
-        assert_eq!(violation.map(|v| v.kind), Some(ViolationKind::Herd));
+        assert_eq!(violation.map(|v| v.property), Some(&HERD));
         assert_eq!(herd(&two, 2), (2, None));
     }
 
@@ -138,13 +159,11 @@ mod tests {
             token,
         };
         let t = trace(vec![told(1, granted(5)), told(2, granted(7)), failed]);
-        let kinds: Vec<ViolationKind> = judge_real((MutualExclusion::default(), NoFailures), &t)
-            .into_iter()
-            .map(|v| v.kind)
-            .collect();
-        assert_eq!(
-            kinds,
-            [ViolationKind::MutualExclusion, ViolationKind::RecipeFailed]
-        );
+        let kinds: Vec<&'static Property> =
+            judge_real((MutualExclusion::default(), NoFailures), &t)
+                .into_iter()
+                .map(|v| v.property)
+                .collect();
+        assert_eq!(kinds, [&MUTUAL_EXCLUSION, &RECIPE_FAILED]);
     }
 }

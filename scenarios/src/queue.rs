@@ -28,25 +28,29 @@ use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
+use zklab_models::model::{Budget, ORPHAN};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Input, Recipe, Step};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::priority_queue::priority_tag;
-use zklab_recipes::queue::{holds_an_item, Order, PutMachine, Queue, QueueOutcome, QueueRequest};
-use zklab_recipes::queue::{TakeMachine, TakeMode, ITEM};
+use zklab_recipes::queue::{
+    holds_an_item, Order, PutMachine, Queue, QueueOutcome, QueueRequest, TakeMachine, TakeMode,
+    ITEM,
+};
 use zklab_recipes::symmetry::{session_guid, RenameSessions};
 
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::StaleListing;
 use crate::mutation::{
     Documented, FirstByName, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly,
+    StaleListing,
 };
-use crate::queue::monitor::QueueDelivery;
-use crate::queue::take_order::TakeOrder;
-use crate::scenario::Scenario;
+use crate::queue::monitor::{QueueDelivery, DEAD_CLAIM, ITEM_LOST, ITEM_TWICE};
+use crate::queue::take_order::{TakeOrder, OUT_OF_SEQUENCE, PRIORITY_INVERTED};
+use crate::runner::LIVENESS;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the plainly taken queue lives.
 pub const QUEUE_DIR: &str = "/queue";
@@ -325,63 +329,111 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "queue",
         about: "every client puts an item and takes one, round after round; a take is recorded",
-        known_bug: false,
+        bug: None,
         kit: &QueueKit::<Documented>::TAKE,
         states: Some(54_460),
     },
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&ITEM_TWICE],
+            clients: 3,
+            budget: Budget {
+                    connection_loss: 1,
+                    ..Budget::NONE
+            },
+            breaks: ITEM_TWICE.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
         states: Some(58_921),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&ITEM_LOST, &LIVENESS],
+            clients: 2,
+            budget: Budget {
+                    lost_reply: 1,
+                    ..Budget::NONE
+            },
+            breaks: ITEM_LOST.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
         states: Some(68_702),
     },
     Scenario {
         name: "queue-bug-put-blindly",
         about: "a put whose reply was lost is made again without looking: two items of one put",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&ITEM_TWICE],
+            clients: 2,
+            budget: Budget {
+                    lost_reply: 1,
+                    ..Budget::NONE
+            },
+            breaks: ITEM_TWICE.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<PutBlindly>::TAKE,
         states: Some(51_269),
     },
     Scenario {
         name: "queue-bug-name-order",
         about: "a consumer takes items by name, not by sequence number: a later item first",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&OUT_OF_SEQUENCE],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: OUT_OF_SEQUENCE.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<FirstByName>::TAKE,
         states: Some(53_835),
     },
     Scenario {
         name: "priority-queue",
         about: "every client puts an item of some priority and takes the highest, round after round",
-        known_bug: false,
+        bug: None,
         kit: &QueueKit::<Documented>::PRIORITY,
         states: Some(53_119),
     },
     Scenario {
         name: "priority-queue-bug-stale-listing",
         about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&PRIORITY_INVERTED],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: PRIORITY_INVERTED.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<StaleListing>::PRIORITY,
         states: Some(81_933),
     },
     Scenario {
         name: "locked-queue",
         about: "every client puts an item, then claims one, works on it and acknowledges it",
-        known_bug: false,
+        bug: None,
         kit: &QueueKit::<Documented>::LOCKED,
         states: Some(87_856),
     },
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&DEAD_CLAIM, &ORPHAN, &LIVENESS],
+            clients: 2,
+            budget: Budget {
+                    session_expiry: 1,
+                    ..Budget::NONE
+            },
+            breaks: DEAD_CLAIM.name,
+            needs_a_follower: false,
+        }),
         kit: &QueueKit::<PersistentClaim>::LOCKED,
         states: Some(93_109),
     },

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use zklab_models::model::ORPHAN;
 use zklab_recipes::client::{
     EventType, Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };
@@ -21,8 +22,9 @@ use zklab_recipes::tree::{delete_tree, read_tree, Znode};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::{Host, WORK_MS};
-use crate::oracle::{Violation, ViolationKind};
+use crate::oracle::Violation;
 use crate::resource::FencedResource;
+use crate::runner::LIVENESS;
 use crate::scenario::Scenario;
 
 /// How long a session waits before it tries again to reach a server it lost.
@@ -444,7 +446,7 @@ pub async fn run(
             Ok(Err(_)) | Err(_) => {
                 stop.abort();
                 violations.push(Violation {
-                    kind: ViolationKind::Liveness,
+                    property: &LIVENESS,
                     at: started.elapsed(),
                     message: format!("c{client} did not finish within {:?}", options.time_bound),
                 });
@@ -485,7 +487,7 @@ pub async fn run(
         .collect();
     if !left.is_empty() {
         violations.push(Violation {
-            kind: ViolationKind::Orphan,
+            property: &ORPHAN,
             at: elapsed,
             message: format!("left after every client finished: {}", left.join(", ")),
         });

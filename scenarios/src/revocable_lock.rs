@@ -9,6 +9,7 @@ pub mod monitor;
 
 use std::time::Duration;
 
+use zklab_models::model::Budget;
 use zklab_recipes::parts::contender::Revocation as Revoke;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
@@ -18,9 +19,9 @@ use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::shared_line::SharedLine;
 use crate::mutation::{Documented, IgnoresUnlock};
-use crate::revocable_lock::monitor::Revocation;
+use crate::revocable_lock::monitor::{Revocation, REVOCATION_IGNORED};
 use crate::rw_lock::readers_line;
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the revocable lock keeps its nodes.
 pub const REVOCABLE_LOCK_DIR: &str = "/locks/revocable";
@@ -70,14 +71,20 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "revocable-lock",
         about: "revocable read/write lock: waiters ask the holder in their way to give up, and \
                 force it out (fenced) after a grace period",
-        known_bug: false,
+        bug: None,
         kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
         states: Some(912_339),
     },
     Scenario {
         name: "revocable-lock-bug-ignores-unlock",
         about: "a holder that never heeds the ask to give up, until it is forced out",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&REVOCATION_IGNORED],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: REVOCATION_IGNORED.name,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
         states: Some(1_218_695),
     },

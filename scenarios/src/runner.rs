@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
 use madsim::runtime::Runtime;
+use zklab_models::model::ORPHAN;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::client::SimClient;
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
@@ -21,9 +22,24 @@ use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;
 use crate::kit::{AnyKit, ClientRun};
-use crate::oracle::{Violation, ViolationKind};
+use crate::monitor::wait_for::DEADLOCK;
+use crate::oracle::{Property, Violation};
 use crate::resource::FencedResource;
 use crate::scenario::Scenario;
+
+/// Liveness: broken when a client did not finish its workload within the sim-time bound (or, on a
+/// real server, the time bound). The model's untimed counterpart is its "no stuck state".
+pub static LIVENESS: Property = Property {
+    violation: "liveness",
+    name: "liveness",
+};
+
+/// No panic: broken when the simulation itself panicked (or, in a test of your own, its client
+/// code did).
+pub static PANIC: Property = Property {
+    violation: "panic",
+    name: "no panic",
+};
 
 /// How a scenario runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -175,12 +191,16 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
                 .entries()
                 .last()
                 .map_or(Duration::ZERO, |entry| entry.at);
-            let kind = if message.contains("all tasks will block forever") {
-                ViolationKind::Deadlock
+            let property = if message.contains("all tasks will block forever") {
+                &DEADLOCK
             } else {
-                ViolationKind::Panic
+                &PANIC
             };
-            vec![Violation { kind, at, message }]
+            vec![Violation {
+                property,
+                at,
+                message,
+            }]
         }
     };
     (recorded, violations)
@@ -320,7 +340,7 @@ pub(crate) async fn run_clients(
                 options.liveness_bound()
             );
             return Err(Violation {
-                kind: ViolationKind::Liveness,
+                property: &LIVENESS,
                 at: start.elapsed(),
                 message,
             });
@@ -360,7 +380,7 @@ fn orphans(
             .collect::<Vec<_>>()
     });
     (!left.is_empty()).then(|| Violation {
-        kind: ViolationKind::Orphan,
+        property: &ORPHAN,
         at,
         message: format!("{} left after {when}: {}", left.len(), left.join(", ")),
     })

@@ -5,17 +5,19 @@
 //! a writer that does not count readers as in line ([`WriterIgnoresReaders`]: a writer with
 //! readers), and waiters that watch the directory's children ([`WatchParent`]: a herd).
 
+use zklab_models::model::Budget;
 use zklab_recipes::lock::LockRequest;
 use zklab_recipes::parts::contender::{Gate, Line};
 use zklab_recipes::parts::exclusive::{Hold, Role};
 use zklab_recipes::rw_lock::{Access, RwLockOutcome, READ, WRITE};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use crate::monitor::failure::NoFailures;
-use crate::monitor::shared_line::{Rule, SharedLine};
+use crate::monitor::herd::HERD;
+use crate::monitor::shared_line::{Rule, SharedLine, HELD_BACK};
 use crate::mutation::{Documented, WatchParent};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the read/write lock keeps its nodes.
 pub const RW_LOCK_DIR: &str = "/locks/rw";
@@ -155,28 +157,46 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "rw-lock",
         about:
             "read/write lock: readers share it, a writer holds it alone; fenced reads and writes",
-        known_bug: false,
+        bug: None,
         kit: &ExclusiveKit::<Access, Documented>::KIT,
         states: Some(44_843),
     },
     Scenario {
         name: "rw-lock-bug-serial-readers",
         about: "a reader waits on its immediate predecessor even when that one is a reader",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&HELD_BACK],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: HELD_BACK.name,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
         states: Some(44_843),
     },
     Scenario {
         name: "rw-lock-bug-writer-ignores-readers",
         about: "a writer counts only writers' nodes as in line, so it writes while readers read",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&MUTUAL_EXCLUSION],
+            clients: 2,
+            budget: Budget::NONE,
+            breaks: MUTUAL_EXCLUSION.name,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<Miswired<WriterIgnoresReaders>, Documented>::KIT,
         states: Some(44_793),
     },
     Scenario {
         name: "rw-lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&HERD],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: HERD.name,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<Access, WatchParent>::KIT,
         states: Some(45_519),
     },

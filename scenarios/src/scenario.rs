@@ -1,5 +1,8 @@
 //! What a scenario is: one name for one kit, which `run`, `replay`, `check` and `real` all use.
 
+use zklab_models::model::Budget;
+use zklab_sim::property::Property;
+
 use crate::kit::AnyKit;
 
 /// A named recipe workload, in the simulator, in the model checker and on a real server.
@@ -9,8 +12,9 @@ pub struct Scenario {
     pub name: &'static str,
     /// One line on what it exercises.
     pub about: &'static str,
-    /// A deliberately broken recipe: the runner and the checker are expected to catch it.
-    pub known_bug: bool,
+    /// A deliberately broken recipe, and how the runner and the checker are expected to catch
+    /// it; `None` for a recipe that holds.
+    pub bug: Option<KnownBug>,
     /// The recipe, its workload and its model.
     pub kit: &'static dyn AnyKit,
     /// The model's distinct states for 2 clients with one of each fault and no reduction,
@@ -32,4 +36,23 @@ impl Scenario {
             self.name
         ))
     }
+}
+
+/// How a known bug is caught, stated beside it: what the simulator shows, and the small model in
+/// which the checker breaks its property (tests/kits.rs holds every known bug to it).
+pub struct KnownBug {
+    /// The properties whose violation the simulator may report first: the one the bug breaks,
+    /// or one its breaking shows up as first (a client stuck for good also never finishes).
+    pub shows: &'static [&'static Property],
+    /// How many clients the model needs to break it.
+    pub clients: usize,
+    /// The faults the model needs to break it.
+    pub budget: Budget,
+    /// The model's property it breaks: a declared property's name, or the model's own
+    /// [`NO_STUCK_STATE`](zklab_models::model::NO_STUCK_STATE).
+    pub breaks: &'static str,
+    /// Only a lagging follower shows it: the model has one server, whose reads are never stale,
+    /// so there its property holds (a test says so, and fails the day the model gains
+    /// followers, to move the bug back among those the model catches).
+    pub needs_a_follower: bool,
 }

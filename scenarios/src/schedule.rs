@@ -25,14 +25,17 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use zklab_models::check::PropertyReport;
+use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
 use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
 use zklab_sim::forced::{ForcedKind, ForcedStep};
 
-use zklab_models::check::PropertyReport;
-
 use crate::catalogue;
-use crate::oracle::ViolationKind;
-use crate::runner::{self, RunOptions, SeedReport};
+use crate::monitor::stuck_waiter::STUCK_WAITER;
+use crate::monitor::unowned_node::UNOWNED_NODE;
+use crate::monitor::wait_for::DEADLOCK;
+use crate::oracle::Property;
+use crate::runner::{self, RunOptions, SeedReport, LIVENESS};
 use crate::scenario::Scenario;
 
 /// One run with every fault scripted.
@@ -51,7 +54,7 @@ pub struct Schedule {
     /// The faults, in time order.
     pub faults: Vec<ScriptedFault>,
     /// What the run showed when the schedule was written, if anything broke.
-    pub violation: Option<ViolationKind>,
+    pub violation: Option<&'static Property>,
     /// The order forced on the server, from the model's initial tree, if any
     /// ([`RunOptions::forced`]).
     pub forced: Option<Vec<ForcedStep>>,
@@ -82,8 +85,9 @@ impl Schedule {
     /// A model checker's counterexample to `property`, found with `clients` clients, as a run of
     /// the real recipe code in the simulator: the model's round for each client, one server
     /// (the model's), no fault drawn, the model's initial tree, and every step of the
-    /// counterexample forced in its order ([`crate::follow`], [`zklab_sim::forced`]). It names the violation the property's monitor reports, if one
-    /// does (the model's own "no stuck state" and "no orphans" have none).
+    /// counterexample forced in its order ([`crate::follow`], [`zklab_sim::forced`]). It names
+    /// the violation of the property, if it is a declared one (the model's own "no stuck state"
+    /// is not).
     pub fn of_counterexample(scenario: &str, clients: usize, property: &PropertyReport) -> Self {
         Schedule {
             scenario: scenario.to_owned(),
@@ -92,23 +96,21 @@ impl Schedule {
             rounds: 1,
             servers: 1,
             faults: Vec::new(),
-            violation: ViolationKind::ALL
-                .into_iter()
-                .find(|kind| kind.property() == property.name),
+            violation: property.declared,
             forced: Some(property.forced_order.clone()),
         }
     }
 
-    /// Whether `kind`, the first violation of a run in the simulator, breaks the model's
-    /// `property`: its own kind, or for the model's "no stuck state" a deadlock, a client that
+    /// Whether `shown`, the property of the first violation of a run in the simulator, breaks
+    /// the model's `property`: itself, or for the model's "no stuck state" a deadlock, a client that
     /// never finished or a waiter stuck for good, and for "no orphans" a node left behind or
     /// one nobody knows it owns.
-    pub fn breaks(kind: ViolationKind, property: &str) -> bool {
-        use ViolationKind::{Deadlock, Liveness, Orphan, StuckWaiter, UnownedNode};
+    pub fn breaks(shown: &Property, property: &str) -> bool {
+        let one_of = |properties: &[&Property]| properties.contains(&shown);
         match property {
-            "no stuck state" => matches!(kind, Deadlock | Liveness | StuckWaiter),
-            "no orphans" => matches!(kind, Orphan | UnownedNode),
-            property => kind.property() == property,
+            NO_STUCK_STATE => one_of(&[&DEADLOCK, &LIVENESS, &STUCK_WAITER]),
+            orphans if orphans == ORPHAN.name => one_of(&[&ORPHAN, &UNOWNED_NODE]),
+            property => shown.name == property,
         }
     }
 
@@ -131,8 +133,8 @@ impl Schedule {
         let _ = writeln!(text, "clients {}", self.clients);
         let _ = writeln!(text, "rounds {}", self.rounds);
         let _ = writeln!(text, "servers {}", self.servers);
-        if let Some(kind) = self.violation {
-            let _ = writeln!(text, "violation {}", kind.name());
+        if let Some(property) = self.violation {
+            let _ = writeln!(text, "violation {}", property.violation);
         }
         for fault in &self.faults {
             let _ = write!(
@@ -177,7 +179,7 @@ impl Schedule {
                 "clients" => clients = Some(number(value, "clients").map_err(at_line)?),
                 "rounds" => rounds = Some(number(value, "rounds").map_err(at_line)?),
                 "servers" => servers = Some(number(value, "servers").map_err(at_line)?),
-                "violation" => violation = Some(violation_kind(value).map_err(at_line)?),
+                "violation" => violation = Some(violation_of(value).map_err(at_line)?),
                 "fault" => faults.push(fault(value).map_err(at_line)?),
                 "forced" => {
                     forced.get_or_insert_with(Vec::new);
@@ -270,8 +272,9 @@ fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
         .map_err(|_| format!("{what} `{text}` is not a number"))
 }
 
-fn violation_kind(name: &str) -> Result<ViolationKind, String> {
-    ViolationKind::from_name(name).ok_or_else(|| format!("`{name}` is not a kind of violation"))
+/// The property whose violation is called `name`: one that judges some scenario of the catalogue.
+fn violation_of(name: &str) -> Result<&'static Property, String> {
+    catalogue::property(name).ok_or_else(|| format!("`{name}` is not a kind of violation"))
 }
 
 /// `<kind> c<client>`, a step of a forced order.
@@ -350,7 +353,7 @@ mod tests {
                     duration: Duration::from_nanos(2_000_000_001),
                 },
             ],
-            violation: Some(ViolationKind::Deadlock),
+            violation: Some(&DEADLOCK),
             forced: Some(vec![
                 ForcedStep {
                     client: 1,

@@ -6,14 +6,16 @@
 
 use std::time::Duration;
 
+use zklab_models::model::{Budget, NO_STUCK_STATE};
 use zklab_recipes::semaphore::{Lease, MARKER};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::monitor::exclusion::MutualExclusion;
+use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use crate::monitor::failure::NoFailures;
-use crate::monitor::shared_line::{Rule, SharedLine};
+use crate::monitor::shared_line::{Rule, SharedLine, HELD_BACK};
+use crate::monitor::stuck_waiter::STUCK_WAITER;
 use crate::mutation::{Documented, ListFirst, LostWakeup};
-use crate::scenario::Scenario;
+use crate::scenario::{KnownBug, Scenario};
 
 /// Where the semaphore keeps its lease nodes.
 pub const SEMAPHORE_DIR: &str = "/semaphores/workers";
@@ -58,21 +60,33 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "semaphore",
         about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
-        known_bug: false,
+        bug: None,
         kit: &ExclusiveKit::<Lease, Documented>::KIT,
         states: Some(66_109),
     },
     Scenario {
         name: "semaphore-bug-list-first",
         about: "counts the leases from a listing taken before its own create",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&MUTUAL_EXCLUSION],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: MUTUAL_EXCLUSION.name,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
         states: Some(66_623),
     },
     Scenario {
         name: "semaphore-bug-lost-wakeup",
         about: "a waiter whose node ahead is gone before its exists arrives waits on it anyway",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&STUCK_WAITER, &HELD_BACK],
+            clients: 3,
+            budget: Budget::NONE,
+            breaks: NO_STUCK_STATE,
+            needs_a_follower: false,
+        }),
         kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
         states: Some(66_109),
     },

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use zklab_sim::fault::{FaultKind, FaultRates};
 
-use crate::oracle::ViolationKind;
+use crate::oracle::Property;
 use crate::runner::{self, RunOptions, SeedReport};
 use crate::scenario::Scenario;
 use crate::schedule::Schedule;
@@ -88,7 +88,7 @@ pub fn story_lines(report: &SeedReport) -> usize {
 #[derive(Debug)]
 pub struct Shrunk {
     /// The property broken, before and after.
-    pub kind: ViolationKind,
+    pub property: &'static Property,
     /// The seed's run as it was.
     pub original: Size,
     /// The smallest run found.
@@ -114,7 +114,7 @@ pub fn shrink(
 ) -> Result<Shrunk, String> {
     let started = Instant::now();
     let first = runner::run_seed(scenario, seed, options);
-    let Some(kind) = first.violations.first().map(|violation| violation.kind) else {
+    let Some(property) = first.violations.first().map(|violation| violation.property) else {
         return Err(format!(
             "{} seed {seed} holds: there is nothing to shrink",
             scenario.name
@@ -122,7 +122,7 @@ pub fn shrink(
     };
     let mut search = Search {
         scenario,
-        kind,
+        property,
         runs: 1,
         progress,
         searched: Vec::new(),
@@ -168,11 +168,11 @@ pub fn shrink(
     };
     search.shortest_story(&mut best);
     Ok(Shrunk {
-        kind,
+        property,
         original,
         shrunk: best.size(),
         schedule: Schedule {
-            violation: Some(kind),
+            violation: Some(property),
             ..best.schedule
         },
         report: best.report,
@@ -224,7 +224,7 @@ impl Best {
 
 struct Search<'a> {
     scenario: &'static Scenario,
-    kind: ViolationKind,
+    property: &'static Property,
     runs: u64,
     progress: &'a dyn Fn(&Size),
     /// Every workload searched for a failing seed: the seed searched from, the options, and the
@@ -237,7 +237,7 @@ struct Search<'a> {
 impl Search<'_> {
     /// Whether `report` breaks the property being shrunk first.
     fn shows(&self, report: &SeedReport) -> bool {
-        report.violations.first().map(|v| v.kind) == Some(self.kind)
+        report.violations.first().map(|v| v.property) == Some(self.property)
     }
 
     fn run(&mut self, seed: u64, options: &RunOptions) -> SeedReport {
@@ -392,7 +392,7 @@ impl Search<'_> {
             format!(
                 "the {count} faults seed {seed} drew, struck again by script, no longer show \
                  {} (tried seeds {seed} to {})",
-                self.kind.name(),
+                self.property.violation,
                 seed.wrapping_add(SEEDS_TO_WRITE_DOWN - 1)
             )
         })

@@ -18,6 +18,7 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
@@ -26,8 +27,8 @@ use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, PresumeCommit};
-use crate::scenario::Scenario;
-use crate::two_phase_commit::monitor::TwoPhaseCommitSafety;
+use crate::scenario::{KnownBug, Scenario};
+use crate::two_phase_commit::monitor::{TwoPhaseCommitSafety, DISAGREEMENT};
 
 /// Where the transactions' nodes live.
 pub const TWO_PHASE_COMMIT_DIR: &str = "/two-phase-commit";
@@ -151,14 +152,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "two-phase-commit",
         about: "a coordinator and its sites decide transaction after transaction",
-        known_bug: false,
+        bug: None,
         kit: &TwoPhaseCommitKit::<Documented>::KIT,
         states: Some(2_234_157),
     },
     Scenario {
         name: "two-phase-commit-bug-presume-commit",
         about: "a site that voted commit takes the transaction, still undecided, as committed",
-        known_bug: true,
+        bug: Some(KnownBug {
+            shows: &[&DISAGREEMENT],
+            clients: 2,
+            budget: Budget {
+                lost_reply: 1,
+                ..Budget::NONE
+            },
+            breaks: DISAGREEMENT.name,
+            needs_a_follower: false,
+        }),
         kit: &TwoPhaseCommitKit::<PresumeCommit>::KIT,
         states: Some(2_364_493),
     },

@@ -464,7 +464,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
 
     use super::*;
-    use crate::property::ViolationKind;
+    use crate::property::Property;
 
     #[test]
     fn long_padded_numbers_are_cut_to_their_significant_digits() {
@@ -527,8 +527,12 @@ mod tests {
             lasts: Duration::MAX,
         };
         trace.push(at(9), fault);
+        static MUTUAL_EXCLUSION: Property = Property {
+            violation: "mutual-exclusion",
+            name: "mutual exclusion",
+        };
         let violation = Violation {
-            kind: ViolationKind::MutualExclusion,
+            property: &MUTUAL_EXCLUSION,
             at: at(5),
             message: "two holders".to_owned(),
         };

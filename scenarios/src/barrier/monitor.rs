@@ -18,10 +18,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, Change};
+
+/// Barrier safety: broken when a client passed a barrier that stood throughout its wait.
+pub static BARRIER_PASSED: Property = Property {
+    violation: "barrier-passed",
+    name: "barrier safety",
+};
 
 /// The barrier-safety monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -151,7 +157,7 @@ impl Monitor for BarrierSafety {
                     wait.barrier
                 );
                 return Some(Violation {
-                    kind: ViolationKind::BarrierPassed,
+                    property: &BARRIER_PASSED,
                     at: entry.at,
                     message,
                 });
@@ -161,8 +167,8 @@ impl Monitor for BarrierSafety {
         None
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::BarrierPassed]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&BARRIER_PASSED]
     }
 }
 
@@ -213,12 +219,12 @@ mod tests {
         )
     }
 
-    fn first(entries: &[TraceEntry]) -> Option<ViolationKind> {
+    fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
         let mut monitor = BarrierSafety::new("/b");
         entries
             .iter()
             .find_map(|entry| monitor.observe(entry))
-            .map(|violation| violation.kind)
+            .map(|violation| violation.property)
     }
 
     #[test]
@@ -237,7 +243,7 @@ mod tests {
     #[test]
     fn passing_a_barrier_that_stood_throughout_is_a_violation() {
         let standing = [set("/b/x"), read(2, "/b/x", true), passed(2)];
-        assert_eq!(first(&standing), Some(ViolationKind::BarrierPassed));
+        assert_eq!(first(&standing), Some(&BARRIER_PASSED));
         // No read, no wait to judge (as on a real server's trace).
         let unread = [set("/b/x"), passed(2)];
         assert_eq!(first(&unread), None);
@@ -248,7 +254,7 @@ mod tests {
             read(2, "/b/x", true),
             passed(2),
         ];
-        assert_eq!(first(&other), Some(ViolationKind::BarrierPassed));
+        assert_eq!(first(&other), Some(&BARRIER_PASSED));
     }
 
     fn asks(session: SessionId, path: &str) -> TraceEntry {
@@ -282,7 +288,7 @@ mod tests {
             read(2, "/b/x", false),
             passed(2),
         ];
-        assert_eq!(first(&stale), Some(ViolationKind::BarrierPassed));
+        assert_eq!(first(&stale), Some(&BARRIER_PASSED));
     }
 
     #[test]

@@ -17,10 +17,24 @@ use std::time::Duration;
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::hearing::Hearing;
+
+/// Config never goes back: broken when a configuration's reader read a lower version than it had
+/// read before.
+pub static CONFIG_BACKWARDS: Property = Property {
+    violation: "config-backwards",
+    name: "config never goes back",
+};
+
+/// Readers end with the last value: broken when a configuration's reader finished with a value
+/// older than the newest written.
+pub static CONFIG_STALE: Property = Property {
+    violation: "config-stale",
+    name: "readers end with the last value",
+};
 
 /// A reader's session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -64,18 +78,18 @@ impl ConfigFreshness {
         ConfigFreshness::default()
     }
 
-    fn read(&mut self, session: SessionId, view: View) -> Option<(ViolationKind, String)> {
+    fn read(&mut self, session: SessionId, view: View) -> Option<(&'static Property, String)> {
         let before = self.views.insert(Session(session), view)?;
         (view.version < before.version).then(|| {
             let message = format!(
                 "c{} read version {} after version {} in session {session:#x}",
                 view.client, view.version, before.version
             );
-            (ViolationKind::ConfigBackwards, message)
+            (&CONFIG_BACKWARDS, message)
         })
     }
 
-    fn finished(&self, client: ClientId, now: Duration) -> Option<(ViolationKind, String)> {
+    fn finished(&self, client: ClientId, now: Duration) -> Option<(&'static Property, String)> {
         let last = self
             .views
             .values()
@@ -101,13 +115,13 @@ impl ConfigFreshness {
             ),
             None => format!("c{client} finished without reading a value, though one was written"),
         };
-        Some((ViolationKind::ConfigStale, message))
+        Some((&CONFIG_STALE, message))
     }
 }
 
 impl Monitor for ConfigFreshness {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let (kind, message) = match &entry.event {
+        let (property, message) = match &entry.event {
             TraceEvent::Outcome {
                 client,
                 outcome: Outcome::Wrote { value },
@@ -142,14 +156,14 @@ impl Monitor for ConfigFreshness {
             _ => return None,
         };
         Some(Violation {
-            kind,
+            property,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::ConfigBackwards, ViolationKind::ConfigStale]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&CONFIG_BACKWARDS, &CONFIG_STALE]
     }
 }
 
@@ -158,10 +172,10 @@ mod tests {
     use super::*;
     use crate::monitor::traces::{at, outcome, trace};
 
-    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+    fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
         ConfigFreshness::new()
             .first_in(&trace(events))
-            .map(|v| v.kind)
+            .map(|v| v.property)
     }
 
     fn wrote(value: i64) -> TraceEvent {
@@ -176,7 +190,7 @@ mod tests {
     fn a_reader_that_sees_the_version_go_back_in_one_session_saw_it_go_back() {
         assert_eq!(
             first(vec![read(2, 3, 30), read(2, 2, 20)]),
-            Some(ViolationKind::ConfigBackwards)
+            Some(&CONFIG_BACKWARDS)
         );
         assert_eq!(first(vec![read(2, 3, 30), read(4, 2, 20)]), None);
     }
@@ -185,7 +199,7 @@ mod tests {
     fn a_reader_that_finishes_with_an_older_value_than_the_newest_written_ended_stale() {
         let finished = TraceEvent::Finished { client: 1 };
         let stale = vec![wrote(10), read(2, 0, 10), wrote(20), finished.clone()];
-        assert_eq!(first(stale), Some(ViolationKind::ConfigStale));
+        assert_eq!(first(stale), Some(&CONFIG_STALE));
         let fresh = vec![wrote(10), wrote(20), read(2, 1, 20), finished.clone()];
         assert_eq!(first(fresh), None);
         // Read before its write was told: not older.
@@ -194,10 +208,7 @@ mod tests {
             None
         );
         // Read nothing at all; a writer reads nothing either.
-        assert_eq!(
-            first(vec![wrote(10), finished]),
-            Some(ViolationKind::ConfigStale)
-        );
+        assert_eq!(first(vec![wrote(10), finished]), Some(&CONFIG_STALE));
         let writer_finished = TraceEvent::Finished { client: 0 };
         assert_eq!(first(vec![wrote(10), writer_finished]), None);
     }
@@ -220,7 +231,7 @@ mod tests {
             entries
                 .iter()
                 .find_map(|e| monitor.observe(e))
-                .map(|v| v.kind)
+                .map(|v| v.property)
         };
         let deaf_first = vec![
             wrote(10),
@@ -232,6 +243,6 @@ mod tests {
         assert_eq!(run(deaf_first), None);
         // Deaf only after the value it missed was written: it could have heard of it.
         let deaf_late = vec![wrote(10), read(2, 0, 10), wrote(20), lost, finished];
-        assert_eq!(run(deaf_late), Some(ViolationKind::ConfigStale));
+        assert_eq!(run(deaf_late), Some(&CONFIG_STALE));
     }
 }

@@ -19,11 +19,25 @@ use zklab_recipes::client::SessionId;
 use zklab_recipes::double_barrier::READY;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
-use crate::monitor::herd::Herd;
+use crate::monitor::herd::{Herd, HERD};
 use crate::monitor::{changes, Change};
+
+/// Double barrier enter: broken when a client entered a double barrier before enough participants
+/// were there at once.
+pub static ENTERED_EARLY: Property = Property {
+    violation: "entered-early",
+    name: "double barrier enter",
+};
+
+/// Double barrier leave: broken when a client left a double barrier while one it was inside with
+/// was still inside.
+pub static LEFT_EARLY: Property = Property {
+    violation: "left-early",
+    name: "double barrier leave",
+};
 
 /// A session, as a key that renaming renames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -137,9 +151,13 @@ impl DoubleBarrierSafety {
         !self.standing.ready && self.standing.participants() >= self.threshold
     }
 
-    fn violation(kind: ViolationKind, entry: &TraceEntry, message: String) -> Option<Violation> {
+    fn violation(
+        property: &'static Property,
+        entry: &TraceEntry,
+        message: String,
+    ) -> Option<Violation> {
         Some(Violation {
-            kind,
+            property,
             at: entry.at,
             message,
         })
@@ -192,7 +210,7 @@ impl Monitor for DoubleBarrierSafety {
                      stood at once",
                     session.0, self.threshold
                 );
-                Self::violation(ViolationKind::EnteredEarly, entry, message)
+                Self::violation(&ENTERED_EARLY, entry, message)
             }
             Outcome::Left { gate } => {
                 let with = self.inside.remove(&session)?;
@@ -217,7 +235,7 @@ impl Monitor for DoubleBarrierSafety {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                Self::violation(ViolationKind::LeftEarly, entry, message)
+                Self::violation(&LEFT_EARLY, entry, message)
             }
             Outcome::Missed { .. } => {
                 self.entering.remove(&session);
@@ -232,8 +250,8 @@ impl Monitor for DoubleBarrierSafety {
         }
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::EnteredEarly, ViolationKind::LeftEarly]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&ENTERED_EARLY, &LEFT_EARLY]
     }
 }
 
@@ -286,8 +304,8 @@ impl Monitor for LeaveHerd {
         Herd::violation(entry, &woken)
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::Herd]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&HERD]
     }
 }
 
@@ -351,10 +369,10 @@ mod tests {
         )
     }
 
-    fn first(entries: &[TraceEntry]) -> Option<ViolationKind> {
+    fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
         let mut monitor = DoubleBarrierSafety::new(DIR, 2);
         let found = entries.iter().find_map(|entry| monitor.observe(entry));
-        found.map(|violation| violation.kind)
+        found.map(|violation| violation.property)
     }
 
     #[test]
@@ -373,7 +391,7 @@ mod tests {
     #[test]
     fn one_participant_with_two_nodes_is_not_two() {
         let run = [looks(1), joins(1, 1), joins(1, 2), ready(), entered(1)];
-        assert_eq!(first(&run), Some(ViolationKind::EnteredEarly));
+        assert_eq!(first(&run), Some(&ENTERED_EARLY));
     }
 
     #[test]
@@ -391,7 +409,7 @@ mod tests {
             joins(3, 3),
             entered(3),
         ];
-        assert_eq!(first(&run), Some(ViolationKind::EnteredEarly));
+        assert_eq!(first(&run), Some(&ENTERED_EARLY));
     }
 
     #[test]
@@ -405,7 +423,7 @@ mod tests {
             entered(1),
         ];
         let early = [&inside[..], &[deletes(1, &node(1, 1)), left(1)]].concat();
-        assert_eq!(first(&early), Some(ViolationKind::LeftEarly));
+        assert_eq!(first(&early), Some(&LEFT_EARLY));
         let together = [
             &inside[..],
             &[deletes(1, &node(1, 1)), deletes(2, &node(2, 2)), left(1)],
@@ -468,7 +486,7 @@ mod tests {
         herd.observe(&deletes(3, &node(3, 3)));
         assert_eq!(herd.observe(&woke(&node(3, 3), &[1])), None);
         let herd_of_two = herd.observe(&woke(&node(3, 3), &[1, 2]));
-        assert_eq!(herd_of_two.map(|v| v.kind), Some(ViolationKind::Herd));
+        assert_eq!(herd_of_two.map(|v| v.property), Some(&HERD));
         // The lowest goes: everyone waiting on it wakes.
         herd.observe(&deletes(1, &node(1, 1)));
         assert_eq!(herd.observe(&woke(&node(1, 1), &[2, 4, 5])), None);

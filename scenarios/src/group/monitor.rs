@@ -22,11 +22,25 @@ use std::time::Duration;
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::hearing::{Hearing, GRACE};
 use crate::monitor::{changes, child_of, Change};
+
+/// No view holds a dead member: broken when a group member's view held a member whose session had
+/// ended when it was served.
+pub static GROUP_GHOST: Property = Property {
+    violation: "group-ghost",
+    name: "no view holds a dead member",
+};
+
+/// Members end with the members' view: broken when a live group member ended with a view other than
+/// the group's members.
+pub static GROUP_STALE: Property = Property {
+    violation: "group-stale",
+    name: "members end with the members' view",
+};
 
 /// A session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -159,7 +173,7 @@ impl GroupViews {
 
 impl Monitor for GroupViews {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let (kind, message) = match &entry.event {
+        let (property, message) = match &entry.event {
             TraceEvent::Applied {
                 client,
                 session,
@@ -197,26 +211,24 @@ impl Monitor for GroupViews {
                     session: *session,
                     members: *members,
                 };
-                (ViolationKind::GroupGhost, self.viewed(*client, viewed)?)
+                (&GROUP_GHOST, self.viewed(*client, viewed)?)
             }
             TraceEvent::Session { .. } | TraceEvent::Fault { .. } => {
                 self.hearing.observe(entry);
                 return None;
             }
-            TraceEvent::Finished { client } => {
-                (ViolationKind::GroupStale, self.finished(*client, entry.at)?)
-            }
+            TraceEvent::Finished { client } => (&GROUP_STALE, self.finished(*client, entry.at)?),
             _ => return None,
         };
         Some(Violation {
-            kind,
+            property,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::GroupGhost, ViolationKind::GroupStale]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&GROUP_GHOST, &GROUP_STALE]
     }
 }
 
@@ -250,12 +262,12 @@ mod tests {
         outcome(client, session, Outcome::Viewed { members, count })
     }
 
-    fn first(entries: Vec<TraceEntry>) -> Option<ViolationKind> {
+    fn first(entries: Vec<TraceEntry>) -> Option<&'static Property> {
         let mut monitor = GroupViews::new("/g");
         entries
             .iter()
             .find_map(|entry| monitor.observe(entry))
-            .map(|violation| violation.kind)
+            .map(|violation| violation.property)
     }
 
     #[test]
@@ -266,7 +278,7 @@ mod tests {
             at(2, listed(0, 2, &["b"])),
             at(3, viewed(0, 2, &["b"])),
         ];
-        assert_eq!(first(ghost), Some(ViolationKind::GroupGhost));
+        assert_eq!(first(ghost), Some(&GROUP_GHOST));
         // An ephemeral member goes with its session: the listing after it is empty.
         let gone = vec![
             at(0, created(1, 3, "/g/b")),
@@ -287,7 +299,7 @@ mod tests {
             at(3, created(1, 3, "/g/b")),
             at(3_000, finished.clone()),
         ];
-        assert_eq!(first(stale), Some(ViolationKind::GroupStale));
+        assert_eq!(first(stale), Some(&GROUP_STALE));
         // The change came just before: its news may be on the way.
         let recent = vec![
             at(0, created(0, 2, "/g/a")),
@@ -324,11 +336,11 @@ mod tests {
         };
         assert_eq!(first(run(5)), None);
         // Disconnected only after the change: it was connected when the news was due.
-        assert_eq!(first(run(2_000)), Some(ViolationKind::GroupStale));
+        assert_eq!(first(run(2_000)), Some(&GROUP_STALE));
         // Connected again since: the news reached it.
         let mut again = run(5);
         again.insert(5, at(20, session(SessionEvent::SyncConnected)));
-        assert_eq!(first(again), Some(ViolationKind::GroupStale));
+        assert_eq!(first(again), Some(&GROUP_STALE));
         // Cut off before it noticed: a partition that outlasts the run.
         let mut cut = run(2_000);
         let partition = TraceEvent::Fault {

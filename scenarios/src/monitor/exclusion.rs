@@ -13,8 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
+
+/// Mutual exclusion: broken when two clients held the lock at once, both with live sessions.
+pub static MUTUAL_EXCLUSION: Property = Property {
+    violation: "mutual-exclusion",
+    name: "mutual exclusion",
+};
 
 /// The mutual-exclusion monitor. It names holders by session only (the trace says which client
 /// has which), so a model checker can rename its state like any other.
@@ -139,14 +145,14 @@ impl Monitor for MutualExclusion {
             names.join(" and ")
         );
         Some(Violation {
-            kind: ViolationKind::MutualExclusion,
+            property: &MUTUAL_EXCLUSION,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::MutualExclusion]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&MUTUAL_EXCLUSION]
     }
 }
 
@@ -178,7 +184,7 @@ mod tests {
         let violation = MutualExclusion::default()
             .first_in(&t)
             .expect("a violation");
-        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
+        assert_eq!(violation.property, &MUTUAL_EXCLUSION);
         assert_eq!(violation.at, Duration::from_millis(1));
     }
 
@@ -244,6 +250,6 @@ mod tests {
         let violation = MutualExclusion::default()
             .first_in(&writer)
             .expect("a writer with a reader");
-        assert_eq!(violation.kind, ViolationKind::MutualExclusion);
+        assert_eq!(violation.property, &MUTUAL_EXCLUSION);
     }
 }

@@ -2,8 +2,14 @@
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
+
+/// No recipe failure: broken when a recipe gave up with an error it should have handled.
+pub static RECIPE_FAILED: Property = Property {
+    violation: "recipe-failed",
+    name: "no recipe failure",
+};
 
 /// The recipe-failure monitor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -17,7 +23,7 @@ impl Monitor for NoFailures {
                 session,
                 outcome: Outcome::Failed(error),
             } => Some(Violation {
-                kind: ViolationKind::RecipeFailed,
+                property: &RECIPE_FAILED,
                 at: entry.at,
                 message: format!("c{client} (s{session}) gave up on {error:?}"),
             }),
@@ -25,8 +31,8 @@ impl Monitor for NoFailures {
         }
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::RecipeFailed]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&RECIPE_FAILED]
     }
 }
 
@@ -43,8 +49,8 @@ mod tests {
             Outcome::Failed(zklab_recipes::client::ZkError::NoAuth),
         )]);
         assert_eq!(
-            NoFailures.first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::RecipeFailed)
+            NoFailures.first_in(&t).map(|v| v.property),
+            Some(&RECIPE_FAILED)
         );
     }
 }

@@ -7,8 +7,14 @@ use std::collections::BTreeSet;
 
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
+
+/// Fencing: broken when the protected resource accepted a token lower than one already granted.
+pub static STALE_TOKEN: Property = Property {
+    violation: "stale-token",
+    name: "fencing",
+};
 
 /// The fencing monitor.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -45,7 +51,7 @@ impl Monitor for Fencing {
                 accepted: true,
                 ..
             } if self.forced.contains(token) => Some(Violation {
-                kind: ViolationKind::StaleToken,
+                property: &STALE_TOKEN,
                 at: entry.at,
                 message: format!("c{client}'s token {token} accepted after it was forced out"),
             }),
@@ -64,7 +70,7 @@ impl Monitor for Fencing {
                 let message =
                     format!("c{client}'s token {token} accepted after token {newest} was granted");
                 Some(Violation {
-                    kind: ViolationKind::StaleToken,
+                    property: &STALE_TOKEN,
                     at: entry.at,
                     message,
                 })
@@ -73,8 +79,8 @@ impl Monitor for Fencing {
         }
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::StaleToken]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&STALE_TOKEN]
     }
 }
 
@@ -96,7 +102,7 @@ mod tests {
             },
         ]);
         let violation = Fencing::default().first_in(&t).expect("a violation");
-        assert_eq!(violation.kind, ViolationKind::StaleToken);
+        assert_eq!(violation.property, &STALE_TOKEN);
     }
 
     #[test]
@@ -117,8 +123,8 @@ mod tests {
         assert_eq!(Fencing::default().first_in(&late_write(false)), None);
         let t = late_write(true);
         assert_eq!(
-            Fencing::default().first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::StaleToken)
+            Fencing::default().first_in(&t).map(|v| v.property),
+            Some(&STALE_TOKEN)
         );
     }
 
@@ -151,8 +157,8 @@ mod tests {
         assert_eq!(
             Fencing::default()
                 .first_in(&read(granted(7)))
-                .map(|v| v.kind),
-            Some(ViolationKind::StaleToken)
+                .map(|v| v.property),
+            Some(&STALE_TOKEN)
         );
     }
 }

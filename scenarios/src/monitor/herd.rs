@@ -4,8 +4,14 @@
 
 use zklab_recipes::client::SessionId;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
+
+/// Herd-freedom: broken when one deletion woke more than one waiter.
+pub static HERD: Property = Property {
+    violation: "herd",
+    name: "herd-freedom",
+};
 
 /// The herd monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -31,7 +37,7 @@ impl Herd {
             list.join(", ")
         );
         Some(Violation {
-            kind: ViolationKind::Herd,
+            property: &HERD,
             at: entry.at,
             message,
         })
@@ -61,7 +67,7 @@ impl Monitor for Herd {
         Self::violation(entry, &woken)
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::Herd]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&HERD]
     }
 }

@@ -25,12 +25,19 @@ use zklab_recipes::client::{Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::fault::FaultKind;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::hearing::Hearing;
-use crate::monitor::herd::Herd;
+use crate::monitor::herd::{Herd, HERD};
 use crate::monitor::{changes, take_overdue, Change};
+
+/// No waiter held back: broken when a client kept waiting where it could go: a reader with no
+/// writer ahead, a semaphore's waiter whose lease is free.
+pub static HELD_BACK: Property = Property {
+    violation: "held-back",
+    name: "no waiter held back",
+};
 
 /// A node's sequence number, which places it in line.
 type Sequence = i32;
@@ -381,14 +388,14 @@ impl Monitor for SharedLine {
             Rule::Leases { leases, bound, .. } => self.lease_held_back(entry.at, leases, bound),
         }?;
         Some(Violation {
-            kind: ViolationKind::HeldBack,
+            property: &HELD_BACK,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::Herd, ViolationKind::HeldBack]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&HERD, &HELD_BACK]
     }
 }
 
@@ -451,7 +458,7 @@ mod tests {
         let mut herd = line;
         herd.push(deleted(2, "/rw/b-read-0000000002", &[1, 3]));
         let violation = readers().first_in(&trace(herd)).expect("a herd");
-        assert_eq!(violation.kind, ViolationKind::Herd);
+        assert_eq!(violation.property, &HERD);
     }
 
     #[test]
@@ -462,7 +469,7 @@ mod tests {
             watches(1, 2, "/rw/a-read-0000000001"),
         ]);
         let violation = readers().first_in(&held_back).expect("held back");
-        assert_eq!(violation.kind, ViolationKind::HeldBack);
+        assert_eq!(violation.property, &HELD_BACK);
         let behind_a_writer = trace(vec![
             created(0, 1, "/rw/a-write-0000000001"),
             created(1, 2, "/rw/b-read-0000000002"),
@@ -505,7 +512,7 @@ mod tests {
         line.push(delete(1, "/rw/a-read-0000000001"));
         line.push(deleted(1, "/rw/a-read-0000000001", &[2, 3]));
         let violation = readers().first_in(&trace(line)).expect("a herd");
-        assert_eq!(violation.kind, ViolationKind::Herd);
+        assert_eq!(violation.property, &HERD);
     }
 
     #[test]
@@ -527,7 +534,7 @@ mod tests {
         let last = events.len() - 1;
         events[last] = deleted(9, a, &[1, 2, 3]);
         let violation = readers().first_in(&trace(events)).expect("a herd");
-        assert_eq!(violation.kind, ViolationKind::Herd);
+        assert_eq!(violation.property, &HERD);
     }
 
     #[test]
@@ -552,7 +559,7 @@ mod tests {
         let mut herd = line.clone();
         herd.push(watches(3, 4, a));
         let violation = released(herd, &[2, 3, 4]).expect("a herd");
-        assert_eq!(violation.kind, ViolationKind::Herd);
+        assert_eq!(violation.property, &HERD);
         // Its watch was left behind by a node it gave back: nothing is woken.
         let mut left_behind = line;
         left_behind.push(watches(3, 4, a));
@@ -572,7 +579,7 @@ mod tests {
         assert_eq!(leases().first_in(&trace(events.clone())), None);
         events.remove(1);
         let violation = leases().first_in(&trace(events)).expect("held back");
-        assert_eq!(violation.kind, ViolationKind::HeldBack);
+        assert_eq!(violation.property, &HELD_BACK);
     }
 
     #[test]
@@ -591,7 +598,7 @@ mod tests {
         // Entries are a millisecond apart: the bound is 10 ms, the grace two seconds.
         assert_eq!(waiting(20), None);
         let violation = waiting(2_100).expect("held back");
-        assert_eq!(violation.kind, ViolationKind::HeldBack);
+        assert_eq!(violation.property, &HELD_BACK);
     }
 
     #[test]
@@ -608,6 +615,6 @@ mod tests {
         // Another client's death does not excuse it.
         events[1] = crash(1);
         let violation = leases().first_in(&trace(events)).expect("held back");
-        assert_eq!(violation.kind, ViolationKind::HeldBack);
+        assert_eq!(violation.property, &HELD_BACK);
     }
 }

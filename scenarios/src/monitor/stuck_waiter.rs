@@ -10,10 +10,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::take_overdue;
+
+/// No stuck waiter: broken when a client waited, for longer than a bound, on a watch that can no
+/// longer fire.
+pub static STUCK_WAITER: Property = Property {
+    violation: "stuck-waiter",
+    name: "no stuck waiter",
+};
 
 /// The stuck-waiter monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -58,14 +65,14 @@ impl Monitor for StuckWaiter {
              already gone when the watch was set: it can never fire"
         );
         Some(Violation {
-            kind: ViolationKind::StuckWaiter,
+            property: &STUCK_WAITER,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::StuckWaiter]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&STUCK_WAITER]
     }
 }
 

@@ -12,11 +12,18 @@ use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
 use zklab_sim::fault::FaultKind;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::hearing::Hearing;
 use crate::monitor::take_overdue;
+
+/// No unowned node: broken when a recipe node of a live session that no machine of that session
+/// knows it owns.
+pub static UNOWNED_NODE: Property = Property {
+    violation: "unowned-node",
+    name: "no unowned node",
+};
 
 /// The unowned-node monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -105,14 +112,14 @@ impl Monitor for UnownedNode {
              while its session lives"
         );
         Some(Violation {
-            kind: ViolationKind::UnownedNode,
+            property: &UNOWNED_NODE,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::UnownedNode]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&UNOWNED_NODE]
     }
 }
 

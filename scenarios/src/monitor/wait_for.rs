@@ -6,10 +6,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, Change};
+
+/// No deadlock: broken when every task was blocked with no event to wake any of them.
+pub static DEADLOCK: Property = Property {
+    violation: "deadlock",
+    name: "no deadlock",
+};
 
 /// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
 type WaitLink<'a> = (SessionId, &'a str, SessionId);
@@ -72,7 +78,7 @@ impl Monitor for WaitFor {
                     let message =
                         format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
                     return Some(Violation {
-                        kind: ViolationKind::Deadlock,
+                        property: &DEADLOCK,
                         at: entry.at,
                         message,
                     });
@@ -102,8 +108,8 @@ impl Monitor for WaitFor {
         None
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::Deadlock]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&DEADLOCK]
     }
 }
 
@@ -120,8 +126,8 @@ mod tests {
             watches(0, 1, "/l/a-1"),
         ]);
         assert_eq!(
-            WaitFor::default().first_in(&t).map(|v| v.kind),
-            Some(ViolationKind::Deadlock)
+            WaitFor::default().first_in(&t).map(|v| v.property),
+            Some(&DEADLOCK)
         );
     }
 

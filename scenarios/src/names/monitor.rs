@@ -15,10 +15,17 @@ use std::collections::BTreeMap;
 use zklab_recipes::client::{CreateMode, Op};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, child_of, Change};
+
+/// A name resolves to its latest registration: broken when a lookup read an older value of a name
+/// than one registered before it was sent.
+pub static NAME_STALE: Property = Property {
+    violation: "name-stale",
+    name: "a name resolves to its latest registration",
+};
 
 /// A client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -202,14 +209,14 @@ impl Monitor for NameResolution {
             _ => return None,
         };
         Some(Violation {
-            kind: ViolationKind::NameStale,
+            property: &NAME_STALE,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::NameStale]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&NAME_STALE]
     }
 }
 
@@ -261,10 +268,10 @@ mod tests {
         outcome(client, 1, Outcome::Read { version: 0, value })
     }
 
-    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+    fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
         NameResolution::new("/n")
             .first_in(&trace(events))
-            .map(|v| v.kind)
+            .map(|v| v.property)
     }
 
     #[test]
@@ -272,7 +279,7 @@ mod tests {
         let mut stale = set(0, b"1");
         stale.extend(set(0, b"2"));
         stale.extend([told(0, b"2"), lookup(1), read(1, b"1")]);
-        assert_eq!(first(stale), Some(ViolationKind::NameStale));
+        assert_eq!(first(stale), Some(&NAME_STALE));
         // Sent before the registration was told: the old value is fair.
         let mut racing = set(0, b"1");
         racing.extend([lookup(1)]);
@@ -299,7 +306,7 @@ mod tests {
         let mut stale = set(0, b"1");
         stale.extend(set(0, b"2"));
         stale.extend([told(0, b"2"), sync, lookup(1), read(1, b"1")]);
-        assert_eq!(first(stale), Some(ViolationKind::NameStale));
+        assert_eq!(first(stale), Some(&NAME_STALE));
     }
 
     #[test]
@@ -341,7 +348,7 @@ mod tests {
             },
         );
         let wrong = vec![made.clone(), told.clone(), lookup.clone(), read(1, b"w")];
-        assert_eq!(first(wrong), Some(ViolationKind::NameStale));
+        assert_eq!(first(wrong), Some(&NAME_STALE));
         assert_eq!(first(vec![made, told, lookup, read(1, b"v")]), None);
     }
 
@@ -354,6 +361,6 @@ mod tests {
         };
         let mut events = set(0, b"1");
         events.extend([request(0, create), told(0, b"2"), lookup(1), read(1, b"1")]);
-        assert_eq!(first(events), Some(ViolationKind::NameStale));
+        assert_eq!(first(events), Some(&NAME_STALE));
     }
 }

@@ -23,10 +23,31 @@ use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::queue::{item_sequence, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, child_of, Change};
+
+/// Nothing twice: broken when a queue's item went to two consumers, or was acknowledged or put
+/// twice.
+pub static ITEM_TWICE: Property = Property {
+    violation: "item-twice",
+    name: "nothing twice",
+};
+
+/// Nothing lost: broken when a queue's item was deleted by a consumer that went on without ever
+/// taking it.
+pub static ITEM_LOST: Property = Property {
+    violation: "item-lost",
+    name: "nothing lost",
+};
+
+/// No claim outlives its session: broken when a queue item's claim outlived the session that made
+/// it, so the item is never delivered again.
+pub static DEAD_CLAIM: Property = Property {
+    violation: "dead-claim",
+    name: "no claim outlives its session",
+};
 
 /// One session of one client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
@@ -116,13 +137,13 @@ impl QueueDelivery {
         ))
     }
 
-    fn told(&mut self, to: Consumer, item: i64) -> Option<(ViolationKind, String)> {
+    fn told(&mut self, to: Consumer, item: i64) -> Option<(&'static Property, String)> {
         self.owed.remove(&Seq(item));
         let lost = self.owed.iter().find(|(_, taker)| **taker == to);
         if let Some((&Seq(lost), _)) = lost {
             self.owed.remove(&Seq(lost));
             return Some((
-                ViolationKind::ItemLost,
+                &ITEM_LOST,
                 format!(
                     "c{} deleted item {lost} in session {:#x} and went on to item {item} \
                      without taking it: nobody ever will",
@@ -132,7 +153,7 @@ impl QueueDelivery {
         }
         match self.told.get(&Seq(item)) {
             Some(first) if first.client != to.client || first.session == to.session => Some((
-                ViolationKind::ItemTwice,
+                &ITEM_TWICE,
                 format!(
                     "item {item} went to c{} (session {:#x}) and again to c{} (session {:#x})",
                     first.client, first.session, to.client, to.session
@@ -157,7 +178,7 @@ fn is_claim(name: &str) -> bool {
 
 impl Monitor for QueueDelivery {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let (kind, message) = match &entry.event {
+        let (property, message) = match &entry.event {
             TraceEvent::Applied {
                 client,
                 session,
@@ -173,7 +194,7 @@ impl Monitor for QueueDelivery {
                     .into_iter()
                     .filter_map(|change| self.applied(by, change))
                     .next();
-                (ViolationKind::ItemTwice, twice?)
+                (&ITEM_TWICE, twice?)
             }
             TraceEvent::SessionEnded {
                 client,
@@ -185,10 +206,7 @@ impl Monitor for QueueDelivery {
                     client: *client,
                     session: *session,
                 };
-                (
-                    ViolationKind::DeadClaim,
-                    self.session_ended(ended, deleted)?,
-                )
+                (&DEAD_CLAIM, self.session_ended(ended, deleted)?)
             }
             TraceEvent::Outcome {
                 client,
@@ -204,18 +222,14 @@ impl Monitor for QueueDelivery {
             _ => return None,
         };
         Some(Violation {
-            kind,
+            property,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![
-            ViolationKind::ItemTwice,
-            ViolationKind::ItemLost,
-            ViolationKind::DeadClaim,
-        ]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&ITEM_TWICE, &ITEM_LOST, &DEAD_CLAIM]
     }
 }
 
@@ -228,10 +242,10 @@ mod tests {
 
     const ITEM: &str = "/q/p-item-0000000001";
 
-    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+    fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
         QueueDelivery::new("/q")
             .first_in(&trace(events))
-            .map(|v| v.kind)
+            .map(|v| v.property)
     }
 
     fn deletes(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
@@ -254,9 +268,9 @@ mod tests {
     #[test]
     fn an_item_told_to_two_clients_or_twice_in_one_session_is_taken_twice() {
         let to_two = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(2, 2, 1)];
-        assert_eq!(first(to_two), Some(ViolationKind::ItemTwice));
+        assert_eq!(first(to_two), Some(&ITEM_TWICE));
         let twice = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(1, 1, 1)];
-        assert_eq!(first(twice), Some(ViolationKind::ItemTwice));
+        assert_eq!(first(twice), Some(&ITEM_TWICE));
         // Handed over again to the same consumer in its next session: allowed.
         let again = vec![deletes(1, 1, ITEM), taken(1, 1, 1), taken(1, 3, 1)];
         assert_eq!(first(again), None);
@@ -265,7 +279,7 @@ mod tests {
     #[test]
     fn a_consumer_that_deleted_an_item_and_went_on_to_another_lost_it() {
         let lost = vec![deletes(1, 1, ITEM), taken(1, 1, 2)];
-        assert_eq!(first(lost), Some(ViolationKind::ItemLost));
+        assert_eq!(first(lost), Some(&ITEM_LOST));
         // Its session ended first: its next session is handed the item.
         let excused = vec![deletes(1, 1, ITEM), ended(1, 1, &[]), taken(1, 3, 2)];
         assert_eq!(first(excused), None);
@@ -291,7 +305,7 @@ mod tests {
         let ephemeral = vec![make(CreateMode::Ephemeral), ended(1, 1, &[claim])];
         assert_eq!(first(ephemeral), None);
         let persistent = vec![make(CreateMode::Persistent), ended(1, 1, &[])];
-        assert_eq!(first(persistent), Some(ViolationKind::DeadClaim));
+        assert_eq!(first(persistent), Some(&DEAD_CLAIM));
         // Another directory's nodes are not this queue's.
         let elsewhere = vec![
             created(1, 1, "/r/p-item-0000000001-claim"),
@@ -320,10 +334,7 @@ mod tests {
                 }),
             }
         };
-        assert_eq!(
-            first(vec![put(1, 1), put(1, 2)]),
-            Some(ViolationKind::ItemTwice)
-        );
+        assert_eq!(first(vec![put(1, 1), put(1, 2)]), Some(&ITEM_TWICE));
         // Taken up again in a new session, a put may find its item gone and put it again.
         assert_eq!(first(vec![put(1, 1), ended(1, 1, &[]), put(3, 2)]), None);
     }

@@ -17,10 +17,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
 use zklab_recipes::queue::{Order, CLAIM};
 use zklab_recipes::symmetry::RenameSessions;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, child_of, Change};
+
+/// Priority order: broken when a priority queue's consumer took an item while one of higher
+/// priority that it knew of stood there for the taking.
+pub static PRIORITY_INVERTED: Property = Property {
+    violation: "priority-inverted",
+    name: "priority order",
+};
+
+/// Sequence order: broken when a queue's consumer took an item while one earlier in sequence that
+/// its listing held stood for the taking.
+pub static OUT_OF_SEQUENCE: Property = Property {
+    violation: "out-of-sequence",
+    name: "sequence order",
+};
 
 /// What one session knows of the queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
@@ -68,10 +82,10 @@ impl TakeOrder {
     }
 
     /// What a take out of order breaks.
-    fn kind(&self) -> ViolationKind {
+    fn property(&self) -> &'static Property {
         match self.order {
-            Order::Priority => ViolationKind::PriorityInverted,
-            Order::Sequence => ViolationKind::OutOfSequence,
+            Order::Priority => &PRIORITY_INVERTED,
+            Order::Sequence => &OUT_OF_SEQUENCE,
         }
     }
 
@@ -240,14 +254,14 @@ impl Monitor for TakeOrder {
             _ => return None,
         };
         Some(Violation {
-            kind: self.kind(),
+            property: self.property(),
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![self.kind()]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![self.property()]
     }
 }
 
@@ -334,14 +348,14 @@ mod tests {
         ]
     }
 
-    fn first(events: Vec<TraceEvent>) -> Option<ViolationKind> {
+    fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
         first_in_order(Order::Priority, events)
     }
 
-    fn first_in_order(order: Order, events: Vec<TraceEvent>) -> Option<ViolationKind> {
+    fn first_in_order(order: Order, events: Vec<TraceEvent>) -> Option<&'static Property> {
         TakeOrder::new("/q", order)
             .first_in(&trace(events))
-            .map(|v| v.kind)
+            .map(|v| v.property)
     }
 
     /// The same event at another zxid.
@@ -374,7 +388,7 @@ mod tests {
         passed_over.extend(take(1, SECOND, 3));
         assert_eq!(
             first_in_order(Order::Sequence, passed_over),
-            Some(ViolationKind::OutOfSequence)
+            Some(&OUT_OF_SEQUENCE)
         );
     }
 
@@ -382,7 +396,7 @@ mod tests {
     fn taking_a_lower_priority_item_over_a_listed_higher_one_inverts_priority() {
         let mut events = vec![put(LOW), put(HIGH), lists(1, &[LOW, HIGH])];
         events.extend(takes(1, LOW));
-        assert_eq!(first(events), Some(ViolationKind::PriorityInverted));
+        assert_eq!(first(events), Some(&PRIORITY_INVERTED));
     }
 
     #[test]
@@ -392,7 +406,7 @@ mod tests {
         assert_eq!(first(unheard), None);
         let mut heard = vec![put(LOW), lists(1, &[LOW]), put(HIGH), hears(1)];
         heard.extend(takes(1, LOW));
-        assert_eq!(first(heard), Some(ViolationKind::PriorityInverted));
+        assert_eq!(first(heard), Some(&PRIORITY_INVERTED));
         // Heard only after the take was sent: nothing it could do.
         let mut late = vec![put(LOW), lists(1, &[LOW]), put(HIGH)];
         let take = takes(1, LOW);
@@ -407,7 +421,7 @@ mod tests {
         let mut skipped = vec![put(EARLY), put(LATE), lists(1, &[LATE, EARLY])];
         skipped.extend(takes(1, LATE));
         let found = first_in_order(Order::Sequence, skipped);
-        assert_eq!(found, Some(ViolationKind::OutOfSequence));
+        assert_eq!(found, Some(&OUT_OF_SEQUENCE));
         // An earlier item that came after the listing: the consumer works its listing first.
         let mut later = vec![put(LATE), lists(1, &[LATE]), put(EARLY), hears(1)];
         later.extend(takes(1, LATE));
@@ -483,8 +497,8 @@ mod tests {
         let mut unlooked = run(4);
         unlooked.remove(5);
         let found = first_in_order(Order::Sequence, unlooked);
-        assert_eq!(found, Some(ViolationKind::OutOfSequence));
+        assert_eq!(found, Some(&OUT_OF_SEQUENCE));
         let found = first_in_order(Order::Sequence, run(3));
-        assert_eq!(found, Some(ViolationKind::OutOfSequence));
+        assert_eq!(found, Some(&OUT_OF_SEQUENCE));
     }
 }

@@ -19,11 +19,18 @@ use zklab_recipes::outcome::Outcome;
 use zklab_recipes::parts::contender::UNLOCK;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::path::parent;
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::monitor::hearing::Hearing;
 use crate::monitor::{changes, Change};
+
+/// Revocation heeded: broken when a holder that read an ask to give up kept what it held until it
+/// was forced out.
+pub static REVOCATION_IGNORED: Property = Property {
+    violation: "revocation-ignored",
+    name: "revocation heeded",
+};
 
 /// The revocation monitor of the contender nodes under one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -162,14 +169,14 @@ impl Monitor for Revocation {
             _ => return None,
         };
         Some(Violation {
-            kind: ViolationKind::RevocationIgnored,
+            property: &REVOCATION_IGNORED,
             at: entry.at,
             message,
         })
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::RevocationIgnored]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&REVOCATION_IGNORED]
     }
 }
 
@@ -212,7 +219,7 @@ mod tests {
     #[test]
     fn forcing_out_a_holder_that_received_the_ask_and_kept_on_is_a_violation() {
         let violation = forced(Vec::new(), Vec::new()).expect("a violation");
-        assert_eq!(violation.kind, ViolationKind::RevocationIgnored);
+        assert_eq!(violation.property, &REVOCATION_IGNORED);
     }
 
     #[test]
@@ -255,6 +262,6 @@ mod tests {
         let mut long_after = reconnect;
         long_after.extend((0..2_100).map(|_| outcome(0, 1, Outcome::Suspended)));
         let violation = forced(long_after, Vec::new()).expect("a violation");
-        assert_eq!(violation.kind, ViolationKind::RevocationIgnored);
+        assert_eq!(violation.property, &REVOCATION_IGNORED);
     }
 }

@@ -12,9 +12,9 @@ use zklab_sim::trace::TraceEvent;
 
 use super::client::{RealPlace, TestClient};
 use super::{Failure, Harness};
-use crate::oracle::{self, Violation, ViolationKind};
+use crate::oracle::{self, Violation};
 use crate::real::{RealTrace, TracedSession};
-use crate::runner::panic_message;
+use crate::runner::{panic_message, LIVENESS, PANIC};
 
 /// What the test may do to a real server's sessions: `zklab::launcher::Controller` (a server
 /// started with ZooKeeper's `ControllerService`) does both.
@@ -76,18 +76,18 @@ impl<M: Monitor> Harness<M> {
             let mut violations = Vec::new();
             for (client, worker) in workers.into_iter().enumerate() {
                 let remaining = bound.saturating_sub(started.elapsed());
-                let (kind, message) = match tokio::time::timeout(remaining, worker).await {
+                let (property, message) = match tokio::time::timeout(remaining, worker).await {
                     Ok(Ok(())) => continue,
                     Ok(Err(failed)) if failed.is_panic() => {
-                        (ViolationKind::Panic, panic_message(&failed.into_panic()))
+                        (&PANIC, panic_message(&failed.into_panic()))
                     }
                     _ => (
-                        ViolationKind::Liveness,
+                        &LIVENESS,
                         format!("c{client} did not finish within {bound:?}"),
                     ),
                 };
                 violations.push(Violation {
-                    kind,
+                    property,
                     at: started.elapsed(),
                     message,
                 });

@@ -17,10 +17,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, vote_site, ABORT, COMMIT, TX};
-use zklab_sim::property::{Monitor, Violation, ViolationKind};
+use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 use crate::monitor::{changes, Change};
+
+/// Agreement: broken when two parties to a transaction learned different decisions.
+pub static DISAGREEMENT: Property = Property {
+    violation: "disagreement",
+    name: "agreement",
+};
+
+/// Validity: broken when a transaction was committed without every site's commit vote.
+pub static INVALID_COMMIT: Property = Property {
+    violation: "invalid-commit",
+    name: "validity",
+};
 
 /// The two-phase-commit monitor of one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -148,9 +160,9 @@ impl TwoPhaseCommitSafety {
 
 impl Monitor for TwoPhaseCommitSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let violation = |kind, message| {
+        let violation = |property, message| {
             Some(Violation {
-                kind,
+                property,
                 at: entry.at,
                 message,
             })
@@ -162,7 +174,7 @@ impl Monitor for TwoPhaseCommitSafety {
                 for change in changes(op, reply) {
                     invalid = invalid.or(self.change(change));
                 }
-                invalid.and_then(|message| violation(ViolationKind::InvalidCommit, message))
+                invalid.and_then(|message| violation(&INVALID_COMMIT, message))
             }
             TraceEvent::Outcome {
                 client,
@@ -177,7 +189,7 @@ impl Monitor for TwoPhaseCommitSafety {
                             "c{client} (s{session}) learned a decision of transaction {tx} \
                              nobody had written"
                         );
-                        return violation(ViolationKind::Disagreement, message);
+                        return violation(&DISAGREEMENT, message);
                     }
                 };
                 if decided == *commit {
@@ -189,14 +201,14 @@ impl Monitor for TwoPhaseCommitSafety {
                     word(*commit),
                     word(decided)
                 );
-                violation(ViolationKind::Disagreement, message)
+                violation(&DISAGREEMENT, message)
             }
             _ => None,
         }
     }
 
-    fn kinds(&self) -> Vec<ViolationKind> {
-        vec![ViolationKind::Disagreement, ViolationKind::InvalidCommit]
+    fn properties(&self) -> Vec<&'static Property> {
+        vec![&DISAGREEMENT, &INVALID_COMMIT]
     }
 }
 
@@ -259,10 +271,10 @@ mod tests {
         at(0, outcome(0, session, Outcome::Decided { tx: 0, commit }))
     }
 
-    fn first(entries: &[TraceEntry]) -> Option<ViolationKind> {
+    fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
         let mut monitor = TwoPhaseCommitSafety::new(DIR);
         let found = entries.iter().find_map(|entry| monitor.observe(entry));
-        found.map(|violation| violation.kind)
+        found.map(|violation| violation.property)
     }
 
     fn run(parts: Vec<Vec<TraceEntry>>) -> Vec<TraceEntry> {
@@ -287,7 +299,7 @@ mod tests {
             votes(1, "a", COMMIT).to_vec(),
             vec![decides(COMMIT)],
         ]);
-        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+        assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 
     #[test]
@@ -299,7 +311,7 @@ mod tests {
             votes(3, "b", COMMIT).to_vec(),
             vec![decides(COMMIT)],
         ]);
-        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+        assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 
     #[test]
@@ -316,18 +328,18 @@ mod tests {
             vec![create(3, vote_path(3, "b"), tx_data(0, b""))],
             vec![decides(COMMIT)],
         ]);
-        assert_eq!(first(&entries), Some(ViolationKind::InvalidCommit));
+        assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 
     #[test]
     fn an_abort_needs_no_votes_but_everyone_must_learn_it() {
         let entries = [opens(), decides(ABORT), learns(1, false), learns(2, true)];
-        assert_eq!(first(&entries), Some(ViolationKind::Disagreement));
+        assert_eq!(first(&entries), Some(&DISAGREEMENT));
     }
 
     #[test]
     fn a_decision_nobody_wrote_is_a_disagreement() {
         let entries = [opens(), learns(1, true)];
-        assert_eq!(first(&entries), Some(ViolationKind::Disagreement));
+        assert_eq!(first(&entries), Some(&DISAGREEMENT));
     }
 }

@@ -250,8 +250,8 @@ fn zxids_are_forgotten_only_for_a_recipe_that_reads_none() {
 fn symmetry_reduction_is_off_for_a_machine_that_orders_by_guid_where_it_would_hide_the_bug() {
     use stateright::{Checker, Model};
     use zklab::models::model::RecipeModel;
+    use zklab::scenarios::lock::bugs::SortByName;
     use zklab::scenarios::lock::LockKit;
-    use zklab::scenarios::mutation::SortByName;
 
     let report = check("lock-bug-sort-by-name", 2, NO_FAULTS);
     assert!(

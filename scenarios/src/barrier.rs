@@ -8,6 +8,7 @@
 //! Herd-freedom is not asked of a barrier: its removal is meant to wake every waiter. Its known
 //! bug: a waiter that takes any event as the barrier's removal ([`TrustAnyEvent`]).
 
+pub mod bugs;
 pub mod monitor;
 
 use std::fmt::Debug;
@@ -18,11 +19,12 @@ use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
 
+use crate::barrier::bugs::TrustAnyEvent;
 use crate::barrier::monitor::{BarrierSafety, BARRIER_PASSED};
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation, TrustAnyEvent};
+use crate::mutation::{Documented, Mutated, Mutation};
 use crate::scenario::{KnownBug, Scenario};
 
 /// Where the barrier nodes live.

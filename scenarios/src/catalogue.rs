@@ -1,33 +1,14 @@
-//! The catalogue: every scenario `list`, `run`, `replay`, `check` and `real` know, by name, one
-//! line per recipe. Known bugs stay here for good, so the harness keeps proving it catches them.
+//! The catalogue: every scenario `list`, `run`, `replay`, `check` and `real` know, by name, from
+//! one line per recipe (the `kits!` list in `lib.rs`). Known bugs stay in it for good, so the
+//! harness keeps proving it catches them.
 
 use zklab_sim::property::Property;
 
 use crate::scenario::Scenario;
-use crate::{
-    barrier, config, double_barrier, election, group, lock, names, queue, revocable_lock, rw_lock,
-    semaphore, two_phase_commit,
-};
-
-/// Every recipe's scenarios, in listing order.
-const RECIPES: &[&[Scenario]] = &[
-    lock::SCENARIOS,
-    election::SCENARIOS,
-    rw_lock::SCENARIOS,
-    revocable_lock::SCENARIOS,
-    semaphore::SCENARIOS,
-    barrier::SCENARIOS,
-    double_barrier::SCENARIOS,
-    two_phase_commit::SCENARIOS,
-    queue::SCENARIOS,
-    config::SCENARIOS,
-    group::SCENARIOS,
-    names::SCENARIOS,
-];
 
 /// Every scenario, in listing order.
 pub fn scenarios() -> impl Iterator<Item = &'static Scenario> {
-    RECIPES.iter().flat_map(|scenarios| scenarios.iter())
+    crate::KITS.iter().flat_map(|scenarios| scenarios.iter())
 }
 
 /// The property whose violation is called `violation` (`mutual-exclusion`), among those that

@@ -3,13 +3,16 @@
 //! its predecessor's deletion as its election ([`TrustDeletion`]: two leaders), and candidates
 //! that all watch the leader ([`WatchLowest`]: a herd).
 
+pub mod bugs;
+
 use zklab_models::model::Budget;
 use zklab_recipes::election::ElectionRole;
 
+use crate::election::bugs::WatchLowest;
 use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
-use crate::mutation::{Documented, TrustDeletion, WatchLowest};
+use crate::mutation::{Documented, TrustDeletion};
 use crate::scenario::{KnownBug, Scenario};
 
 /// Where the election keeps its candidates' nodes.

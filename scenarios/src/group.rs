@@ -10,6 +10,7 @@
 //! known bugs: a member that joins with a persistent node ([`PersistentMember`]), and one that takes
 //! no news after its first read ([`IgnoresNews`]).
 
+pub mod bugs;
 pub mod monitor;
 
 use std::marker::PhantomData;
@@ -22,11 +23,12 @@ use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequ
 use zklab_recipes::parts::link::RecipeError;
 
 use crate::config::IDLE;
+use crate::group::bugs::PersistentMember;
 use crate::group::monitor::{GroupViews, GROUP_GHOST, GROUP_STALE};
 use crate::host::{first_of, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
-use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation, PersistentMember};
+use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
 use crate::scenario::{KnownBug, Scenario};
 
 /// The group's node.

@@ -6,31 +6,46 @@
 //! parallel; [`real::run`] runs a scenario's workload against a real ZooKeeper, judged by the same
 //! oracles. The model checker (`zklab-models`) checks the same kits.
 
-pub mod barrier;
 pub mod catalogue;
-pub mod config;
-pub mod double_barrier;
-pub mod election;
 pub mod exclusive;
 pub mod follow;
-pub mod group;
 pub mod host;
 pub mod kit;
-pub mod lock;
 pub mod monitor;
 pub mod mutation;
-pub mod names;
 pub mod oracle;
-pub mod queue;
 pub mod real;
 pub mod regressions;
 pub mod resource;
-pub mod revocable_lock;
 pub mod runner;
-pub mod rw_lock;
 pub mod scenario;
 pub mod schedule;
-pub mod semaphore;
 pub mod shrink;
 pub mod testing;
-pub mod two_phase_commit;
+
+/// The kits, one per recipe, in listing order: each line declares the kit's module (its folder,
+/// `scenarios/src/<recipe>.rs` and `scenarios/src/<recipe>/`) and puts its `SCENARIOS` in the
+/// catalogue ([`catalogue::scenarios`]). A new recipe's kit is one line here.
+macro_rules! kits {
+    ($($kit:ident),+ $(,)?) => {
+        $(pub mod $kit;)+
+
+        /// Every kit's scenarios, in listing order (see [`catalogue::scenarios`]).
+        const KITS: &[&[scenario::Scenario]] = &[$($kit::SCENARIOS),+];
+    };
+}
+
+kits! {
+    lock,
+    election,
+    rw_lock,
+    revocable_lock,
+    semaphore,
+    barrier,
+    double_barrier,
+    two_phase_commit,
+    queue,
+    config,
+    group,
+    names,
+}

@@ -1,16 +1,19 @@
 //! The lock's kit: the exclusive-role kit at [`LOCK_DIR`]. Its known bugs are the lock under the
 //! [`BlindRetry`], [`GiveUp`], [`WatchParent`], [`SortByName`] and [`LostWakeup`] mutations.
 
+pub mod bugs;
+
 use zklab_models::model::{Budget, NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::lock::LockRole;
 
 use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::lock::bugs::{GiveUp, SortByName};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
 use crate::monitor::stuck_waiter::STUCK_WAITER;
 use crate::monitor::unowned_node::UNOWNED_NODE;
 use crate::monitor::wait_for::DEADLOCK;
-use crate::mutation::{BlindRetry, Documented, GiveUp, LostWakeup, SortByName, WatchParent};
+use crate::mutation::{BlindRetry, Documented, LostWakeup, WatchParent};
 use crate::runner::LIVENESS;
 use crate::scenario::{KnownBug, Scenario};
 

@@ -8,6 +8,7 @@
 //! Herd-freedom is not asked: nothing waits. Its known bug: a registration by create alone,
 //! NodeExists taken as registered ([`CreateOnly`]).
 
+pub mod bugs;
 pub mod monitor;
 
 use std::marker::PhantomData;
@@ -23,7 +24,8 @@ use zklab_recipes::parts::producer::PutMachine;
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{CreateOnly, Documented, Mutated, Mutation, SkipSync};
+use crate::mutation::{Documented, Mutated, Mutation, SkipSync};
+use crate::names::bugs::CreateOnly;
 use crate::names::monitor::{NameResolution, NAME_STALE};
 use crate::scenario::{KnownBug, Scenario};
 

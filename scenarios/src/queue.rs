@@ -21,6 +21,7 @@
 //! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session); a
 //! priority consumer that keeps working through a stale listing ([`StaleListing`]).
 
+pub mod bugs;
 pub mod monitor;
 pub mod take_order;
 
@@ -43,10 +44,8 @@ use zklab_recipes::symmetry::{session_guid, RenameSessions};
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{
-    Documented, FirstByName, Mutated, Mutation, PersistentClaim, PlainDelete, PutBlindly,
-    StaleListing,
-};
+use crate::mutation::{Documented, Mutated, Mutation};
+use crate::queue::bugs::{FirstByName, PersistentClaim, PlainDelete, PutBlindly, StaleListing};
 use crate::queue::monitor::{QueueDelivery, DEAD_CLAIM, ITEM_LOST, ITEM_TWICE};
 use crate::queue::take_order::{TakeOrder, OUT_OF_SEQUENCE, PRIORITY_INVERTED};
 use crate::runner::LIVENESS;

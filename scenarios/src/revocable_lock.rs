@@ -5,6 +5,7 @@
 //! known bug: a contender that ignores the ask ([`IgnoresUnlock`]), which the waiter then has to
 //! force out.
 
+pub mod bugs;
 pub mod monitor;
 
 use std::time::Duration;
@@ -18,7 +19,8 @@ use crate::exclusive::{ExclusiveKit, RoleKit};
 use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::shared_line::SharedLine;
-use crate::mutation::{Documented, IgnoresUnlock};
+use crate::mutation::Documented;
+use crate::revocable_lock::bugs::IgnoresUnlock;
 use crate::revocable_lock::monitor::{Revocation, REVOCATION_IGNORED};
 use crate::rw_lock::readers_line;
 use crate::scenario::{KnownBug, Scenario};

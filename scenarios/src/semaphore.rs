@@ -4,6 +4,8 @@
 //! holders), and a waiter that waits on a node already gone ([`LostWakeup`]: held back while a
 //! lease is free).
 
+pub mod bugs;
+
 use std::time::Duration;
 
 use zklab_models::model::{Budget, NO_STUCK_STATE};
@@ -14,8 +16,9 @@ use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use crate::monitor::failure::NoFailures;
 use crate::monitor::shared_line::{Rule, SharedLine, HELD_BACK};
 use crate::monitor::stuck_waiter::STUCK_WAITER;
-use crate::mutation::{Documented, ListFirst, LostWakeup};
+use crate::mutation::{Documented, LostWakeup};
 use crate::scenario::{KnownBug, Scenario};
+use crate::semaphore::bugs::ListFirst;
 
 /// Where the semaphore keeps its lease nodes.
 pub const SEMAPHORE_DIR: &str = "/semaphores/workers";

@@ -12,6 +12,7 @@
 //! Herd-freedom is not asked: the transaction's end is meant to wake every site. Its known bug:
 //! a site that presumes a commit once it has voted commit ([`PresumeCommit`]).
 
+pub mod bugs;
 pub mod monitor;
 
 use std::fmt::Debug;
@@ -26,8 +27,9 @@ use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPh
 use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation, PresumeCommit};
+use crate::mutation::{Documented, Mutated, Mutation};
 use crate::scenario::{KnownBug, Scenario};
+use crate::two_phase_commit::bugs::PresumeCommit;
 use crate::two_phase_commit::monitor::{TwoPhaseCommitSafety, DISAGREEMENT};
 
 /// Where the transactions' nodes live.

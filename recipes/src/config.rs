@@ -23,12 +23,10 @@
 //! event may have been missed; an event that comes while a read is in flight makes it read
 //! once more, since the answer may predate the change.
 
-use std::fmt;
-use std::sync::Arc;
-
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError, ZkEvent};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
+use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Reading};
 use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
@@ -353,40 +351,17 @@ impl Recipe for ConfigMachine {
 /// another version).
 pub type ConfigError = RecipeError;
 
-/// A configuration held in one znode.
-#[derive(Clone)]
-pub struct Config {
-    path: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
+/// What a configuration keeps besides its node's path: nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConfigSettings;
 
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
+/// A configuration held in one znode.
+pub type Config = Handle<ConfigSettings>;
 
 impl Config {
     /// The configuration in the node `path` (created, with its directory, by the first write).
     pub fn new(path: &str) -> Self {
-        Config {
-            path: path.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The configuration node's path.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The same configuration, writing down everything it tells the application with
-    /// `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(path, ConfigSettings)
     }
 
     /// Sets the value, whatever the version; returns the new one.
@@ -415,11 +390,10 @@ impl Config {
         C: ZkClient,
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let written = run_until(&mut driver, Input::Start, |outcome| {
+        let written = self.start_until(client, machine, |outcome| {
             matches!(outcome, ConfigOutcome::Written(_))
         });
-        match written.await? {
+        match written.await?.1 {
             ConfigOutcome::Written(setting) => Ok(setting.version),
             _ => Err(RecipeError::SessionLost),
         }
@@ -442,11 +416,10 @@ impl Config {
         C: ZkClient,
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let read = run_until(&mut driver, Input::Start, |outcome| {
+        let read = self.start_until(client, machine, |outcome| {
             matches!(outcome, ConfigOutcome::Read(_) | ConfigOutcome::Absent)
         });
-        match read.await? {
+        match read.await?.1 {
             ConfigOutcome::Read(setting) => Ok(Some(setting)),
             _ => Ok(None),
         }
@@ -465,7 +438,7 @@ impl Config {
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
         Follower {
-            driver: Driver::new(client, machine).recording(self.recorder.clone()),
+            driver: self.driver(client, machine),
             started: false,
         }
     }

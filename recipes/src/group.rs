@@ -23,13 +23,11 @@
 //! same name, a failure). A member whose session ended is no longer in the group: join again in
 //! a new session.
 
-use std::fmt;
-use std::sync::Arc;
-
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
+use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Reading};
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
@@ -315,40 +313,18 @@ impl Recipe for GroupMachine {
 /// an error the recipe cannot handle (NodeExists: another member has the name).
 pub type GroupError = RecipeError;
 
-/// A group: the children of one znode.
-#[derive(Clone)]
-pub struct Group {
-    dir: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
+/// What a group keeps besides its node's path: nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupSettings;
 
-impl fmt::Debug for Group {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Group")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
-    }
-}
+/// A group: the children of one znode.
+pub type Group = Handle<GroupSettings>;
 
 impl Group {
     /// The group whose members are the children of `dir` (created, with its ancestors, by the
     /// first member).
     pub fn new(dir: &str) -> Self {
-        Group {
-            dir: dir.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The group's node.
-    pub fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    /// The same group, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(dir, GroupSettings)
     }
 
     /// Joins as `name`; the membership returned follows the group's members too.
@@ -360,7 +336,7 @@ impl Group {
         let part = GroupPart::Member {
             name: name.to_owned(),
         };
-        let machine = GroupMachine::new(&self.dir, part, client.session_id());
+        let machine = GroupMachine::new(&self.path, part, client.session_id());
         self.join_with(client, machine).await
     }
 
@@ -387,7 +363,7 @@ impl Group {
         let part = GroupPart::Watcher { until: None };
         self.watch_with(
             client,
-            GroupMachine::new(&self.dir, part, client.session_id()),
+            GroupMachine::new(&self.path, part, client.session_id()),
         )
     }
 
@@ -406,7 +382,7 @@ impl Group {
         M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
     {
         Membership {
-            driver: Driver::new(client, machine).recording(self.recorder.clone()),
+            driver: self.driver(client, machine),
             started: false,
             joined: false,
             view: None,

@@ -72,6 +72,26 @@ where
     settled.unwrap_or(Err(RecipeError::SessionLost))
 }
 
+/// Takes in the events that have already arrived, then asks the machine `request` and runs it
+/// until `wanted` accepts an outcome, which it returns: what a held handle (a set barrier, a
+/// claimed item) does when its application lets go. Fails with `SessionLost` at once if the
+/// session had ended before the request (what it held went with it).
+pub async fn ask_until<C, M>(
+    driver: &mut Driver<'_, C, M>,
+    request: M::Request,
+    wanted: impl Fn(&M::Outcome) -> bool,
+) -> Result<M::Outcome, RecipeError>
+where
+    C: ZkClient,
+    M: Recipe,
+{
+    driver.feed_arrived_events().await;
+    if driver.is_done() {
+        return Err(RecipeError::SessionLost);
+    }
+    run_until(driver, Input::App(request), wanted).await
+}
+
 /// What became of a reply.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Delivery {

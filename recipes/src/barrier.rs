@@ -318,14 +318,11 @@ impl Barrier {
         C: ZkClient,
         M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
     {
-        let (driver, outcome) = self
-            .start_until(client, machine, |outcome| {
-                matches!(outcome, BarrierOutcome::Set { .. })
-            })
-            .await?;
-        let BarrierOutcome::Set { token } = outcome else {
-            return Err(RecipeError::SessionLost);
-        };
+        let set = self.start_until(client, machine, |outcome| match outcome {
+            BarrierOutcome::Set { token } => Some(*token),
+            _ => None,
+        });
+        let (driver, token) = set.await?;
         Ok(SetBarrier { driver, token })
     }
 
@@ -341,11 +338,10 @@ impl Barrier {
         C: ZkClient,
         M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
     {
-        self.start_until(client, machine, |outcome| {
-            *outcome == BarrierOutcome::Passed
-        })
-        .await
-        .map(|_| ())
+        let passed = self.start_until(client, machine, |outcome| {
+            (*outcome == BarrierOutcome::Passed).then_some(())
+        });
+        passed.await.map(|_| ())
     }
 }
 
@@ -371,10 +367,9 @@ where
     /// if the session had already ended (and the barrier with it).
     pub async fn remove(mut self) -> Result<(), BarrierError> {
         ask_until(&mut self.driver, BarrierRequest::Remove, |outcome| {
-            *outcome == BarrierOutcome::Removed
+            (*outcome == BarrierOutcome::Removed).then_some(())
         })
         .await
-        .map(|_| ())
     }
 }
 

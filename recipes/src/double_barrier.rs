@@ -673,18 +673,13 @@ impl DoubleBarrier {
         C: ZkClient,
         M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
     {
-        let (driver, outcome) = self
-            .start_until(client, machine, |outcome| {
-                matches!(
-                    outcome,
-                    DoubleBarrierOutcome::Entered { .. } | DoubleBarrierOutcome::Missed { .. }
-                )
-            })
-            .await?;
-        Ok(match outcome {
-            DoubleBarrierOutcome::Entered { round } => Some(Inside { driver, round }),
+        let entered = self.start_until(client, machine, |outcome| match outcome {
+            DoubleBarrierOutcome::Entered { round } => Some(Some(*round)),
+            DoubleBarrierOutcome::Missed { .. } => Some(None),
             _ => None,
-        })
+        });
+        let (driver, round) = entered.await?;
+        Ok(round.map(|round| Inside { driver, round }))
     }
 }
 
@@ -709,10 +704,9 @@ where
     /// if the session ended (its node went with it; the others go on without it).
     pub async fn leave(mut self) -> Result<(), DoubleBarrierError> {
         ask_until(&mut self.driver, DoubleBarrierRequest::Leave, |outcome| {
-            *outcome == DoubleBarrierOutcome::Left
+            (*outcome == DoubleBarrierOutcome::Left).then_some(())
         })
         .await
-        .map(|_| ())
     }
 }
 

@@ -23,13 +23,13 @@
 //! same name, a failure). A member whose session ended is no longer in the group: join again in
 //! a new session.
 
+use crate::client::ZkError;
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
-use crate::client::{ZkError, ZkEvent};
 use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
-use crate::parts::follow::{Follow, Followed, Reading};
-use crate::parts::link::{Connection, Delivery, Link, RecipeError};
+use crate::parts::follow::{Follow, Followed, Heard, Reading};
+use crate::parts::link::{Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
 use crate::tree::child_path;
@@ -289,17 +289,11 @@ impl Recipe for GroupMachine {
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
             Input::Event(event) => {
-                if let ZkEvent::Session(state) = event {
-                    if self.link.on_session(state, false) == Some(Connection::Lost) {
-                        return self.done(GroupOutcome::Lost);
-                    }
-                }
-                let news = (self.phase == Phase::Following)
-                    .then(|| self.follow.on_event(&event))
-                    .flatten();
-                match news {
-                    Some(read) => Step::send(self.link.send(read)),
-                    None => Step::wait(),
+                let following = self.phase == Phase::Following;
+                match self.follow.hear(&mut self.link, following, &event) {
+                    Heard::Lost => self.done(GroupOutcome::Lost),
+                    Heard::Send(read) => Step::send(read),
+                    Heard::Nothing => Step::wait(),
                 }
             }
             // A read in flight is let go: the driver asks only between ops.
@@ -484,7 +478,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{EventType, Stat, WatchedEvent};
+    use crate::client::{EventType, Stat, WatchedEvent, ZkEvent};
     use crate::machine::Action;
     use crate::testing::op;
 

@@ -69,16 +69,17 @@ impl<S> Handle<S> {
         Driver::new(client, machine).recording(self.recorder.clone())
     }
 
-    /// Starts `machine` over `client` and runs it until `wanted` accepts an outcome: the driver,
-    /// to go on with, and that outcome. A lost session or a failure ends the wait early.
-    pub(crate) async fn start_until<'c, C: ZkClient, M: Recipe>(
+    /// Starts `machine` over `client` and runs it until `wanted` picks what the caller waits for
+    /// out of an outcome: the driver, to go on with, and what was picked. A lost session or a
+    /// failure ends the wait early.
+    pub(crate) async fn start_until<'c, C: ZkClient, M: Recipe, T>(
         &self,
         client: &'c C,
         machine: M,
-        wanted: impl Fn(&M::Outcome) -> bool,
-    ) -> Result<(Driver<'c, C, M>, M::Outcome), RecipeError> {
+        wanted: impl Fn(&M::Outcome) -> Option<T>,
+    ) -> Result<(Driver<'c, C, M>, T), RecipeError> {
         let mut driver = self.driver(client, machine);
-        let outcome = run_until(&mut driver, Input::Start, wanted).await?;
-        Ok((driver, outcome))
+        let picked = run_until(&mut driver, Input::Start, wanted).await?;
+        Ok((driver, picked))
     }
 }

@@ -130,13 +130,11 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let put = self.start_until(client, machine, |outcome| {
-            matches!(outcome, QueueOutcome::Put { .. })
+        let put = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Put { item } => Some(*item),
+            _ => None,
         });
-        match put.await?.1 {
-            QueueOutcome::Put { item } => Ok(item),
-            _ => Err(RecipeError::SessionLost),
-        }
+        Ok(put.await?.1)
     }
 
     /// Takes the next item (by the queue's order), waiting for one if the queue is empty, for
@@ -161,13 +159,11 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let taken = self.start_until(client, machine, |outcome| {
-            matches!(outcome, QueueOutcome::Taken(_))
+        let taken = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Taken(item) => Some(item.clone()),
+            _ => None,
         });
-        match taken.await?.1 {
-            QueueOutcome::Taken(item) => Ok(item),
-            _ => Err(RecipeError::SessionLost),
-        }
+        Ok(taken.await?.1)
     }
 
     /// Claims the next item (by the queue's order), waiting for one if the queue is empty; the
@@ -190,15 +186,12 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let (driver, outcome) = self
-            .start_until(client, machine, |outcome| {
-                matches!(outcome, QueueOutcome::Claimed(_))
-            })
-            .await?;
-        match outcome {
-            QueueOutcome::Claimed(item) => Ok(ClaimedItem { driver, item }),
-            _ => Err(RecipeError::SessionLost),
-        }
+        let claimed = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Claimed(item) => Some(item.clone()),
+            _ => None,
+        });
+        let (driver, item) = claimed.await?;
+        Ok(ClaimedItem { driver, item })
     }
 }
 
@@ -230,15 +223,19 @@ where
     /// `SessionLost` if the session ended first, or before the answer came: the item is gone
     /// (acknowledged), or is, or will be, delivered again, since the claim went with the session.
     pub async fn ack(mut self) -> Result<(), QueueError> {
-        let acked = ask_until(&mut self.driver, QueueRequest::Ack, |outcome| {
-            matches!(
-                outcome,
-                QueueOutcome::Acked { .. } | QueueOutcome::Unacked { .. }
-            )
-        });
-        match acked.await? {
-            QueueOutcome::Acked { .. } => Ok(()),
-            _ => Err(RecipeError::SessionLost),
+        let acked = ask_until(
+            &mut self.driver,
+            QueueRequest::Ack,
+            |outcome| match outcome {
+                QueueOutcome::Acked { .. } => Some(true),
+                QueueOutcome::Unacked { .. } => Some(false),
+                _ => None,
+            },
+        );
+        if acked.await? {
+            Ok(())
+        } else {
+            Err(RecipeError::SessionLost)
         }
     }
 }

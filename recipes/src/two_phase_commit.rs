@@ -645,15 +645,11 @@ impl TwoPhaseCommit {
         C: ZkClient,
         M: Recipe<Request = (), Outcome = TwoPhaseCommitOutcome>,
     {
-        let (_, outcome) = self
-            .start_until(client, machine, |outcome| {
-                matches!(outcome, TwoPhaseCommitOutcome::Decided { .. })
-            })
-            .await?;
-        Ok(matches!(
-            outcome,
-            TwoPhaseCommitOutcome::Decided { commit: true, .. }
-        ))
+        let decided = self.start_until(client, machine, |outcome| match outcome {
+            TwoPhaseCommitOutcome::Decided { commit, .. } => Some(*commit),
+            _ => None,
+        });
+        Ok(decided.await?.1)
     }
 }
 

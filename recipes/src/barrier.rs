@@ -25,14 +25,12 @@
 //! leaves this open). Setting is idempotent (a create whose reply was lost finds the node there),
 //! and so is removing.
 
-use std::fmt;
-use std::sync::Arc;
-
 use crate::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
+use crate::outcome::Outcome;
+use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
 use crate::symmetry::RenameSessions;
 
@@ -288,39 +286,17 @@ impl Recipe for BarrierMachine {
 /// went with it), or ZooKeeper answered with an error the recipe cannot handle.
 pub type BarrierError = RecipeError;
 
-/// A barrier at one node path.
-#[derive(Clone)]
-pub struct Barrier {
-    path: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
+/// What a barrier keeps besides its node's path: nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BarrierSettings;
 
-impl fmt::Debug for Barrier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Barrier")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
+/// A barrier at one node path.
+pub type Barrier = Handle<BarrierSettings>;
 
 impl Barrier {
     /// The barrier whose node is `path` (its directory is created if missing).
     pub fn new(path: &str) -> Self {
-        Barrier {
-            path: path.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The barrier node's path.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The same barrier, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(path, BarrierSettings)
     }
 
     /// Sets the barrier; it stands until [`SetBarrier::remove`] or the session's end.
@@ -342,14 +318,11 @@ impl Barrier {
         C: ZkClient,
         M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, BarrierOutcome::Set { .. })
-        })
-        .await?;
-        let BarrierOutcome::Set { token } = outcome else {
-            return Err(RecipeError::SessionLost);
-        };
+        let set = self.start_until(client, machine, |outcome| match outcome {
+            BarrierOutcome::Set { token } => Some(*token),
+            _ => None,
+        });
+        let (driver, token) = set.await?;
         Ok(SetBarrier { driver, token })
     }
 
@@ -365,12 +338,10 @@ impl Barrier {
         C: ZkClient,
         M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        run_until(&mut driver, Input::Start, |outcome| {
-            *outcome == BarrierOutcome::Passed
-        })
-        .await
-        .map(|_| ())
+        let passed = self.start_until(client, machine, |outcome| {
+            (*outcome == BarrierOutcome::Passed).then_some(())
+        });
+        passed.await.map(|_| ())
     }
 }
 
@@ -395,16 +366,10 @@ where
     /// Lifts the barrier, retrying the delete through ConnectionLoss. Fails with `SessionLost`
     /// if the session had already ended (and the barrier with it).
     pub async fn remove(mut self) -> Result<(), BarrierError> {
-        self.driver.feed_arrived_events().await;
-        if self.driver.is_done() {
-            return Err(RecipeError::SessionLost);
-        }
-        let request = Input::App(BarrierRequest::Remove);
-        run_until(&mut self.driver, request, |outcome| {
-            *outcome == BarrierOutcome::Removed
+        ask_until(&mut self.driver, BarrierRequest::Remove, |outcome| {
+            (*outcome == BarrierOutcome::Removed).then_some(())
         })
         .await
-        .map(|_| ())
     }
 }
 

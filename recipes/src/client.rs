@@ -447,12 +447,10 @@ pub trait ZkClient {
             mode,
         };
         let reply = self.call(op);
-        async move {
-            match reply.await? {
-                OpResult::Created { path, stat } => Ok((path, stat)),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Created { path, stat } => Some((path, stat)),
+            _ => None,
+        })
     }
 
     /// Deletes a node if its version matches (`-1` for any).
@@ -461,12 +459,10 @@ pub trait ZkClient {
             path: path.to_owned(),
             version,
         });
-        async move {
-            match reply.await? {
-                OpResult::Deleted => Ok(()),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Deleted => Some(()),
+            _ => None,
+        })
     }
 
     /// The node's stat, or `None`; with `watch`, leaves a one-time watch either way.
@@ -479,12 +475,10 @@ pub trait ZkClient {
             path: path.to_owned(),
             watch,
         });
-        async move {
-            match reply.await? {
-                OpResult::Exists(stat) => Ok(stat),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Exists(stat) => Some(stat),
+            _ => None,
+        })
     }
 
     /// The node's data and stat; with `watch`, leaves a one-time data watch.
@@ -497,12 +491,10 @@ pub trait ZkClient {
             path: path.to_owned(),
             watch,
         });
-        async move {
-            match reply.await? {
-                OpResult::Data { data, stat } => Ok((data, stat)),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Data { data, stat } => Some((data, stat)),
+            _ => None,
+        })
     }
 
     /// The node's children (unordered); with `watch`, leaves a one-time child watch.
@@ -515,12 +507,10 @@ pub trait ZkClient {
             path: path.to_owned(),
             watch,
         });
-        async move {
-            match reply.await? {
-                OpResult::Children { children, .. } => Ok(children),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Children { children, .. } => Some(children),
+            _ => None,
+        })
     }
 
     /// Replaces the node's data if its version matches (`-1` for any); returns the new stat.
@@ -536,12 +526,10 @@ pub trait ZkClient {
             version,
         };
         let reply = self.call(op);
-        async move {
-            match reply.await? {
-                OpResult::SetData(stat) => Ok(stat),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::SetData(stat) => Some(stat),
+            _ => None,
+        })
     }
 
     /// Waits until the server this session talks to has caught up with the leader.
@@ -549,12 +537,10 @@ pub trait ZkClient {
         let reply = self.call(Op::Sync {
             path: path.to_owned(),
         });
-        async move {
-            match reply.await? {
-                OpResult::Synced => Ok(()),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Synced => Some(()),
+            _ => None,
+        })
     }
 
     /// Applies the ops all or nothing; see [`OpResult::Multi`] for the per-op results.
@@ -563,17 +549,19 @@ pub trait ZkClient {
         ops: Vec<Op>,
     ) -> impl Future<Output = Result<Vec<Result<OpResult, ZkError>>, ZkError>> + Send {
         let reply = self.call(Op::Multi(ops));
-        async move {
-            match reply.await? {
-                OpResult::Multi(results) => Ok(results),
-                other => Err(unexpected(other)),
-            }
-        }
+        picked(reply, |result| match result {
+            OpResult::Multi(results) => Some(results),
+            _ => None,
+        })
     }
 }
 
-/// A reply of the wrong shape means the client implementation is broken, not the server:
-/// reported as ZooKeeper's marshalling error rather than a panic.
-fn unexpected(_: OpResult) -> ZkError {
-    ZkError::MarshallingError
+/// What `wanted` picks out of a successful reply. A reply of another shape means the client
+/// implementation is broken, not the server: reported as ZooKeeper's marshalling error rather
+/// than a panic.
+async fn picked<T>(
+    reply: impl Future<Output = OpReply>,
+    wanted: fn(OpResult) -> Option<T>,
+) -> Result<T, ZkError> {
+    wanted(reply.await?).ok_or(ZkError::MarshallingError)
 }

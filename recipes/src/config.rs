@@ -23,14 +23,12 @@
 //! event may have been missed; an event that comes while a read is in flight makes it read
 //! once more, since the answer may predate the change.
 
-use std::fmt;
-use std::sync::Arc;
-
-use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError, ZkEvent};
+use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::follow::{Follow, Followed, Reading};
-use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
+use crate::outcome::Outcome;
+use crate::parts::follow::{Follow, Followed, Heard, Reading};
+use crate::parts::link::{run_until, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
 use crate::symmetry::RenameSessions;
 
@@ -330,17 +328,11 @@ impl Recipe for ConfigMachine {
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
             Input::Event(event) => {
-                if let ZkEvent::Session(state) = event {
-                    if self.link.on_session(state, false) == Some(Connection::Lost) {
-                        return self.done(ConfigOutcome::Lost);
-                    }
-                }
-                let news = (self.phase == Phase::Following)
-                    .then(|| self.follow.on_event(&event))
-                    .flatten();
-                match news {
-                    Some(read) => Step::send(self.link.send(read)),
-                    None => Step::wait(),
+                let following = self.phase == Phase::Following;
+                match self.follow.hear(&mut self.link, following, &event) {
+                    Heard::Lost => self.done(ConfigOutcome::Lost),
+                    Heard::Send(read) => Step::send(read),
+                    Heard::Nothing => Step::wait(),
                 }
             }
             Input::App(()) | Input::Timeout => Step::wait(),
@@ -353,40 +345,17 @@ impl Recipe for ConfigMachine {
 /// another version).
 pub type ConfigError = RecipeError;
 
-/// A configuration held in one znode.
-#[derive(Clone)]
-pub struct Config {
-    path: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
+/// What a configuration keeps besides its node's path: nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConfigSettings;
 
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
+/// A configuration held in one znode.
+pub type Config = Handle<ConfigSettings>;
 
 impl Config {
     /// The configuration in the node `path` (created, with its directory, by the first write).
     pub fn new(path: &str) -> Self {
-        Config {
-            path: path.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The configuration node's path.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The same configuration, writing down everything it tells the application with
-    /// `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(path, ConfigSettings)
     }
 
     /// Sets the value, whatever the version; returns the new one.
@@ -415,14 +384,11 @@ impl Config {
         C: ZkClient,
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let written = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, ConfigOutcome::Written(_))
+        let written = self.start_until(client, machine, |outcome| match outcome {
+            ConfigOutcome::Written(setting) => Some(setting.version),
+            _ => None,
         });
-        match written.await? {
-            ConfigOutcome::Written(setting) => Ok(setting.version),
-            _ => Err(RecipeError::SessionLost),
-        }
+        Ok(written.await?.1)
     }
 
     /// The value now, once; `None` if nothing was ever written. It syncs first, so it is never
@@ -442,14 +408,12 @@ impl Config {
         C: ZkClient,
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let read = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, ConfigOutcome::Read(_) | ConfigOutcome::Absent)
+        let read = self.start_until(client, machine, |outcome| match outcome {
+            ConfigOutcome::Read(setting) => Some(Some(setting.clone())),
+            ConfigOutcome::Absent => Some(None),
+            _ => None,
         });
-        match read.await? {
-            ConfigOutcome::Read(setting) => Ok(Some(setting)),
-            _ => Ok(None),
-        }
+        Ok(read.await?.1)
     }
 
     /// Follows the value: the follower tells the value now, then each change.
@@ -465,7 +429,7 @@ impl Config {
         M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
     {
         Follower {
-            driver: Driver::new(client, machine).recording(self.recorder.clone()),
+            driver: self.driver(client, machine),
             started: false,
         }
     }
@@ -487,13 +451,11 @@ where
     /// `SessionLost` once the session ended (follow again in a new one).
     pub async fn changed(&mut self) -> Result<Setting, ConfigError> {
         if !std::mem::replace(&mut self.started, true) {
-            let first = run_until(&mut self.driver, Input::Start, |outcome| {
-                matches!(outcome, ConfigOutcome::Read(_))
-            });
-            return match first.await? {
-                ConfigOutcome::Read(setting) => Ok(setting),
-                _ => Err(RecipeError::SessionLost),
-            };
+            return run_until(&mut self.driver, Input::Start, |outcome| match outcome {
+                ConfigOutcome::Read(setting) => Some(setting.clone()),
+                _ => None,
+            })
+            .await;
         }
         loop {
             if self.driver.is_done() {
@@ -514,7 +476,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{EventType, Stat, WatchedEvent};
+    use crate::client::{EventType, Stat, WatchedEvent, ZkEvent};
     use crate::machine::Action;
     use crate::testing::op;
 

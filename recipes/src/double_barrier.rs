@@ -52,14 +52,12 @@
 //!   else will come to; and a stale `ready` is only ever deleted by a `multi` that checks that
 //!   version, so it never takes a newer round's.
 
-use std::fmt;
-use std::sync::Arc;
-
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat};
 use crate::client::{ZkClient, ZkError, ZkEvent};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
+use crate::outcome::Outcome;
+use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::own_node::{Making, OwnNode};
 use crate::symmetry::{session_guid, RenameSessions};
 use crate::tree::child_path;
@@ -618,48 +616,27 @@ impl Recipe for DoubleBarrierMachine {
 /// with it), or ZooKeeper answered with an error the recipe cannot handle.
 pub type DoubleBarrierError = RecipeError;
 
-/// A double barrier in one directory.
-#[derive(Clone)]
-pub struct DoubleBarrier {
-    dir: String,
-    threshold: u32,
-    recorder: Option<Arc<dyn Recorder>>,
+/// What a double barrier keeps besides its directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DoubleBarrierSettings {
+    /// How many participants begin a round.
+    pub threshold: u32,
 }
 
-impl fmt::Debug for DoubleBarrier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DoubleBarrier")
-            .field("dir", &self.dir)
-            .field("threshold", &self.threshold)
-            .finish_non_exhaustive()
-    }
-}
+/// A double barrier in one directory.
+pub type DoubleBarrier = Handle<DoubleBarrierSettings>;
 
 impl DoubleBarrier {
     /// The double barrier whose nodes live in `dir` (created if missing), whose rounds begin
     /// once `threshold` participants are there.
     pub fn new(dir: &str, threshold: u32) -> Self {
-        DoubleBarrier {
-            dir: dir.to_owned(),
-            threshold,
-            recorder: None,
-        }
-    }
-
-    /// The directory of its nodes.
-    pub fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    /// The same barrier, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(dir, DoubleBarrierSettings { threshold })
     }
 
     /// The machine a session runs for round `round`, or for the next round.
     pub fn machine(&self, session: SessionId, round: Option<i64>) -> DoubleBarrierMachine {
-        DoubleBarrierMachine::new(&self.dir, self.threshold, round, session_guid(session))
+        let threshold = self.settings.threshold;
+        DoubleBarrierMachine::new(&self.path, threshold, round, session_guid(session))
     }
 
     /// Enters the next round: returns once it has begun with this session inside.
@@ -696,18 +673,13 @@ impl DoubleBarrier {
         C: ZkClient,
         M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(
-                outcome,
-                DoubleBarrierOutcome::Entered { .. } | DoubleBarrierOutcome::Missed { .. }
-            )
-        })
-        .await?;
-        Ok(match outcome {
-            DoubleBarrierOutcome::Entered { round } => Some(Inside { driver, round }),
+        let entered = self.start_until(client, machine, |outcome| match outcome {
+            DoubleBarrierOutcome::Entered { round } => Some(Some(*round)),
+            DoubleBarrierOutcome::Missed { .. } => Some(None),
             _ => None,
-        })
+        });
+        let (driver, round) = entered.await?;
+        Ok(round.map(|round| Inside { driver, round }))
     }
 }
 
@@ -731,16 +703,10 @@ where
     /// Leaves: returns once nobody it was inside with is still inside. Fails with `SessionLost`
     /// if the session ended (its node went with it; the others go on without it).
     pub async fn leave(mut self) -> Result<(), DoubleBarrierError> {
-        self.driver.feed_arrived_events().await;
-        if self.driver.is_done() {
-            return Err(RecipeError::SessionLost);
-        }
-        let leave = Input::App(DoubleBarrierRequest::Leave);
-        run_until(&mut self.driver, leave, |outcome| {
-            *outcome == DoubleBarrierOutcome::Left
+        ask_until(&mut self.driver, DoubleBarrierRequest::Leave, |outcome| {
+            (*outcome == DoubleBarrierOutcome::Left).then_some(())
         })
         .await
-        .map(|_| ())
     }
 }
 

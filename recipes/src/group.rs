@@ -23,15 +23,13 @@
 //! same name, a failure). A member whose session ended is no longer in the group: join again in
 //! a new session.
 
-use std::fmt;
-use std::sync::Arc;
-
+use crate::client::ZkError;
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
-use crate::client::{ZkError, ZkEvent};
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::follow::{Follow, Followed, Reading};
-use crate::parts::link::{Connection, Delivery, Link, RecipeError};
+use crate::outcome::Outcome;
+use crate::parts::follow::{Follow, Followed, Heard, Reading};
+use crate::parts::link::{Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::RenameSessions;
 use crate::tree::child_path;
@@ -291,17 +289,11 @@ impl Recipe for GroupMachine {
                 Delivery::Reply(reply) => self.on_reply(reply),
             },
             Input::Event(event) => {
-                if let ZkEvent::Session(state) = event {
-                    if self.link.on_session(state, false) == Some(Connection::Lost) {
-                        return self.done(GroupOutcome::Lost);
-                    }
-                }
-                let news = (self.phase == Phase::Following)
-                    .then(|| self.follow.on_event(&event))
-                    .flatten();
-                match news {
-                    Some(read) => Step::send(self.link.send(read)),
-                    None => Step::wait(),
+                let following = self.phase == Phase::Following;
+                match self.follow.hear(&mut self.link, following, &event) {
+                    Heard::Lost => self.done(GroupOutcome::Lost),
+                    Heard::Send(read) => Step::send(read),
+                    Heard::Nothing => Step::wait(),
                 }
             }
             // A read in flight is let go: the driver asks only between ops.
@@ -315,40 +307,18 @@ impl Recipe for GroupMachine {
 /// an error the recipe cannot handle (NodeExists: another member has the name).
 pub type GroupError = RecipeError;
 
-/// A group: the children of one znode.
-#[derive(Clone)]
-pub struct Group {
-    dir: String,
-    recorder: Option<Arc<dyn Recorder>>,
-}
+/// What a group keeps besides its node's path: nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupSettings;
 
-impl fmt::Debug for Group {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Group")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
-    }
-}
+/// A group: the children of one znode.
+pub type Group = Handle<GroupSettings>;
 
 impl Group {
     /// The group whose members are the children of `dir` (created, with its ancestors, by the
     /// first member).
     pub fn new(dir: &str) -> Self {
-        Group {
-            dir: dir.to_owned(),
-            recorder: None,
-        }
-    }
-
-    /// The group's node.
-    pub fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    /// The same group, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(dir, GroupSettings)
     }
 
     /// Joins as `name`; the membership returned follows the group's members too.
@@ -360,7 +330,7 @@ impl Group {
         let part = GroupPart::Member {
             name: name.to_owned(),
         };
-        let machine = GroupMachine::new(&self.dir, part, client.session_id());
+        let machine = GroupMachine::new(&self.path, part, client.session_id());
         self.join_with(client, machine).await
     }
 
@@ -387,7 +357,7 @@ impl Group {
         let part = GroupPart::Watcher { until: None };
         self.watch_with(
             client,
-            GroupMachine::new(&self.dir, part, client.session_id()),
+            GroupMachine::new(&self.path, part, client.session_id()),
         )
     }
 
@@ -406,7 +376,7 @@ impl Group {
         M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
     {
         Membership {
-            driver: Driver::new(client, machine).recording(self.recorder.clone()),
+            driver: self.driver(client, machine),
             started: false,
             joined: false,
             view: None,
@@ -508,7 +478,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{EventType, Stat, WatchedEvent};
+    use crate::client::{EventType, Stat, WatchedEvent, ZkEvent};
     use crate::machine::Action;
     use crate::testing::op;
 

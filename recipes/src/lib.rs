@@ -11,6 +11,7 @@
 //! leaves together, [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and
 //! consumers that neither lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers set and readers follow, [`group`] members that join and a membership anyone follows, [`names`] names registered to values. The same machine runs in the simulator, in the
 //! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
+//! What an application keeps of each recipe is one [`handle::Handle`] over the recipe's settings.
 
 extern crate self as zklab_recipes;
 
@@ -20,6 +21,7 @@ pub mod config;
 pub mod double_barrier;
 pub mod election;
 pub mod group;
+pub mod handle;
 pub mod lock;
 pub mod machine;
 pub mod names;

@@ -136,6 +136,22 @@ mod tests {
         LockMachine::new(DIR, "g1".to_owned(), LockRole)
     }
 
+    /// A machine whose node `own` was created with token `czxid`, waiting for its listing.
+    fn contending(own: &str, czxid: i64) -> LockMachine {
+        let mut m = machine();
+        m.step(Input::Start);
+        m.step(created(own, czxid));
+        m
+    }
+
+    /// Watching `name` with `exists`.
+    fn watches(name: &str) -> Op {
+        Op::Exists {
+            path: format!("{DIR}/{name}"),
+            watch: true,
+        }
+    }
+
     fn created(name: &str, czxid: i64) -> Input<LockRequest> {
         let stat = Stat {
             czxid,
@@ -169,9 +185,7 @@ mod tests {
 
     /// A machine that holds the lock with node g1-lock-0000000001 and token 7.
     fn holder() -> LockMachine {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000001", 7));
+        let mut m = contending("g1-lock-0000000001", 7);
         let step = m.step(children(&["g1-lock-0000000001"]));
         assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 7 }));
         m
@@ -195,41 +209,25 @@ mod tests {
 
     #[test]
     fn sorts_by_sequence_number_not_by_name() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000002", 9));
+        let mut m = contending("g1-lock-0000000002", 9);
         // By name "a9-..." sorts first, but its sequence (3) is after ours (2).
         let step = m.step(children(&[
             "zz-lock-0000000001",
             "g1-lock-0000000002",
             "a9-lock-0000000003",
         ]));
-        assert_eq!(
-            op(&step),
-            &Op::Exists {
-                path: format!("{DIR}/zz-lock-0000000001"),
-                watch: true
-            }
-        );
+        assert_eq!(op(&step), &watches("zz-lock-0000000001"));
     }
 
     #[test]
     fn a_waiter_watches_only_its_immediate_predecessor() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000003", 9));
+        let mut m = contending("g1-lock-0000000003", 9);
         let step = m.step(children(&[
             "a-lock-0000000001",
             "b-lock-0000000002",
             "g1-lock-0000000003",
         ]));
-        assert_eq!(
-            op(&step),
-            &Op::Exists {
-                path: format!("{DIR}/b-lock-0000000002"),
-                watch: true
-            }
-        );
+        assert_eq!(op(&step), &watches("b-lock-0000000002"));
         let step = m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
         assert_eq!(step.action, Action::Wait);
         assert!(m.is_waiting());
@@ -240,9 +238,7 @@ mod tests {
 
     #[test]
     fn a_predecessor_already_gone_means_listing_again() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000002", 9));
+        let mut m = contending("g1-lock-0000000002", 9);
         m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
         let step = m.step(Input::Reply(Ok(OpResult::Exists(None))));
         assert_eq!(op(&step), &relist());
@@ -344,9 +340,7 @@ mod tests {
 
     #[test]
     fn a_lock_granted_after_the_connection_dropped_is_not_safe() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000001", 7));
+        let mut m = contending("g1-lock-0000000001", 7);
         m.step(session(SessionEvent::Disconnected));
         let step = m.step(children(&["g1-lock-0000000001"]));
         assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 7 }));
@@ -396,9 +390,7 @@ mod tests {
 
     #[test]
     fn an_unexpected_error_is_reported_not_swallowed() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(created("g1-lock-0000000001", 7));
+        let mut m = contending("g1-lock-0000000001", 7);
         let step = m.step(Input::Reply(Err(ZkError::NoAuth)));
         assert_eq!(step, Step::done(LockOutcome::Failed(ZkError::NoAuth)));
     }

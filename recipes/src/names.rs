@@ -18,58 +18,44 @@
 //! # Ok(()) }
 //! ```
 
-use std::fmt;
-use std::sync::Arc;
-
 use crate::client::{SessionId, ZkClient};
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, ConfigSettings};
+use crate::handle::Handle;
 use crate::machine::Recipe;
-use crate::outcome::Recorder;
-use crate::parts::consumer::{QueueOutcome, QueueRequest};
+use crate::parts::consumer::{Order, QueueOutcome, QueueRequest};
 use crate::parts::producer::PutMachine;
-use crate::queue::Queue;
+use crate::queue::{Queue, QueueSettings};
 
 /// Why a name service operation did not complete: the session ended first, or ZooKeeper
 /// answered with an error the recipe cannot handle.
 pub type NamesError = ConfigError;
 
-/// A name service: the children of one znode.
-#[derive(Clone)]
-pub struct Names {
-    dir: String,
-    recorder: Option<Arc<dyn Recorder>>,
-    /// Makes unique names: a queue's puts, under the caller's names.
-    unique: Queue,
+/// What a name service keeps besides its directory: a queue's settings, whose puts make its
+/// unique names.
+#[derive(Clone, Debug)]
+pub struct NamesSettings {
+    unique: QueueSettings,
 }
 
-impl fmt::Debug for Names {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Names")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
-    }
-}
+/// A name service: the children of one znode.
+pub type Names = Handle<NamesSettings>;
 
 impl Names {
     /// The name service whose names are the children of `dir`.
     pub fn new(dir: &str) -> Self {
-        Names {
-            dir: dir.to_owned(),
-            recorder: None,
-            unique: Queue::new(dir),
-        }
+        let unique = QueueSettings::ordered(Order::Sequence);
+        Handle::at(dir, NamesSettings { unique })
     }
 
-    /// The same service, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.unique = self.unique.recording(recorder.clone());
-        self.recorder = recorder;
-        self
+    /// The queue whose puts make unique names under the caller's names: its count of puts is
+    /// this service's.
+    fn unique(&self) -> Queue {
+        self.recipe_at(&self.path, self.settings.unique.clone())
     }
 
     /// The node of `name`, as a configuration: its writer registers, its lookup resolves.
     pub fn entry(&self, name: &str) -> Config {
-        Config::new(&format!("{}/{name}", self.dir)).recording(self.recorder.clone())
+        self.recipe_at(&format!("{}/{name}", self.path), ConfigSettings)
     }
 
     /// Registers `name` with `value`, replacing what it had.
@@ -102,8 +88,8 @@ impl Names {
         prefix: &str,
         value: Vec<u8>,
     ) -> Result<String, NamesError> {
-        let tag = self.unique.next_tag(client.session_id());
-        let machine = PutMachine::named(&self.dir, prefix.to_owned(), tag, value);
+        let tag = self.unique_tag(client.session_id());
+        let machine = PutMachine::named(&self.path, prefix.to_owned(), tag, value);
         self.register_unique_with(client, prefix, machine).await
     }
 
@@ -119,13 +105,13 @@ impl Names {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let seq = self.unique.put_with(client, machine).await?;
+        let seq = self.unique().put_with(client, machine).await?;
         Ok(unique_name(prefix, seq))
     }
 
     /// A tag for the next unique name registered through this handle in `session`.
     pub fn unique_tag(&self, session: SessionId) -> String {
-        self.unique.next_tag(session)
+        self.unique().next_tag(session)
     }
 }
 

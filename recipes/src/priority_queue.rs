@@ -19,96 +19,49 @@
 //!
 //! Takes are the queue's: plain (recorded for their consumer) or claimed and acknowledged.
 
-use std::sync::Arc;
-
 use crate::client::ZkClient;
-use crate::machine::Recipe;
-use crate::outcome::Recorder;
-use crate::queue::{
-    ClaimedItem, Item, Order, PutMachine, Queue, QueueError, QueueOutcome, QueueRequest,
-    TakeMachine,
-};
+use crate::handle::Handle;
+use crate::queue::{Order, PutMachine, QueueError, QueueSettings};
 
 /// The tag of a put of this priority: `p<priority>-<tag>`, so its item sorts by priority.
 pub fn priority_tag(priority: u32, tag: &str) -> String {
     format!("p{priority}-{tag}")
 }
 
-/// A priority queue under one directory.
+/// What a priority queue keeps besides its directory: a queue's settings, in priority order.
 #[derive(Clone, Debug)]
-pub struct PriorityQueue {
-    queue: Queue,
+pub struct PriorityQueueSettings(QueueSettings);
+
+impl AsRef<QueueSettings> for PriorityQueueSettings {
+    fn as_ref(&self) -> &QueueSettings {
+        &self.0
+    }
 }
+
+/// A priority queue under one directory: takes and claims are the
+/// [queue's](crate::queue::Queue), in priority order.
+pub type PriorityQueue = Handle<PriorityQueueSettings>;
 
 impl PriorityQueue {
     /// The priority queue whose items live under `dir` (created if missing).
     pub fn new(dir: &str) -> Self {
-        PriorityQueue {
-            queue: Queue::ordered(dir, Order::Priority),
-        }
-    }
-
-    /// The same queue, writing down everything it tells the application with `recorder`.
-    pub fn recording(self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        PriorityQueue {
-            queue: self.queue.recording(recorder),
-        }
+        Handle::at(
+            dir,
+            PriorityQueueSettings(QueueSettings::ordered(Order::Priority)),
+        )
     }
 
     /// Puts `data` with `priority` (lower first); returns its sequence number. As
-    /// [`Queue::put`].
+    /// [`crate::queue::Queue::put`]; [`Handle::put_with`] takes a machine whose tag is made with
+    /// [`priority_tag`].
     pub async fn put<C: ZkClient>(
         &self,
         client: &C,
         priority: u32,
         data: Vec<u8>,
     ) -> Result<i64, QueueError> {
-        let tag = priority_tag(priority, &self.queue.next_tag(client.session_id()));
-        let machine = PutMachine::new(self.queue.dir(), tag, data);
-        self.queue.put_with(client, machine).await
-    }
-
-    /// Puts with `machine` (its tag made with [`priority_tag`]): as [`Queue::put_with`].
-    pub async fn put_with<C, M>(&self, client: &C, machine: M) -> Result<i64, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
-        self.queue.put_with(client, machine).await
-    }
-
-    /// Takes the item of highest priority: as [`Queue::take`].
-    pub async fn take<C: ZkClient>(&self, client: &C, consumer: &str) -> Result<Item, QueueError> {
-        self.queue.take(client, consumer).await
-    }
-
-    /// Takes with `machine`: as [`Queue::take_with`].
-    pub async fn take_with<C, M>(&self, client: &C, machine: M) -> Result<Item, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
-        self.queue.take_with(client, machine).await
-    }
-
-    /// Claims the item of highest priority: as [`Queue::take_locked`].
-    pub async fn take_locked<'c, C: ZkClient>(
-        &self,
-        client: &'c C,
-    ) -> Result<ClaimedItem<'c, C, TakeMachine>, QueueError> {
-        self.queue.take_locked(client).await
-    }
-
-    /// Claims with `machine`: as [`Queue::take_locked_with`].
-    pub async fn take_locked_with<'c, C, M>(
-        &self,
-        client: &'c C,
-        machine: M,
-    ) -> Result<ClaimedItem<'c, C, M>, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
-        self.queue.take_locked_with(client, machine).await
+        let tag = priority_tag(priority, &self.next_tag(client.session_id()));
+        self.put_with(client, PutMachine::new(&self.path, tag, data))
+            .await
     }
 }

@@ -46,14 +46,13 @@
 //!
 //! Use one way of taking per queue: a plain take does not respect claims.
 
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::client::{SessionId, ZkClient};
-use crate::machine::{Driver, Input, Recipe};
-use crate::outcome::Recorder;
-use crate::parts::link::{run_until, RecipeError};
+use crate::handle::Handle;
+use crate::machine::{Driver, Recipe};
+use crate::parts::link::{ask_until, RecipeError};
 use crate::symmetry::session_guid;
 
 pub use crate::parts::producer::PutMachine;
@@ -67,23 +66,32 @@ pub use crate::parts::consumer::{
 /// landed; a claim is gone), or ZooKeeper answered with an error the recipe cannot handle.
 pub type QueueError = RecipeError;
 
-/// A queue under one directory.
-#[derive(Clone)]
-pub struct Queue {
-    dir: String,
+/// What a queue keeps besides its directory: the order its consumers take items in, and a count
+/// of the puts made through the handle (and its clones), for their tags.
+#[derive(Clone, Debug)]
+pub struct QueueSettings {
     order: Order,
-    recorder: Option<Arc<dyn Recorder>>,
-    /// Puts made through this handle, for their tags.
     puts: Arc<AtomicU64>,
 }
 
-impl fmt::Debug for Queue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Queue")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
+impl QueueSettings {
+    /// A queue's settings whose consumers take items in `order`, no put made yet.
+    pub(crate) fn ordered(order: Order) -> Self {
+        QueueSettings {
+            order,
+            puts: Arc::default(),
+        }
     }
 }
+
+impl AsRef<QueueSettings> for QueueSettings {
+    fn as_ref(&self) -> &QueueSettings {
+        self
+    }
+}
+
+/// A queue under one directory.
+pub type Queue = Handle<QueueSettings>;
 
 impl Queue {
     /// The queue whose items live under `dir` (created if missing).
@@ -93,23 +101,7 @@ impl Queue {
 
     /// The queue under `dir` whose consumers take items in `order`.
     pub fn ordered(dir: &str, order: Order) -> Self {
-        Queue {
-            dir: dir.to_owned(),
-            order,
-            recorder: None,
-            puts: Arc::default(),
-        }
-    }
-
-    /// The queue's directory.
-    pub fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    /// The same queue, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+        Handle::at(dir, QueueSettings::ordered(order))
     }
 
     /// Puts `data` into the queue; returns its sequence number. The put is tagged with the
@@ -119,13 +111,16 @@ impl Queue {
     /// is still queued).
     pub async fn put<C: ZkClient>(&self, client: &C, data: Vec<u8>) -> Result<i64, QueueError> {
         let tag = self.next_tag(client.session_id());
-        self.put_with(client, PutMachine::new(&self.dir, tag, data))
+        self.put_with(client, PutMachine::new(&self.path, tag, data))
             .await
     }
+}
 
+/// What every queue does, whatever it adds (a priority queue its priorities).
+impl<S: AsRef<QueueSettings>> Handle<S> {
     /// A tag for the next put through this handle in `session`: the session's guid and a count.
     pub(crate) fn next_tag(&self, session: SessionId) -> String {
-        let count = self.puts.fetch_add(1, Ordering::Relaxed);
+        let count = self.settings.as_ref().puts.fetch_add(1, Ordering::Relaxed);
         format!("{}-{count}", session_guid(session))
     }
 
@@ -135,25 +130,27 @@ impl Queue {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, QueueOutcome::Put { .. })
-        })
-        .await?;
-        match outcome {
-            QueueOutcome::Put { item } => Ok(item),
-            _ => Err(RecipeError::SessionLost),
-        }
+        let put = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Put { item } => Some(*item),
+            _ => None,
+        });
+        Ok(put.await?.1)
     }
 
-    /// Takes the next item, waiting for one if the queue is empty, for the consumer named
-    /// `consumer` (use the same name in every session of one consumer, and no other consumer's).
+    /// Takes the next item (by the queue's order), waiting for one if the queue is empty, for
+    /// the consumer named `consumer` (use the same name in every session of one consumer, and no
+    /// other consumer's).
     pub async fn take<C: ZkClient>(&self, client: &C, consumer: &str) -> Result<Item, QueueError> {
         let mode = TakeMode::Remove {
             consumer: consumer.to_owned(),
         };
-        let machine = TakeMachine::ordered(&self.dir, client.session_id(), mode, self.order);
-        self.take_with(client, machine).await
+        self.take_with(client, self.take_machine(client.session_id(), mode))
+            .await
+    }
+
+    /// The machine of a take in `mode`, in the queue's order.
+    fn take_machine(&self, session: SessionId, mode: TakeMode) -> TakeMachine {
+        TakeMachine::ordered(&self.path, session, mode, self.settings.as_ref().order)
     }
 
     /// Takes with `machine`: a consumer's machine, or one built around it.
@@ -162,25 +159,20 @@ impl Queue {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, QueueOutcome::Taken(_))
-        })
-        .await?;
-        match outcome {
-            QueueOutcome::Taken(item) => Ok(item),
-            _ => Err(RecipeError::SessionLost),
-        }
+        let taken = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Taken(item) => Some(item.clone()),
+            _ => None,
+        });
+        Ok(taken.await?.1)
     }
 
-    /// Claims the next item, waiting for one if the queue is empty; the item is delivered
-    /// again if the session ends before [`ClaimedItem::ack`].
+    /// Claims the next item (by the queue's order), waiting for one if the queue is empty; the
+    /// item is delivered again if the session ends before [`ClaimedItem::ack`].
     pub async fn take_locked<'c, C: ZkClient>(
         &self,
         client: &'c C,
     ) -> Result<ClaimedItem<'c, C, TakeMachine>, QueueError> {
-        let session = client.session_id();
-        let machine = TakeMachine::ordered(&self.dir, session, TakeMode::Claim, self.order);
+        let machine = self.take_machine(client.session_id(), TakeMode::Claim);
         self.take_locked_with(client, machine).await
     }
 
@@ -194,15 +186,12 @@ impl Queue {
         C: ZkClient,
         M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, QueueOutcome::Claimed(_))
-        })
-        .await?;
-        match outcome {
-            QueueOutcome::Claimed(item) => Ok(ClaimedItem { driver, item }),
-            _ => Err(RecipeError::SessionLost),
-        }
+        let claimed = self.start_until(client, machine, |outcome| match outcome {
+            QueueOutcome::Claimed(item) => Some(item.clone()),
+            _ => None,
+        });
+        let (driver, item) = claimed.await?;
+        Ok(ClaimedItem { driver, item })
     }
 }
 
@@ -234,20 +223,19 @@ where
     /// `SessionLost` if the session ended first, or before the answer came: the item is gone
     /// (acknowledged), or is, or will be, delivered again, since the claim went with the session.
     pub async fn ack(mut self) -> Result<(), QueueError> {
-        self.driver.feed_arrived_events().await;
-        if self.driver.is_done() {
-            return Err(RecipeError::SessionLost);
-        }
-        let request = Input::App(QueueRequest::Ack);
-        let acked = run_until(&mut self.driver, request, |outcome| {
-            matches!(
-                outcome,
-                QueueOutcome::Acked { .. } | QueueOutcome::Unacked { .. }
-            )
-        });
-        match acked.await? {
-            QueueOutcome::Acked { .. } => Ok(()),
-            _ => Err(RecipeError::SessionLost),
+        let acked = ask_until(
+            &mut self.driver,
+            QueueRequest::Ack,
+            |outcome| match outcome {
+                QueueOutcome::Acked { .. } => Some(true),
+                QueueOutcome::Unacked { .. } => Some(false),
+                _ => None,
+            },
+        );
+        if acked.await? {
+            Ok(())
+        } else {
+            Err(RecipeError::SessionLost)
         }
     }
 }

@@ -210,33 +210,6 @@ impl RenameSessions for String {
     }
 }
 
-impl<T: RenameSessions> RenameSessions for Vec<T> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        self.iter()
-            .map(|item| item.rename_sessions(renaming))
-            .collect()
-    }
-
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_usize(self.len());
-        self.iter()
-            .for_each(|item| item.hash_renamed(renaming, hasher));
-    }
-}
-
-impl<T: RenameSessions> RenameSessions for Option<T> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        self.as_ref().map(|item| item.rename_sessions(renaming))
-    }
-
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_u8(u8::from(self.is_some()));
-        if let Some(item) = self {
-            item.hash_renamed(renaming, hasher);
-        }
-    }
-}
-
 impl<T: RenameSessions, E: Clone + Hash> RenameSessions for Result<T, E> {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         match self {
@@ -251,35 +224,6 @@ impl<T: RenameSessions, E: Clone + Hash> RenameSessions for Result<T, E> {
             Ok(value) => value.hash_renamed(renaming, hasher),
             Err(error) => error.hash(hasher),
         }
-    }
-}
-
-impl<T: RenameSessions> RenameSessions for VecDeque<T> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        self.iter()
-            .map(|item| item.rename_sessions(renaming))
-            .collect()
-    }
-
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_usize(self.len());
-        self.iter()
-            .for_each(|item| item.hash_renamed(renaming, hasher));
-    }
-}
-
-/// Renamed members may sort differently: the set is rebuilt.
-impl<T: RenameSessions + Ord> RenameSessions for BTreeSet<T> {
-    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
-        self.iter()
-            .map(|item| item.rename_sessions(renaming))
-            .collect()
-    }
-
-    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_unordered(self.iter(), |item, hasher| {
-            item.hash_renamed(renaming, hasher);
-        });
     }
 }
 
@@ -391,39 +335,57 @@ impl SessionIds for SessionId {
     }
 }
 
-impl<T: SessionIds> SessionIds for Option<T> {
-    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
-        self.as_ref().map(|ids| ids.rename_ids(renaming))
-    }
+/// Collections rename and hash member by member, under either trait, so that a collection of
+/// values and a collection of session ids agree: a sequence (those listed last) in order, its
+/// length first; an option, whether it holds one first; a set rebuilt (renamed members may sort
+/// differently) and hashed in no order.
+macro_rules! member_by_member {
+    ($trait:ident, $rename:ident, $hash:ident, [$($sequence:ident),+]) => {
+        $(
+            impl<T: $trait> $trait for $sequence<T> {
+                fn $rename(&self, renaming: &SessionRenaming) -> Self {
+                    self.iter().map(|item| item.$rename(renaming)).collect()
+                }
 
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_u8(u8::from(self.is_some()));
-        if let Some(ids) = self {
-            ids.hash_ids(renaming, hasher);
+                fn $hash(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+                    hasher.write_usize(self.len());
+                    self.iter().for_each(|item| item.$hash(renaming, hasher));
+                }
+            }
+        )+
+
+        impl<T: $trait> $trait for Option<T> {
+            fn $rename(&self, renaming: &SessionRenaming) -> Self {
+                self.as_ref().map(|item| item.$rename(renaming))
+            }
+
+            fn $hash(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+                hasher.write_u8(u8::from(self.is_some()));
+                if let Some(item) = self {
+                    item.$hash(renaming, hasher);
+                }
+            }
         }
-    }
+
+        impl<T: $trait + Ord> $trait for BTreeSet<T> {
+            fn $rename(&self, renaming: &SessionRenaming) -> Self {
+                self.iter().map(|item| item.$rename(renaming)).collect()
+            }
+
+            fn $hash(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+                hasher.write_unordered(self.iter(), |item, hasher| item.$hash(renaming, hasher));
+            }
+        }
+    };
 }
 
-impl<T: SessionIds> SessionIds for Vec<T> {
-    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
-        self.iter().map(|ids| ids.rename_ids(renaming)).collect()
-    }
-
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_usize(self.len());
-        self.iter().for_each(|ids| ids.hash_ids(renaming, hasher));
-    }
-}
-
-impl<T: SessionIds + Ord> SessionIds for BTreeSet<T> {
-    fn rename_ids(&self, renaming: &SessionRenaming) -> Self {
-        self.iter().map(|ids| ids.rename_ids(renaming)).collect()
-    }
-
-    fn hash_ids(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
-        hasher.write_unordered(self.iter(), |ids, hasher| ids.hash_ids(renaming, hasher));
-    }
-}
+member_by_member!(
+    RenameSessions,
+    rename_sessions,
+    hash_renamed,
+    [Vec, VecDeque]
+);
+member_by_member!(SessionIds, rename_ids, hash_ids, [Vec]);
 
 /// Every field but the owner is a zxid, a time, a version or a count.
 impl RenameSessions for Stat {

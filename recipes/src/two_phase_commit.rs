@@ -40,17 +40,16 @@
 //! transaction. Transactions run one after another: whoever comes to
 //! transaction `n` while `<dir>` counts fewer waits for it to (a watch on `<dir>`).
 
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient,
 };
 use crate::client::{ZkError, ZkEvent};
-use crate::machine::{Driver, Input, Recipe, Step, Timer};
-use crate::outcome::{Outcome, Recorder};
-use crate::parts::link::{run_until, Connection, Delivery, Link, RecipeError};
+use crate::handle::Handle;
+use crate::machine::{Input, Recipe, Step, Timer};
+use crate::outcome::Outcome;
+use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
 use crate::symmetry::{session_guid, RenameSessions};
 use crate::tree::child_path;
@@ -570,52 +569,35 @@ impl Recipe for TwoPhaseCommitMachine {
 /// cannot handle.
 pub type TwoPhaseCommitError = RecipeError;
 
-/// Transactions in one directory, over one group of sites.
-#[derive(Clone)]
-pub struct TwoPhaseCommit {
-    dir: String,
-    sites: Vec<String>,
-    timeout: Duration,
-    recorder: Option<Arc<dyn Recorder>>,
+/// What two-phase commit keeps besides its directory: who votes, and for how long.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoPhaseCommitSettings {
+    /// The names of the sites that vote on every transaction.
+    pub sites: Vec<String>,
+    /// How long the coordinator waits for every vote before it aborts.
+    pub timeout: Duration,
 }
 
-impl fmt::Debug for TwoPhaseCommit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TwoPhaseCommit")
-            .field("dir", &self.dir)
-            .field("sites", &self.sites)
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
+/// Transactions in one directory, over one group of sites.
+pub type TwoPhaseCommit = Handle<TwoPhaseCommitSettings>;
 
 impl TwoPhaseCommit {
     /// Transactions in `dir` (created if missing) over the sites named `sites`, whose
     /// coordinator aborts a transaction whose votes are not all in within `timeout`.
     pub fn new(dir: &str, sites: &[&str], timeout: Duration) -> Self {
-        TwoPhaseCommit {
-            dir: dir.to_owned(),
-            sites: sites.iter().map(|site| site.to_string()).collect(),
-            timeout,
-            recorder: None,
-        }
+        let sites = sites.iter().map(|site| site.to_string()).collect();
+        Handle::at(dir, TwoPhaseCommitSettings { sites, timeout })
     }
 
-    /// The directory of its nodes.
-    pub fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    /// The same transactions, writing down everything they tell the application with
-    /// `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
+    /// The machine of `part` for transaction `tx`.
+    fn machine_for(&self, tx: i64, part: Part) -> TwoPhaseCommitMachine {
+        let TwoPhaseCommitSettings { sites, timeout } = &self.settings;
+        TwoPhaseCommitMachine::new(&self.path, tx, sites, *timeout, part)
     }
 
     /// The coordinator's machine for transaction `tx`.
     pub fn coordinator(&self, tx: i64) -> TwoPhaseCommitMachine {
-        TwoPhaseCommitMachine::new(&self.dir, tx, &self.sites, self.timeout, Part::Coordinator)
+        self.machine_for(tx, Part::Coordinator)
     }
 
     /// The machine of site `name` for transaction `tx` in `session`, voting commit or not.
@@ -631,7 +613,7 @@ impl TwoPhaseCommit {
             commit,
             guid: session_guid(session),
         };
-        TwoPhaseCommitMachine::new(&self.dir, tx, &self.sites, self.timeout, part)
+        self.machine_for(tx, part)
     }
 
     /// Coordinates transaction `tx` (they count from 0, one after another): returns whether it
@@ -663,15 +645,11 @@ impl TwoPhaseCommit {
         C: ZkClient,
         M: Recipe<Request = (), Outcome = TwoPhaseCommitOutcome>,
     {
-        let mut driver = Driver::new(client, machine).recording(self.recorder.clone());
-        let outcome = run_until(&mut driver, Input::Start, |outcome| {
-            matches!(outcome, TwoPhaseCommitOutcome::Decided { .. })
-        })
-        .await?;
-        Ok(matches!(
-            outcome,
-            TwoPhaseCommitOutcome::Decided { commit: true, .. }
-        ))
+        let decided = self.start_until(client, machine, |outcome| match outcome {
+            TwoPhaseCommitOutcome::Decided { commit, .. } => Some(*commit),
+            _ => None,
+        });
+        Ok(decided.await?.1)
     }
 }
 

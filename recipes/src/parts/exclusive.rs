@@ -23,6 +23,7 @@ use std::sync::Arc;
 use crate::client::{
     EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };
+use crate::handle::Handle;
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::contender::{Contender, Line, Verdict, UNLOCK};
@@ -357,15 +358,25 @@ impl<R: Role> Recipe for Exclusive<R> {
     }
 }
 
+/// What a role's handle keeps besides its directory: the role, and the fence of a revocable
+/// role's forced variant.
+#[derive(Clone)]
+pub struct ClaimSettings<R> {
+    role: R,
+    fence: Option<Fence>,
+}
+
+impl<R: Debug> fmt::Debug for ClaimSettings<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClaimSettings")
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A role at a directory path, such as `/locks/orders`: the handle an application keeps (the
 /// lock calls it `Lock`, the election `Election`).
-#[derive(Clone)]
-pub struct Claim<R> {
-    dir: String,
-    recorder: Option<Arc<dyn Recorder>>,
-    fence: Option<Fence>,
-    role: R,
-}
+pub type Claim<R> = Handle<ClaimSettings<R>>;
 
 /// What a revocable role's application does to make the protected resource refuse a token from
 /// now on.
@@ -390,15 +401,6 @@ impl Recorder for Fencing {
     }
 }
 
-impl<R: Debug> fmt::Debug for Claim<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Claim")
-            .field("dir", &self.dir)
-            .field("role", &self.role)
-            .finish_non_exhaustive()
-    }
-}
-
 impl<R: Role + Default> Claim<R> {
     /// The role whose contender nodes live under `dir` (created if missing).
     pub fn new(dir: &str) -> Self {
@@ -409,24 +411,19 @@ impl<R: Role + Default> Claim<R> {
 impl<R: Role> Claim<R> {
     /// `role`, whose contender nodes live under `dir` (created if missing).
     pub fn with_role(dir: &str, role: R) -> Self {
-        Claim {
-            dir: dir.to_owned(),
-            recorder: None,
-            fence: None,
-            role,
-        }
+        Handle::at(dir, ClaimSettings { role, fence: None })
     }
 
     /// The same role, calling `fence` with the token of a holder this session is about to force
     /// out (a revocable role's forced variant), before it deletes the holder's node.
     pub fn fencing(mut self, fence: Fence) -> Self {
-        self.fence = Some(fence);
+        self.settings.fence = Some(fence);
         self
     }
 
     /// Where the driver hands outcomes: the recorder, behind the fence if there is one.
     fn outcomes_to(&self) -> Option<Arc<dyn Recorder>> {
-        match &self.fence {
+        match &self.settings.fence {
             Some(fence) => Some(Arc::new(Fencing {
                 fence: fence.clone(),
                 recorder: self.recorder.clone(),
@@ -435,15 +432,13 @@ impl<R: Role> Claim<R> {
         }
     }
 
-    /// The same role, writing down everything it tells the application with `recorder`.
-    pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
-        self.recorder = recorder;
-        self
-    }
-
     /// The machine this role runs for a session.
     pub fn machine(&self, session: SessionId) -> Exclusive<R> {
-        Exclusive::new(&self.dir, session_guid(session), self.role.clone())
+        Exclusive::new(
+            &self.path,
+            session_guid(session),
+            self.settings.role.clone(),
+        )
     }
 
     /// Waits until this session holds the role. Fails with `Revoked` if, in a revocable line,

@@ -6,6 +6,7 @@
 //! until it is made.
 
 use crate::client::{Op, OpReply, OpResult, SessionEvent, ZkError, ZkEvent};
+use crate::parts::link::{Connection, Link};
 use crate::symmetry::RenameSessions;
 
 /// What is read of the node.
@@ -44,6 +45,17 @@ pub enum Followed {
     /// ZooKeeper answered with an error the part cannot handle (`MarshallingError` for an
     /// answer of the wrong kind).
     Failed(ZkError),
+}
+
+/// What a following recipe hears in an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// The session ended: the recipe is done.
+    Lost,
+    /// Send this read (already through the recipe's link).
+    Send(Op),
+    /// Nothing to do.
+    Nothing,
 }
 
 /// Follows one node.
@@ -137,6 +149,20 @@ impl Follow {
             ZkEvent::Watch(watched) if watched.path == self.path => self.on_news(),
             ZkEvent::Session(SessionEvent::SyncConnected) => self.on_reconnected(),
             _ => None,
+        }
+    }
+
+    /// An event for a recipe whose connection is `link`: the link hears of the session first
+    /// (one that ended ends the recipe), then, while the recipe is `following`, the part.
+    pub fn hear(&mut self, link: &mut Link, following: bool, event: &ZkEvent) -> Heard {
+        if let ZkEvent::Session(state) = event {
+            if link.on_session(*state, false) == Some(Connection::Lost) {
+                return Heard::Lost;
+            }
+        }
+        match following.then(|| self.on_event(event)).flatten() {
+            Some(read) => Heard::Send(link.send(read)),
+            None => Heard::Nothing,
         }
     }
 

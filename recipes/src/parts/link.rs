@@ -50,26 +50,46 @@ impl RecipeError {
     }
 }
 
-/// Feeds `input`, then events, until `wanted` accepts an outcome, which it returns; a lost
-/// session or a failure ends the wait early.
-pub async fn run_until<C, M>(
+/// Feeds `input`, then events, until `wanted` picks what the caller waits for out of an outcome,
+/// which it returns; a lost session or a failure ends the wait early.
+pub async fn run_until<C, M, T>(
     driver: &mut Driver<'_, C, M>,
     input: Input<M::Request>,
-    wanted: impl Fn(&M::Outcome) -> bool,
-) -> Result<M::Outcome, RecipeError>
+    wanted: impl Fn(&M::Outcome) -> Option<T>,
+) -> Result<T, RecipeError>
 where
     C: ZkClient,
     M: Recipe,
 {
     let settled = driver
         .feed_until(input, |outcome| {
-            if wanted(&outcome) {
-                return Some(Ok(outcome));
+            if let Some(picked) = wanted(&outcome) {
+                return Some(Ok(picked));
             }
             RecipeError::ending(outcome.into()).map(Err)
         })
         .await;
     settled.unwrap_or(Err(RecipeError::SessionLost))
+}
+
+/// Takes in the events that have already arrived, then asks the machine `request` and runs it
+/// until `wanted` picks what it waits for out of an outcome: what a held handle (a set barrier, a
+/// claimed item) does when its application lets go. Fails with `SessionLost` at once if the
+/// session had ended before the request (what it held went with it).
+pub async fn ask_until<C, M, T>(
+    driver: &mut Driver<'_, C, M>,
+    request: M::Request,
+    wanted: impl Fn(&M::Outcome) -> Option<T>,
+) -> Result<T, RecipeError>
+where
+    C: ZkClient,
+    M: Recipe,
+{
+    driver.feed_arrived_events().await;
+    if driver.is_done() {
+        return Err(RecipeError::SessionLost);
+    }
+    run_until(driver, Input::App(request), wanted).await
 }
 
 /// What became of a reply.

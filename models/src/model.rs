@@ -42,10 +42,7 @@ pub const NO_STUCK_STATE: &str = "no stuck state";
 
 /// No orphans: broken when recipe znodes were left behind after every client finished. The
 /// model checks it once every client is done; a simulated or a real run, once its clients are.
-pub static ORPHAN: property::Property = property::Property {
-    violation: "orphan",
-    name: "no orphans",
-};
+pub static ORPHAN: property::Property = property::Property::new("orphan", "no orphans");
 
 /// What a client receives, in the order the server sent it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -29,17 +29,11 @@ use crate::scenario::Scenario;
 
 /// Liveness: broken when a client did not finish its workload within the sim-time bound (or, on a
 /// real server, the time bound). The model's untimed counterpart is its "no stuck state".
-pub static LIVENESS: Property = Property {
-    violation: "liveness",
-    name: "liveness",
-};
+pub static LIVENESS: Property = Property::new("liveness", "liveness");
 
 /// No panic: broken when the simulation itself panicked (or, in a test of your own, its client
 /// code did).
-pub static PANIC: Property = Property {
-    violation: "panic",
-    name: "no panic",
-};
+pub static PANIC: Property = Property::new("panic", "no panic");
 
 /// How a scenario runs.
 #[derive(Clone, Debug, PartialEq)]

@@ -79,6 +79,13 @@ pub struct Property {
     pub name: &'static str,
 }
 
+impl Property {
+    /// The property whose violations are called `violation` and which the model calls `name`.
+    pub const fn new(violation: &'static str, name: &'static str) -> Self {
+        Property { violation, name }
+    }
+}
+
 impl PartialEq for Property {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name

@@ -24,10 +24,7 @@ use zklab_sim::trace::{TraceEntry, TraceEvent};
 use crate::monitor::{changes, Change};
 
 /// Barrier safety: broken when a client passed a barrier that stood throughout its wait.
-pub static BARRIER_PASSED: Property = Property {
-    violation: "barrier-passed",
-    name: "barrier safety",
-};
+pub static BARRIER_PASSED: Property = Property::new("barrier-passed", "barrier safety");
 
 /// The barrier-safety monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

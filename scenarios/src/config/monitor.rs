@@ -24,17 +24,11 @@ use crate::monitor::hearing::Hearing;
 
 /// Config never goes back: broken when a configuration's reader read a lower version than it had
 /// read before.
-pub static CONFIG_BACKWARDS: Property = Property {
-    violation: "config-backwards",
-    name: "config never goes back",
-};
+pub static CONFIG_BACKWARDS: Property = Property::new("config-backwards", "config never goes back");
 
 /// Readers end with the last value: broken when a configuration's reader finished with a value
 /// older than the newest written.
-pub static CONFIG_STALE: Property = Property {
-    violation: "config-stale",
-    name: "readers end with the last value",
-};
+pub static CONFIG_STALE: Property = Property::new("config-stale", "readers end with the last value");
 
 /// A reader's session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -27,17 +27,11 @@ use crate::monitor::{changes, Change};
 
 /// Double barrier enter: broken when a client entered a double barrier before enough participants
 /// were there at once.
-pub static ENTERED_EARLY: Property = Property {
-    violation: "entered-early",
-    name: "double barrier enter",
-};
+pub static ENTERED_EARLY: Property = Property::new("entered-early", "double barrier enter");
 
 /// Double barrier leave: broken when a client left a double barrier while one it was inside with
 /// was still inside.
-pub static LEFT_EARLY: Property = Property {
-    violation: "left-early",
-    name: "double barrier leave",
-};
+pub static LEFT_EARLY: Property = Property::new("left-early", "double barrier leave");
 
 /// A session, as a key that renaming renames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -30,17 +30,11 @@ use crate::monitor::{changes, child_of, Change};
 
 /// No view holds a dead member: broken when a group member's view held a member whose session had
 /// ended when it was served.
-pub static GROUP_GHOST: Property = Property {
-    violation: "group-ghost",
-    name: "no view holds a dead member",
-};
+pub static GROUP_GHOST: Property = Property::new("group-ghost", "no view holds a dead member");
 
 /// Members end with the members' view: broken when a live group member ended with a view other than
 /// the group's members.
-pub static GROUP_STALE: Property = Property {
-    violation: "group-stale",
-    name: "members end with the members' view",
-};
+pub static GROUP_STALE: Property = Property::new("group-stale", "members end with the members' view");
 
 /// A session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -17,10 +17,7 @@ use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// Mutual exclusion: broken when two clients held the lock at once, both with live sessions.
-pub static MUTUAL_EXCLUSION: Property = Property {
-    violation: "mutual-exclusion",
-    name: "mutual exclusion",
-};
+pub static MUTUAL_EXCLUSION: Property = Property::new("mutual-exclusion", "mutual exclusion");
 
 /// The mutual-exclusion monitor. It names holders by session only (the trace says which client
 /// has which), so a model checker can rename its state like any other.

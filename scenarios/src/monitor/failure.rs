@@ -6,10 +6,7 @@ use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// No recipe failure: broken when a recipe gave up with an error it should have handled.
-pub static RECIPE_FAILED: Property = Property {
-    violation: "recipe-failed",
-    name: "no recipe failure",
-};
+pub static RECIPE_FAILED: Property = Property::new("recipe-failed", "no recipe failure");
 
 /// The recipe-failure monitor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]

@@ -11,10 +11,7 @@ use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// Fencing: broken when the protected resource accepted a token lower than one already granted.
-pub static STALE_TOKEN: Property = Property {
-    violation: "stale-token",
-    name: "fencing",
-};
+pub static STALE_TOKEN: Property = Property::new("stale-token", "fencing");
 
 /// The fencing monitor.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]

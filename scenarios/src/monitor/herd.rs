@@ -8,10 +8,7 @@ use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
 /// Herd-freedom: broken when one deletion woke more than one waiter.
-pub static HERD: Property = Property {
-    violation: "herd",
-    name: "herd-freedom",
-};
+pub static HERD: Property = Property::new("herd", "herd-freedom");
 
 /// The herd monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

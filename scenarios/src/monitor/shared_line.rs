@@ -34,10 +34,7 @@ use crate::monitor::{changes, take_overdue, Change};
 
 /// No waiter held back: broken when a client kept waiting where it could go: a reader with no
 /// writer ahead, a semaphore's waiter whose lease is free.
-pub static HELD_BACK: Property = Property {
-    violation: "held-back",
-    name: "no waiter held back",
-};
+pub static HELD_BACK: Property = Property::new("held-back", "no waiter held back");
 
 /// A node's sequence number, which places it in line.
 type Sequence = i32;

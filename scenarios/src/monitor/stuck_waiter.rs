@@ -17,10 +17,7 @@ use crate::monitor::take_overdue;
 
 /// No stuck waiter: broken when a client waited, for longer than a bound, on a watch that can no
 /// longer fire.
-pub static STUCK_WAITER: Property = Property {
-    violation: "stuck-waiter",
-    name: "no stuck waiter",
-};
+pub static STUCK_WAITER: Property = Property::new("stuck-waiter", "no stuck waiter");
 
 /// The stuck-waiter monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -20,10 +20,7 @@ use crate::monitor::take_overdue;
 
 /// No unowned node: broken when a recipe node of a live session that no machine of that session
 /// knows it owns.
-pub static UNOWNED_NODE: Property = Property {
-    violation: "unowned-node",
-    name: "no unowned node",
-};
+pub static UNOWNED_NODE: Property = Property::new("unowned-node", "no unowned node");
 
 /// The unowned-node monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

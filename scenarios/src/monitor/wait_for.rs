@@ -12,10 +12,7 @@ use zklab_sim::trace::{TraceEntry, TraceEvent};
 use crate::monitor::{changes, Change};
 
 /// No deadlock: broken when every task was blocked with no event to wake any of them.
-pub static DEADLOCK: Property = Property {
-    violation: "deadlock",
-    name: "no deadlock",
-};
+pub static DEADLOCK: Property = Property::new("deadlock", "no deadlock");
 
 /// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
 type WaitLink<'a> = (SessionId, &'a str, SessionId);

@@ -30,24 +30,15 @@ use crate::monitor::{changes, child_of, Change};
 
 /// Nothing twice: broken when a queue's item went to two consumers, or was acknowledged or put
 /// twice.
-pub static ITEM_TWICE: Property = Property {
-    violation: "item-twice",
-    name: "nothing twice",
-};
+pub static ITEM_TWICE: Property = Property::new("item-twice", "nothing twice");
 
 /// Nothing lost: broken when a queue's item was deleted by a consumer that went on without ever
 /// taking it.
-pub static ITEM_LOST: Property = Property {
-    violation: "item-lost",
-    name: "nothing lost",
-};
+pub static ITEM_LOST: Property = Property::new("item-lost", "nothing lost");
 
 /// No claim outlives its session: broken when a queue item's claim outlived the session that made
 /// it, so the item is never delivered again.
-pub static DEAD_CLAIM: Property = Property {
-    violation: "dead-claim",
-    name: "no claim outlives its session",
-};
+pub static DEAD_CLAIM: Property = Property::new("dead-claim", "no claim outlives its session");
 
 /// One session of one client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -24,17 +24,11 @@ use crate::monitor::{changes, child_of, Change};
 
 /// Priority order: broken when a priority queue's consumer took an item while one of higher
 /// priority that it knew of stood there for the taking.
-pub static PRIORITY_INVERTED: Property = Property {
-    violation: "priority-inverted",
-    name: "priority order",
-};
+pub static PRIORITY_INVERTED: Property = Property::new("priority-inverted", "priority order");
 
 /// Sequence order: broken when a queue's consumer took an item while one earlier in sequence that
 /// its listing held stood for the taking.
-pub static OUT_OF_SEQUENCE: Property = Property {
-    violation: "out-of-sequence",
-    name: "sequence order",
-};
+pub static OUT_OF_SEQUENCE: Property = Property::new("out-of-sequence", "sequence order");
 
 /// What one session knows of the queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]

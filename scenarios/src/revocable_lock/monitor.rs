@@ -27,10 +27,7 @@ use crate::monitor::{changes, Change};
 
 /// Revocation heeded: broken when a holder that read an ask to give up kept what it held until it
 /// was forced out.
-pub static REVOCATION_IGNORED: Property = Property {
-    violation: "revocation-ignored",
-    name: "revocation heeded",
-};
+pub static REVOCATION_IGNORED: Property = Property::new("revocation-ignored", "revocation heeded");
 
 /// The revocation monitor of the contender nodes under one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -23,16 +23,10 @@ use zklab_sim::trace::{TraceEntry, TraceEvent};
 use crate::monitor::{changes, Change};
 
 /// Agreement: broken when two parties to a transaction learned different decisions.
-pub static DISAGREEMENT: Property = Property {
-    violation: "disagreement",
-    name: "agreement",
-};
+pub static DISAGREEMENT: Property = Property::new("disagreement", "agreement");
 
 /// Validity: broken when a transaction was committed without every site's commit vote.
-pub static INVALID_COMMIT: Property = Property {
-    violation: "invalid-commit",
-    name: "validity",
-};
+pub static INVALID_COMMIT: Property = Property::new("invalid-commit", "validity");
 
 /// The two-phase-commit monitor of one directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]

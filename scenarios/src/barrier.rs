@@ -194,7 +194,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
         bug: None,
         kit: &BarrierKit::<Documented>::KIT,
-        states: Some(7_678),
+        states: Some(5_815),
     },
     Scenario {
         name: "barrier-bug-trust-any-event",
@@ -210,6 +210,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
-        states: Some(7_046),
+        states: Some(390),
     },
 ];

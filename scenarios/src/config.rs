@@ -190,7 +190,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "client 0 writes a value per round; the others follow it to the last",
         bug: None,
         kit: &ConfigKit::<Documented>::KIT,
-        states: Some(1_442),
+        states: Some(1_023),
     },
     Scenario {
         name: "config-bug-no-reread",
@@ -203,6 +203,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ConfigKit::<IgnoresNews>::KIT,
-        states: Some(1_149),
+        states: Some(15),
     },
 ];

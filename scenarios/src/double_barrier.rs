@@ -151,7 +151,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
         bug: None,
         kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(551_395),
+        states: Some(262_766),
     },
     Scenario {
         name: "double-barrier-bug-blind-retry",
@@ -168,7 +168,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
-        states: Some(1_417_969),
+        states: Some(8_734),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
@@ -188,7 +188,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(866_647),
+        states: Some(196_893),
     },
     Scenario {
         name: "double-barrier-bug-herd",
@@ -201,6 +201,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(637_803),
+        states: Some(54_271),
     },
 ];

@@ -41,7 +41,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "leader election: lead with a fenced resource, resign, run again",
         bug: None,
         kit: &ElectionKit::<Documented>::KIT,
-        states: Some(44_843),
+        states: Some(13_872),
     },
     Scenario {
         name: "election-bug-trust-deletion",
@@ -57,7 +57,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ElectionKit::<TrustDeletion>::KIT,
-        states: Some(95_809),
+        states: Some(85_523),
     },
     Scenario {
         name: "election-bug-herd",
@@ -70,6 +70,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ElectionKit::<WatchLowest>::KIT,
-        states: Some(90_157),
+        states: Some(2_161),
     },
 ];

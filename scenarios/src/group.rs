@@ -199,7 +199,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "members join and leave each round, then stay and follow the membership",
         bug: None,
         kit: &GroupKit::<Documented>::KIT,
-        states: Some(1_948),
+        states: Some(1_224),
     },
     Scenario {
         name: "group-bug-no-reread",
@@ -212,7 +212,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &GroupKit::<IgnoresNews>::KIT,
-        states: Some(1_533),
+        states: Some(15),
     },
     Scenario {
         name: "group-bug-persistent-member",
@@ -229,6 +229,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &GroupKit::<PersistentMember>::KIT,
-        states: Some(1_947),
+        states: Some(113),
     },
 ];

@@ -43,7 +43,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "exclusive lock: acquire, use a fenced resource, release",
         bug: None,
         kit: &LockKit::<Documented>::KIT,
-        states: Some(44_843),
+        states: Some(13_872),
     },
     Scenario {
         name: "lock-bug-blind-retry",
@@ -61,7 +61,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &LockKit::<BlindRetry>::KIT,
-        states: Some(87_096),
+        states: Some(23_554),
     },
     Scenario {
         name: "lock-bug-give-up",
@@ -78,7 +78,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &LockKit::<GiveUp>::KIT,
-        states: Some(263_283),
+        states: Some(604),
     },
     Scenario {
         name: "lock-bug-herd",
@@ -91,7 +91,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &LockKit::<WatchParent>::KIT,
-        states: Some(45_519),
+        states: Some(477),
     },
     Scenario {
         name: "lock-bug-sort-by-name",
@@ -104,7 +104,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &LockKit::<SortByName>::KIT,
-        states: Some(53_182),
+        states: Some(162),
     },
     Scenario {
         name: "lock-bug-lost-wakeup",
@@ -117,6 +117,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &LockKit::<LostWakeup>::KIT,
-        states: Some(40_187),
+        states: Some(369),
     },
 ];

@@ -183,7 +183,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "each client registers a name, resolves the next, and registers a unique name",
         bug: None,
         kit: &NamesKit::<Documented>::KIT,
-        states: Some(1386),
+        states: Some(834),
     },
     Scenario {
         name: "names-bug-create-only",
@@ -199,7 +199,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &NamesKit::<CreateOnly>::KIT,
-        states: Some(902),
+        states: Some(45),
     },
     Scenario {
         name: "names-bug-no-sync",
@@ -213,6 +213,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: true,
         }),
         kit: &NamesKit::<SkipSync>::KIT,
-        states: Some(771),
+        states: Some(11),
     },
 ];

@@ -330,7 +330,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "every client puts an item and takes one, round after round; a take is recorded",
         bug: None,
         kit: &QueueKit::<Documented>::TAKE,
-        states: Some(54_460),
+        states: Some(14_881),
     },
     Scenario {
         name: "queue-bug-delete-mine",
@@ -346,7 +346,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
-        states: Some(58_921),
+        states: Some(18_897),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
@@ -362,7 +362,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
-        states: Some(68_702),
+        states: Some(567),
     },
     Scenario {
         name: "queue-bug-put-blindly",
@@ -378,7 +378,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<PutBlindly>::TAKE,
-        states: Some(51_269),
+        states: Some(639),
     },
     Scenario {
         name: "queue-bug-name-order",
@@ -391,14 +391,14 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<FirstByName>::TAKE,
-        states: Some(53_835),
+        states: Some(104),
     },
     Scenario {
         name: "priority-queue",
         about: "every client puts an item of some priority and takes the highest, round after round",
         bug: None,
         kit: &QueueKit::<Documented>::PRIORITY,
-        states: Some(53_119),
+        states: Some(14_763),
     },
     Scenario {
         name: "priority-queue-bug-stale-listing",
@@ -411,14 +411,14 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<StaleListing>::PRIORITY,
-        states: Some(81_933),
+        states: Some(115),
     },
     Scenario {
         name: "locked-queue",
         about: "every client puts an item, then claims one, works on it and acknowledges it",
         bug: None,
         kit: &QueueKit::<Documented>::LOCKED,
-        states: Some(87_856),
+        states: Some(23_139),
     },
     Scenario {
         name: "locked-queue-bug-persistent-claim",
@@ -434,6 +434,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(93_109),
+        states: Some(955),
     },
 ];

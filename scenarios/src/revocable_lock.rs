@@ -75,7 +75,7 @@ pub const SCENARIOS: &[Scenario] = &[
                 force it out (fenced) after a grace period",
         bug: None,
         kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
-        states: Some(912_339),
+        states: Some(477_265),
     },
     Scenario {
         name: "revocable-lock-bug-ignores-unlock",
@@ -88,6 +88,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
-        states: Some(1_218_695),
+        states: Some(437),
     },
 ];

@@ -159,7 +159,7 @@ pub const SCENARIOS: &[Scenario] = &[
             "read/write lock: readers share it, a writer holds it alone; fenced reads and writes",
         bug: None,
         kit: &ExclusiveKit::<Access, Documented>::KIT,
-        states: Some(44_843),
+        states: Some(26_977),
     },
     Scenario {
         name: "rw-lock-bug-serial-readers",
@@ -172,7 +172,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
-        states: Some(44_843),
+        states: Some(2_578),
     },
     Scenario {
         name: "rw-lock-bug-writer-ignores-readers",
@@ -185,7 +185,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<Miswired<WriterIgnoresReaders>, Documented>::KIT,
-        states: Some(44_793),
+        states: Some(136),
     },
     Scenario {
         name: "rw-lock-bug-herd",
@@ -198,6 +198,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<Access, WatchParent>::KIT,
-        states: Some(45_519),
+        states: Some(2_825),
     },
 ];

@@ -17,9 +17,10 @@ pub struct Scenario {
     pub bug: Option<KnownBug>,
     /// The recipe, its workload and its model.
     pub kit: &'static dyn AnyKit,
-    /// The model's distinct states for 2 clients with one of each fault and no reduction,
-    /// pinned (as stateright's examples pin theirs): a change to the protocol shows up as a
-    /// changed count in review. Every scenario of the catalogue pins it (a test checks); a
+    /// The model's distinct states, pinned (as stateright's examples pin theirs) so that a change
+    /// to the protocol or to a reduction shows up as a changed count in review: for a recipe with
+    /// 2 clients and one of each fault, for a known bug in its [`KnownBug`]'s model; every
+    /// reduction sound for the kit, one checker thread. Every scenario of the catalogue pins it (a test checks); a
     /// scenario of your own may leave it `None` until its protocol settles.
     pub states: Option<usize>,
 }

@@ -65,7 +65,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
         bug: None,
         kit: &ExclusiveKit::<Lease, Documented>::KIT,
-        states: Some(66_109),
+        states: Some(33_264),
     },
     Scenario {
         name: "semaphore-bug-list-first",
@@ -78,7 +78,7 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
-        states: Some(66_623),
+        states: Some(2_312),
     },
     Scenario {
         name: "semaphore-bug-lost-wakeup",
@@ -91,6 +91,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
-        states: Some(66_109),
+        states: Some(23_269),
     },
 ];

@@ -156,7 +156,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "a coordinator and its sites decide transaction after transaction",
         bug: None,
         kit: &TwoPhaseCommitKit::<Documented>::KIT,
-        states: Some(2_234_157),
+        states: Some(582_791),
     },
     Scenario {
         name: "two-phase-commit-bug-presume-commit",
@@ -172,6 +172,6 @@ pub const SCENARIOS: &[Scenario] = &[
             needs_a_follower: false,
         }),
         kit: &TwoPhaseCommitKit::<PresumeCommit>::KIT,
-        states: Some(2_364_493),
+        states: Some(2_724),
     },
 ];

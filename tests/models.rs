@@ -3,7 +3,9 @@
 //! names them, with a short counterexample that is a real path; the reductions pay.
 
 use stateright::Model;
-use zklab::models::check::{check, shortest_counterexample, CheckOptions};
+use zklab::models::check::{
+    check, shortest_counterexample, CheckOptions, CheckReport, PropertyReport,
+};
 use zklab::models::model::{Budget, RecipeModel};
 use zklab::models::workload::Workload;
 use zklab::scenarios::lock::LockKit;
@@ -31,14 +33,21 @@ fn options(clients: usize, budget: Budget, reduced: bool) -> CheckOptions {
 
 fn quiet(_: usize, _: usize) {}
 
+/// Checks `kit` for `clients` clients within `budget`, reduced or not, quietly.
+fn checked<W: Workload>(kit: W, clients: usize, budget: Budget, reduced: bool) -> CheckReport {
+    check(kit, &options(clients, budget, reduced), &quiet)
+}
+
+/// The report of the property called `name`.
+fn property<'r>(report: &'r CheckReport, name: &str) -> &'r PropertyReport {
+    let found = report.properties.iter().find(|p| p.name == name);
+    found.expect("the property")
+}
+
 #[test]
 fn the_lock_holds_every_property_for_two_and_three_clients_with_one_of_each_fault() {
     for clients in [2, 3] {
-        let report = check(
-            LockKit::<Documented>::KIT,
-            &options(clients, ONE_OF_EACH, true),
-            &quiet,
-        );
+        let report = checked(LockKit::<Documented>::KIT, clients, ONE_OF_EACH, true);
         assert_eq!(report.properties.len(), 5);
         for property in &report.properties {
             assert!(
@@ -90,11 +99,7 @@ fn assert_counterexample<W: Workload>(
 
 #[test]
 fn blind_retry_gets_stuck_after_a_lost_create_reply() {
-    let report = check(
-        LockKit::<BlindRetry>::KIT,
-        &options(2, ONE_OF_EACH, true),
-        &quiet,
-    );
+    let report = checked(LockKit::<BlindRetry>::KIT, 2, ONE_OF_EACH, true);
     let failing: Vec<&str> = report
         .properties
         .iter()
@@ -106,11 +111,7 @@ fn blind_retry_gets_stuck_after_a_lost_create_reply() {
         "{failing:?}"
     );
     assert!(!failing.contains(&"mutual exclusion"), "{failing:?}");
-    let stuck = report
-        .properties
-        .iter()
-        .find(|p| p.name == "no stuck state")
-        .expect("the property");
+    let stuck = property(&report, "no stuck state");
     assert!(
         stuck
             .counterexample
@@ -125,16 +126,8 @@ fn blind_retry_gets_stuck_after_a_lost_create_reply() {
 
 #[test]
 fn the_herd_lock_wakes_every_waiter_even_without_faults() {
-    let report = check(
-        LockKit::<WatchParent>::KIT,
-        &options(3, Budget::default(), true),
-        &quiet,
-    );
-    let herd = report
-        .properties
-        .iter()
-        .find(|p| p.name == "herd-freedom")
-        .expect("the property");
+    let report = checked(LockKit::<WatchParent>::KIT, 3, Budget::default(), true);
+    let herd = property(&report, "herd-freedom");
     assert!(!herd.holds);
     assert!(report
         .properties
@@ -151,16 +144,8 @@ fn the_herd_lock_wakes_every_waiter_even_without_faults() {
 
 #[test]
 fn the_reductions_explore_fewer_states_and_agree() {
-    let with = check(
-        LockKit::<Documented>::KIT,
-        &options(2, ONE_OF_EACH, true),
-        &quiet,
-    );
-    let without = check(
-        LockKit::<Documented>::KIT,
-        &options(2, ONE_OF_EACH, false),
-        &quiet,
-    );
+    let with = checked(LockKit::<Documented>::KIT, 2, ONE_OF_EACH, true);
+    let without = checked(LockKit::<Documented>::KIT, 2, ONE_OF_EACH, false);
     assert!(
         with.unique_states < without.unique_states,
         "{} vs {}",
@@ -168,20 +153,10 @@ fn the_reductions_explore_fewer_states_and_agree() {
         without.unique_states
     );
     assert_eq!(with.properties, without.properties);
-    let herd_with = check(
-        LockKit::<WatchParent>::KIT,
-        &options(3, Budget::default(), true),
-        &quiet,
-    );
-    let herd_without = check(
-        LockKit::<WatchParent>::KIT,
-        &options(3, Budget::default(), false),
-        &quiet,
-    );
+    let herd_with = checked(LockKit::<WatchParent>::KIT, 3, Budget::default(), true);
+    let herd_without = checked(LockKit::<WatchParent>::KIT, 3, Budget::default(), false);
     assert!(herd_with.unique_states < herd_without.unique_states);
-    let verdicts = |r: &zklab::models::check::CheckReport| {
-        r.properties.iter().map(|p| p.holds).collect::<Vec<_>>()
-    };
+    let verdicts = |r: &CheckReport| r.properties.iter().map(|p| p.holds).collect::<Vec<_>>();
     assert_eq!(verdicts(&herd_with), verdicts(&herd_without));
 }
 

@@ -32,6 +32,8 @@ pub mod replicas;
 pub mod server;
 pub mod service;
 pub mod session;
+#[cfg(test)]
+mod test_ops;
 pub mod trace;
 pub mod tree;
 pub mod watch;

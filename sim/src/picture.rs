@@ -531,11 +531,7 @@ mod tests {
             violation: "mutual-exclusion",
             name: "mutual exclusion",
         };
-        let violation = Violation {
-            property: &MUTUAL_EXCLUSION,
-            at: at(5),
-            message: "two holders".to_owned(),
-        };
+        let violation = Violation::new(&MUTUAL_EXCLUSION, at(5), "two holders".to_owned());
         let timeline = Timeline::of_trace("lock seed 0", &trace, &[violation]);
         assert_eq!(timeline.clients, 2);
         let lanes: Vec<Lane> = timeline.rows.iter().map(|row| row.lane).collect();

@@ -123,6 +123,17 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// `property` broken at `at` (the time of the entry that broke it), `message` the evidence.
+    pub fn new(property: &'static Property, at: Duration, message: String) -> Self {
+        Violation {
+            property,
+            at,
+            message,
+        }
+    }
+}
+
 impl fmt::Display for Violation {
     /// Its time as the trace writes times (whole microseconds, not rounded), so a story
     /// printed up to the violation ends on a line of the same time.

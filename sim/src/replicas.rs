@@ -208,22 +208,8 @@ impl Replicas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_ops::{create, create_with, delete, get_data, set};
     use zklab_recipes::client::{CreateMode, EventType, OpResult};
-
-    fn create(path: &str, data: &[u8], mode: CreateMode) -> Op {
-        Op::Create {
-            path: path.to_owned(),
-            data: data.to_vec(),
-            mode,
-        }
-    }
-
-    fn get(path: &str, watch: bool) -> Op {
-        Op::GetData {
-            path: path.to_owned(),
-            watch,
-        }
-    }
 
     fn data(applied: &Applied) -> Vec<u8> {
         match &applied.reply {
@@ -236,25 +222,20 @@ mod tests {
     fn a_follower_serves_the_leaders_state_as_of_what_it_has_applied() {
         let mut ensemble = Replicas::new(3);
         let s = ensemble.open_session();
-        ensemble.apply(s, &create("/x", b"old", CreateMode::Persistent), 1);
+        ensemble.apply(s, &create_with("/x", b"old", CreateMode::Persistent), 1);
         while ensemble.replay_next(1).is_some() {}
-        let set = Op::SetData {
-            path: "/x".to_owned(),
-            data: b"new".to_vec(),
-            version: -1,
-        };
-        ensemble.apply(s, &set, 2);
+        ensemble.apply(s, &set("/x", b"new", -1), 2);
         assert_eq!(
-            data(&ensemble.server_mut(1).serve_read(s, &get("/x", false))),
+            data(&ensemble.server_mut(1).serve_read(s, &get_data("/x", false))),
             b"old"
         );
         assert_eq!(
-            data(&ensemble.server_mut(0).serve_read(s, &get("/x", false))),
+            data(&ensemble.server_mut(0).serve_read(s, &get_data("/x", false))),
             b"new"
         );
         ensemble.replay_next(1);
         assert_eq!(
-            data(&ensemble.server_mut(1).serve_read(s, &get("/x", false))),
+            data(&ensemble.server_mut(1).serve_read(s, &get_data("/x", false))),
             b"new"
         );
         assert_eq!(ensemble.applied(1), ensemble.applied(0));
@@ -268,14 +249,10 @@ mod tests {
     fn a_follower_fires_the_watches_left_on_it_when_it_applies_the_change() {
         let mut ensemble = Replicas::new(2);
         let (a, b) = (ensemble.open_session(), ensemble.open_session());
-        ensemble.apply(a, &create("/x", b"", CreateMode::Persistent), 1);
+        ensemble.apply(a, &create("/x", CreateMode::Persistent), 1);
         while ensemble.replay_next(1).is_some() {}
-        ensemble.server_mut(1).serve_read(b, &get("/x", true));
-        let delete = Op::Delete {
-            path: "/x".to_owned(),
-            version: -1,
-        };
-        let at_leader = ensemble.apply(a, &delete, 2);
+        ensemble.server_mut(1).serve_read(b, &get_data("/x", true));
+        let at_leader = ensemble.apply(a, &delete("/x", -1), 2);
         assert!(
             at_leader.notifications.is_empty(),
             "the watch is on the follower"
@@ -295,8 +272,8 @@ mod tests {
     fn a_write_that_failed_on_the_leader_takes_its_zxid_on_a_follower_too() {
         let mut ensemble = Replicas::new(2);
         let s = ensemble.open_session();
-        ensemble.apply(s, &create("/x", b"", CreateMode::Persistent), 1);
-        let failed = ensemble.apply(s, &create("/x", b"", CreateMode::Persistent), 2);
+        ensemble.apply(s, &create("/x", CreateMode::Persistent), 1);
+        let failed = ensemble.apply(s, &create("/x", CreateMode::Persistent), 2);
         assert!(failed.reply.is_err());
         while ensemble.replay_next(1).is_some() {}
         assert_eq!(ensemble.applied(1), failed.zxid);
@@ -307,7 +284,7 @@ mod tests {
     fn an_expiry_is_replayed_and_deletes_the_ephemerals_on_every_follower() {
         let mut ensemble = Replicas::new(2);
         let s = ensemble.open_session();
-        ensemble.apply(s, &create("/e", b"", CreateMode::Ephemeral), 1);
+        ensemble.apply(s, &create("/e", CreateMode::Ephemeral), 1);
         while ensemble.replay_next(1).is_some() {}
         ensemble
             .end_session(s, 2, false, DeletionOrder::ByPath)

@@ -507,16 +507,22 @@ impl fmt::Display for OpText<'_> {
             }
             Op::Check { path, version } => write!(f, "check {path} v={version}"),
             Op::Sync { path } => write!(f, "sync {path}"),
-            Op::Multi(ops) => {
-                write!(f, "multi [")?;
-                for (i, op) in ops.iter().enumerate() {
-                    let sep = if i == 0 { "" } else { "; " };
-                    write!(f, "{sep}{}", OpText(op))?;
-                }
-                write!(f, "]")
-            }
+            Op::Multi(ops) => write_multi(f, ops.iter().map(OpText)),
         }
     }
+}
+
+/// A multi's ops or results, in order: `multi [first; second]`.
+fn write_multi<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: impl Iterator<Item = T>,
+) -> fmt::Result {
+    write!(f, "multi [")?;
+    for (i, item) in items.enumerate() {
+        let sep = if i == 0 { "" } else { "; " };
+        write!(f, "{sep}{item}")?;
+    }
+    write!(f, "]")
 }
 
 /// A reply, compactly.
@@ -557,14 +563,7 @@ impl fmt::Display for ResultText<'_> {
             OpResult::Checked => write!(f, "checked"),
             OpResult::Synced => write!(f, "synced"),
             OpResult::RolledBack => write!(f, "rolled back"),
-            OpResult::Multi(results) => {
-                write!(f, "multi [")?;
-                for (i, result) in results.iter().enumerate() {
-                    let sep = if i == 0 { "" } else { "; " };
-                    write!(f, "{sep}{}", ReplyText(result))?;
-                }
-                write!(f, "]")
-            }
+            OpResult::Multi(results) => write_multi(f, results.iter().map(ReplyText)),
         }
     }
 }

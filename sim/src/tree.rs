@@ -560,26 +560,20 @@ mod tests {
     fn create_error_precedence_no_node_then_node_exists_then_no_children_for_ephemerals() {
         let mut t = Tree::new();
         t.create("/e", false, b"", 42, 1, 0).unwrap();
-        assert_eq!(
-            t.create("/x/y", false, b"", 0, 2, 0).unwrap_err(),
-            ZkError::NoNode
-        );
-        assert_eq!(
-            t.create("/e", false, b"", 0, 2, 0).unwrap_err(),
-            ZkError::NodeExists
-        );
-        assert_eq!(
-            t.create("/e/c", false, b"", 0, 2, 0).unwrap_err(),
-            ZkError::NoChildrenForEphemerals
-        );
-        assert_eq!(
-            t.create("/e/c", true, b"", 0, 2, 0).unwrap_err(),
-            ZkError::NoChildrenForEphemerals
-        );
-        assert_eq!(
-            t.create("/", false, b"", 0, 2, 0).unwrap_err(),
-            ZkError::NodeExists
-        );
+        for (path, sequential, error) in [
+            ("/x/y", false, ZkError::NoNode),
+            ("/e", false, ZkError::NodeExists),
+            ("/e/c", false, ZkError::NoChildrenForEphemerals),
+            ("/e/c", true, ZkError::NoChildrenForEphemerals),
+            ("/", false, ZkError::NodeExists),
+        ] {
+            let refused = t.create(path, sequential, b"", 0, 2, 0);
+            assert_eq!(
+                refused.unwrap_err(),
+                error,
+                "{path} sequential={sequential}"
+            );
+        }
         assert_eq!(t.stat("/e").unwrap().ephemeral_owner, 42);
         assert_eq!(t.get("/e").unwrap().counter, 0);
     }

@@ -249,34 +249,44 @@ impl RenameSessions for Watches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_ops::{exists, get_children, get_data, note};
 
-    fn n(session: SessionId, event_type: EventType, path: &str, cause: &str) -> Notification {
-        Notification {
-            session,
-            event: WatchedEvent {
-                event_type,
-                path: path.to_owned(),
-            },
-            cause: cause.to_owned(),
+    /// Data watches and child watches, each a path and the session that set it.
+    fn watching(data: &[(&str, SessionId)], child: &[(&str, SessionId)]) -> Watches {
+        let mut w = Watches::new();
+        for (path, session) in data {
+            w.add_data(path, *session);
         }
+        for (path, session) in child {
+            w.add_child(path, *session);
+        }
+        w
+    }
+
+    /// What `fire` (a creation, deletion or data change) of `path` notifies.
+    fn fired(
+        w: &mut Watches,
+        fire: fn(&mut Watches, &str, &mut Vec<Notification>),
+        path: &str,
+    ) -> Vec<Notification> {
+        let mut out = Vec::new();
+        fire(w, path, &mut out);
+        out
     }
 
     #[test]
     fn create_fires_node_created_on_data_watches_and_children_changed_on_parent() {
-        let mut w = Watches::new();
-        w.add_data("/p/c", 2);
-        w.add_data("/p/c", 1);
-        w.add_child("/p", 3);
-        w.add_child("/p/c", 4); // a child watch on the new node itself does not fire
-        w.add_data("/p", 5); // nor does a data watch on the parent
-        let mut out = Vec::new();
-        w.fire_created("/p/c", &mut out);
+        // Neither a child watch on the new node itself nor a data watch on the parent fires.
+        let mut w = watching(
+            &[("/p/c", 2), ("/p/c", 1), ("/p", 5)],
+            &[("/p", 3), ("/p/c", 4)],
+        );
         assert_eq!(
-            out,
+            fired(&mut w, Watches::fire_created, "/p/c"),
             [
-                n(1, EventType::NodeCreated, "/p/c", "/p/c"),
-                n(2, EventType::NodeCreated, "/p/c", "/p/c"),
-                n(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
+                note(1, EventType::NodeCreated, "/p/c", "/p/c"),
+                note(2, EventType::NodeCreated, "/p/c", "/p/c"),
+                note(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
             ]
         );
         assert!(w.has_child("/p/c", 4) && w.has_data("/p", 5));
@@ -284,29 +294,23 @@ mod tests {
 
     #[test]
     fn child_of_root_fires_children_changed_on_root() {
-        let mut w = Watches::new();
-        w.add_child("/", 1);
-        let mut out = Vec::new();
-        w.fire_created("/a", &mut out);
-        assert_eq!(out, [n(1, EventType::NodeChildrenChanged, "/", "/a")]);
+        let mut w = watching(&[], &[("/", 1)]);
+        assert_eq!(
+            fired(&mut w, Watches::fire_created, "/a"),
+            [note(1, EventType::NodeChildrenChanged, "/", "/a")]
+        );
     }
 
     #[test]
     fn delete_fires_one_node_deleted_for_data_and_child_watches_and_parent_children_changed() {
-        let mut w = Watches::new();
-        w.add_data("/p/c", 1);
-        w.add_child("/p/c", 1);
-        w.add_child("/p/c", 2);
-        w.add_child("/p", 3);
-        w.add_data("/p", 4);
-        let mut out = Vec::new();
-        w.fire_deleted("/p/c", &mut out);
+        let data = [("/p/c", 1), ("/p", 4)];
+        let mut w = watching(&data, &[("/p/c", 1), ("/p/c", 2), ("/p", 3)]);
         assert_eq!(
-            out,
+            fired(&mut w, Watches::fire_deleted, "/p/c"),
             [
-                n(1, EventType::NodeDeleted, "/p/c", "/p/c"),
-                n(2, EventType::NodeDeleted, "/p/c", "/p/c"),
-                n(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
+                note(1, EventType::NodeDeleted, "/p/c", "/p/c"),
+                note(2, EventType::NodeDeleted, "/p/c", "/p/c"),
+                note(3, EventType::NodeChildrenChanged, "/p", "/p/c"),
             ]
         );
         assert!(w.has_data("/p", 4));
@@ -314,37 +318,26 @@ mod tests {
 
     #[test]
     fn set_data_fires_data_watches_only() {
-        let mut w = Watches::new();
-        w.add_data("/a", 1);
-        w.add_child("/a", 2);
-        w.add_child("/", 3);
-        let mut out = Vec::new();
-        w.fire_data_changed("/a", &mut out);
-        assert_eq!(out, [n(1, EventType::NodeDataChanged, "/a", "/a")]);
+        let mut w = watching(&[("/a", 1)], &[("/a", 2), ("/", 3)]);
+        assert_eq!(
+            fired(&mut w, Watches::fire_data_changed, "/a"),
+            [note(1, EventType::NodeDataChanged, "/a", "/a")]
+        );
         assert!(w.has_child("/a", 2) && w.has_child("/", 3));
     }
 
     #[test]
     fn watches_are_one_time_and_set_once_per_session() {
-        let mut w = Watches::new();
-        w.add_data("/a", 1);
-        w.add_data("/a", 1);
-        let mut out = Vec::new();
-        w.fire_data_changed("/a", &mut out);
-        assert_eq!(out.len(), 1);
-        w.fire_data_changed("/a", &mut out);
-        w.fire_deleted("/a", &mut out);
-        assert_eq!(out.len(), 1);
+        let mut w = watching(&[("/a", 1), ("/a", 1)], &[]);
+        assert_eq!(fired(&mut w, Watches::fire_data_changed, "/a").len(), 1);
+        assert!(fired(&mut w, Watches::fire_data_changed, "/a").is_empty());
+        assert!(fired(&mut w, Watches::fire_deleted, "/a").is_empty());
         assert!(w.is_empty());
     }
 
     #[test]
     fn removing_a_session_drops_all_its_watches() {
-        let mut w = Watches::new();
-        w.add_data("/a", 1);
-        w.add_child("/a", 1);
-        w.add_child("/b", 1);
-        w.add_child("/b", 2);
+        let mut w = watching(&[("/a", 1)], &[("/a", 1), ("/b", 1), ("/b", 2)]);
         w.remove_session(1);
         assert!(!w.has_data("/a", 1) && !w.has_child("/a", 1) && !w.has_child("/b", 1));
         assert!(w.has_child("/b", 2));
@@ -363,31 +356,16 @@ mod tests {
     fn a_client_holds_the_watches_of_the_reads_answered_by_kind_and_a_failed_read_none() {
         use zklab_recipes::client::{Stat, ZkError};
         let mut held = SessionWatches::default();
-        let exists = |path: &str| Op::Exists {
-            path: path.to_owned(),
-            watch: true,
-        };
-        held.register(&exists("/a"), &Ok(OpResult::Exists(Some(Stat::UNKNOWN))));
-        held.register(&exists("/b"), &Ok(OpResult::Exists(None)));
-        let get = Op::GetData {
-            path: "/c".to_owned(),
-            watch: true,
-        };
-        held.register(&get, &Err(ZkError::NoNode));
-        let children = Op::GetChildren {
-            path: "/d".to_owned(),
-            watch: true,
-        };
+        let found = Ok(OpResult::Exists(Some(Stat::UNKNOWN)));
+        held.register(&exists("/a", true), &found);
+        held.register(&exists("/b", true), &Ok(OpResult::Exists(None)));
+        held.register(&get_data("/c", true), &Err(ZkError::NoNode));
         let listing = OpResult::Children {
             children: Vec::new(),
             stat: Stat::UNKNOWN,
         };
-        held.register(&children, &Ok(listing));
-        let unwatched = Op::Exists {
-            path: "/e".to_owned(),
-            watch: false,
-        };
-        held.register(&unwatched, &Ok(OpResult::Exists(None)));
+        held.register(&get_children("/d", true), &Ok(listing));
+        held.register(&exists("/e", false), &Ok(OpResult::Exists(None)));
         assert_eq!(held.data, vec!["/a"]);
         assert_eq!(held.exist, vec!["/b"]);
         assert_eq!(held.child, vec!["/d"]);

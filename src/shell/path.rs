@@ -58,27 +58,25 @@ mod tests {
 
     #[test]
     fn malformed_paths_get_the_java_clients_messages() {
-        assert_eq!(
-            check("a", false).unwrap_err(),
-            "Path must start with / character"
-        );
-        assert_eq!(
-            check("/a/", false).unwrap_err(),
-            "Path must not end with / character"
-        );
+        for (path, message) in [
+            ("a", "Path must start with / character"),
+            ("/a/", "Path must not end with / character"),
+            (
+                "//a",
+                "Invalid path string \"//a\" caused by empty node name specified @1",
+            ),
+            (
+                "/a/../b",
+                "Invalid path string \"/a/../b\" caused by relative paths not allowed @4",
+            ),
+            (
+                "/.",
+                "Invalid path string \"/.\" caused by relative paths not allowed @1",
+            ),
+        ] {
+            assert_eq!(check(path, false).unwrap_err(), message);
+        }
         assert!(check("/a/", true).is_ok());
-        assert_eq!(
-            check("//a", false).unwrap_err(),
-            "Invalid path string \"//a\" caused by empty node name specified @1"
-        );
-        assert_eq!(
-            check("/a/../b", false).unwrap_err(),
-            "Invalid path string \"/a/../b\" caused by relative paths not allowed @4"
-        );
-        assert_eq!(
-            check("/.", false).unwrap_err(),
-            "Invalid path string \"/.\" caused by relative paths not allowed @1"
-        );
         assert!(check("/..a", false).is_ok() && check("/a..", false).is_ok());
     }
 }

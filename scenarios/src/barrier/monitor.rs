@@ -153,11 +153,7 @@ impl Monitor for BarrierSafety {
                     "c{client} (s{session}) passed the {gate} {}, which stood throughout its wait",
                     wait.barrier
                 );
-                return Some(Violation {
-                    property: &BARRIER_PASSED,
-                    at: entry.at,
-                    message,
-                });
+                return Some(Violation::new(&BARRIER_PASSED, entry.at, message));
             }
             _ => {}
         }
@@ -174,7 +170,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::traces::{applied, at};
+    use crate::monitor::traces::{applied, at, first_broken};
 
     fn set(path: &str) -> TraceEntry {
         let op = Op::Create {
@@ -217,11 +213,7 @@ mod tests {
     }
 
     fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
-        let mut monitor = BarrierSafety::new("/b");
-        entries
-            .iter()
-            .find_map(|entry| monitor.observe(entry))
-            .map(|violation| violation.property)
+        first_broken(BarrierSafety::new("/b"), entries)
     }
 
     #[test]

@@ -115,6 +115,7 @@ impl ConfigFreshness {
 
 impl Monitor for ConfigFreshness {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.hearing.observe(entry);
         let (property, message) = match &entry.event {
             TraceEvent::Outcome {
                 client,
@@ -143,17 +144,9 @@ impl Monitor for ConfigFreshness {
                 self.read(*session, view)?
             }
             TraceEvent::Finished { client } => self.finished(*client, entry.at)?,
-            TraceEvent::Session { .. } | TraceEvent::Fault { .. } => {
-                self.hearing.observe(entry);
-                return None;
-            }
             _ => return None,
         };
-        Some(Violation {
-            property,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(property, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -164,12 +157,10 @@ impl Monitor for ConfigFreshness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::{at, outcome, trace};
+    use crate::monitor::traces::{at, first_broken, first_broken_in, outcome};
 
     fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
-        ConfigFreshness::new()
-            .first_in(&trace(events))
-            .map(|v| v.property)
+        first_broken_in(ConfigFreshness::new(), events)
     }
 
     fn wrote(value: i64) -> TraceEvent {
@@ -221,11 +212,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, event)| at(1_000 * i as u64, event))
                 .collect();
-            let mut monitor = ConfigFreshness::new();
-            entries
-                .iter()
-                .find_map(|e| monitor.observe(e))
-                .map(|v| v.property)
+            first_broken(ConfigFreshness::new(), &entries)
         };
         let deaf_first = vec![
             wrote(10),

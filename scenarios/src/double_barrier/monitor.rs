@@ -150,11 +150,7 @@ impl DoubleBarrierSafety {
         entry: &TraceEntry,
         message: String,
     ) -> Option<Violation> {
-        Some(Violation {
-            property,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(property, entry.at, message))
     }
 }
 
@@ -308,7 +304,7 @@ mod tests {
     use zklab_recipes::client::{Op, OpResult};
 
     use super::*;
-    use crate::monitor::traces::{applied, at, created, ended, outcome};
+    use crate::monitor::traces::{applied, at, created, ended, first_broken, outcome};
 
     const DIR: &str = "/db";
 
@@ -364,22 +360,19 @@ mod tests {
     }
 
     fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
-        let mut monitor = DoubleBarrierSafety::new(DIR, 2);
-        let found = entries.iter().find_map(|entry| monitor.observe(entry));
-        found.map(|violation| violation.property)
+        first_broken(DoubleBarrierSafety::new(DIR, 2), entries)
+    }
+
+    /// Sessions 1 and 2 look and join, `ready` is made, then `rest` happens.
+    fn two_joined_then(rest: Vec<TraceEntry>) -> Vec<TraceEntry> {
+        let mut run = vec![looks(1), joins(1, 1), looks(2), joins(2, 2), ready()];
+        run.extend(rest);
+        run
     }
 
     #[test]
     fn entering_once_enough_participants_stood_is_safe() {
-        let run = [
-            looks(1),
-            joins(1, 1),
-            looks(2),
-            joins(2, 2),
-            ready(),
-            entered(1),
-        ];
-        assert_eq!(first(&run), None);
+        assert_eq!(first(&two_joined_then(vec![entered(1)])), None);
     }
 
     #[test]
@@ -390,32 +383,20 @@ mod tests {
 
     #[test]
     fn participants_of_a_round_before_do_not_count_while_its_ready_stands() {
-        let run = [
-            looks(1),
-            joins(1, 1),
-            looks(2),
-            joins(2, 2),
-            ready(),
+        let run = two_joined_then(vec![
             entered(1),
             entered(2),
             // Session 3 comes while they are inside, and enters on their `ready`.
             looks(3),
             joins(3, 3),
             entered(3),
-        ];
+        ]);
         assert_eq!(first(&run), Some(&ENTERED_EARLY));
     }
 
     #[test]
     fn leaving_while_one_inside_with_it_still_stands_is_a_violation() {
-        let inside = [
-            looks(1),
-            joins(1, 1),
-            looks(2),
-            joins(2, 2),
-            ready(),
-            entered(1),
-        ];
+        let inside = two_joined_then(vec![entered(1)]);
         let early = [&inside[..], &[deletes(1, &node(1, 1)), left(1)]].concat();
         assert_eq!(first(&early), Some(&LEFT_EARLY));
         let together = [
@@ -439,12 +420,7 @@ mod tests {
 
     #[test]
     fn a_node_made_after_the_round_began_is_not_inside_it() {
-        let run = [
-            looks(1),
-            joins(1, 1),
-            looks(2),
-            joins(2, 2),
-            ready(),
+        let run = two_joined_then(vec![
             // Session 3 comes late: its node is made after `ready`, and it withdraws.
             looks(3),
             joins(3, 3),
@@ -453,7 +429,7 @@ mod tests {
             deletes(1, &node(1, 1)),
             deletes(2, &node(2, 2)),
             left(1),
-        ];
+        ]);
         assert_eq!(first(&run), None);
     }
 

@@ -167,6 +167,7 @@ impl GroupViews {
 
 impl Monitor for GroupViews {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.hearing.observe(entry);
         let (property, message) = match &entry.event {
             TraceEvent::Applied {
                 client,
@@ -207,18 +208,10 @@ impl Monitor for GroupViews {
                 };
                 (&GROUP_GHOST, self.viewed(*client, viewed)?)
             }
-            TraceEvent::Session { .. } | TraceEvent::Fault { .. } => {
-                self.hearing.observe(entry);
-                return None;
-            }
             TraceEvent::Finished { client } => (&GROUP_STALE, self.finished(*client, entry.at)?),
             _ => return None,
         };
-        Some(Violation {
-            property,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(property, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -229,7 +222,7 @@ impl Monitor for GroupViews {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::{at, created, ended, outcome};
+    use crate::monitor::traces::{at, created, ended, first_broken, outcome};
     use zklab_recipes::client::{SessionEvent, Stat};
 
     fn listed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
@@ -257,11 +250,7 @@ mod tests {
     }
 
     fn first(entries: Vec<TraceEntry>) -> Option<&'static Property> {
-        let mut monitor = GroupViews::new("/g");
-        entries
-            .iter()
-            .find_map(|entry| monitor.observe(entry))
-            .map(|violation| violation.property)
+        first_broken(GroupViews::new("/g"), &entries)
     }
 
     #[test]

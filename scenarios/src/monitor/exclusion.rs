@@ -141,11 +141,7 @@ impl Monitor for MutualExclusion {
             "{} hold {what} at once, all with live sessions",
             names.join(" and ")
         );
-        Some(Violation {
-            property: &MUTUAL_EXCLUSION,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&MUTUAL_EXCLUSION, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -172,14 +168,23 @@ impl MutualExclusion {
 mod tests {
     use std::time::Duration;
 
+    use zklab_sim::trace::Trace;
+
     use super::*;
     use crate::monitor::traces::*;
 
+    /// Session 1 is granted the lock, `between` happens, then session 2 is granted it.
+    fn granted_around(between: Vec<TraceEvent>) -> Trace {
+        let mut events = vec![outcome(0, 1, granted(5))];
+        events.extend(between);
+        events.push(outcome(1, 2, granted(7)));
+        trace(events)
+    }
+
     #[test]
     fn two_live_holders_break_mutual_exclusion() {
-        let t = trace(vec![outcome(0, 1, granted(5)), outcome(1, 2, granted(7))]);
         let violation = MutualExclusion::default()
-            .first_in(&t)
+            .first_in(&granted_around(Vec::new()))
             .expect("a violation");
         assert_eq!(violation.property, &MUTUAL_EXCLUSION);
         assert_eq!(violation.at, Duration::from_millis(1));
@@ -187,38 +192,24 @@ mod tests {
 
     #[test]
     fn a_holder_forced_out_does_not_count_even_once_it_resumes() {
-        let t = trace(vec![
-            outcome(0, 1, granted(5)),
+        let t = granted_around(vec![
             outcome(1, 2, Outcome::Forcing { token: 5 }),
             outcome(0, 1, Outcome::Resumed),
-            outcome(1, 2, granted(7)),
         ]);
         assert_eq!(MutualExclusion::default().first_in(&t), None);
     }
 
     #[test]
     fn a_holder_whose_session_ended_does_not_count() {
-        let t = trace(vec![
-            outcome(0, 1, granted(5)),
-            ended(0, 1, &[]),
-            outcome(1, 2, granted(7)),
-        ]);
+        let t = granted_around(vec![ended(0, 1, &[])]);
         assert_eq!(MutualExclusion::default().first_in(&t), None);
     }
 
     #[test]
     fn a_released_holder_does_not_count_but_a_suspended_one_does() {
-        let released = trace(vec![
-            outcome(0, 1, granted(5)),
-            outcome(0, 1, Outcome::Released { role: "lock" }),
-            outcome(1, 2, granted(7)),
-        ]);
+        let released = granted_around(vec![outcome(0, 1, Outcome::Released { role: "lock" })]);
         assert_eq!(MutualExclusion::default().first_in(&released), None);
-        let suspended = trace(vec![
-            outcome(0, 1, granted(5)),
-            outcome(0, 1, Outcome::Suspended),
-            outcome(1, 2, granted(7)),
-        ]);
+        let suspended = granted_around(vec![outcome(0, 1, Outcome::Suspended)]);
         let violation = MutualExclusion::default()
             .first_in(&suspended)
             .expect("a suspended holder with a live session");

@@ -19,11 +19,11 @@ impl Monitor for NoFailures {
                 client,
                 session,
                 outcome: Outcome::Failed(error),
-            } => Some(Violation {
-                property: &RECIPE_FAILED,
-                at: entry.at,
-                message: format!("c{client} (s{session}) gave up on {error:?}"),
-            }),
+            } => Some(Violation::new(
+                &RECIPE_FAILED,
+                entry.at,
+                format!("c{client} (s{session}) gave up on {error:?}"),
+            )),
             _ => None,
         }
     }

@@ -47,11 +47,11 @@ impl Monitor for Fencing {
                 token,
                 accepted: true,
                 ..
-            } if self.forced.contains(token) => Some(Violation {
-                property: &STALE_TOKEN,
-                at: entry.at,
-                message: format!("c{client}'s token {token} accepted after it was forced out"),
-            }),
+            } if self.forced.contains(token) => Some(Violation::new(
+                &STALE_TOKEN,
+                entry.at,
+                format!("c{client}'s token {token} accepted after it was forced out"),
+            )),
             TraceEvent::Resource {
                 client,
                 read,
@@ -66,11 +66,7 @@ impl Monitor for Fencing {
                 let newest = bar.filter(|newest| token < newest)?;
                 let message =
                     format!("c{client}'s token {token} accepted after token {newest} was granted");
-                Some(Violation {
-                    property: &STALE_TOKEN,
-                    at: entry.at,
-                    message,
-                })
+                Some(Violation::new(&STALE_TOKEN, entry.at, message))
             }
             _ => None,
         }

@@ -33,11 +33,7 @@ impl Herd {
             list.len(),
             list.join(", ")
         );
-        Some(Violation {
-            property: &HERD,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&HERD, entry.at, message))
     }
 
     /// The sessions a deletion woke, if `event` records one.

@@ -384,11 +384,7 @@ impl Monitor for SharedLine {
             Rule::Readers { .. } => self.reader_held_back(),
             Rule::Leases { leases, bound, .. } => self.lease_held_back(entry.at, leases, bound),
         }?;
-        Some(Violation {
-            property: &HELD_BACK,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&HELD_BACK, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {

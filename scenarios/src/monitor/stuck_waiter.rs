@@ -61,11 +61,7 @@ impl Monitor for StuckWaiter {
             "c{client} (s{session}) has waited {waited:?} on an exists watch on {path}, which was \
              already gone when the watch was set: it can never fire"
         );
-        Some(Violation {
-            property: &STUCK_WAITER,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&STUCK_WAITER, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
 use zklab_recipes::outcome::Outcome;
+use zklab_sim::property::{Monitor, Property};
 use zklab_sim::trace::{ClientId, Trace, TraceEntry, TraceEvent};
 
 /// `event` at `ms` milliseconds into the run.
@@ -28,6 +29,24 @@ pub(crate) fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEntry
     )
 }
 
+/// The property of the first violation `monitor` finds among `entries`.
+pub(crate) fn first_broken(
+    mut monitor: impl Monitor,
+    entries: &[TraceEntry],
+) -> Option<&'static Property> {
+    let found = entries.iter().find_map(|entry| monitor.observe(entry));
+    found.map(|violation| violation.property)
+}
+
+/// The property of the first violation `monitor` finds in `events`, a millisecond apart.
+pub(crate) fn first_broken_in(
+    monitor: impl Monitor,
+    events: Vec<TraceEvent>,
+) -> Option<&'static Property> {
+    first_broken(monitor, trace(events).entries())
+}
+
+/// `events`, a millisecond apart.
 pub(crate) fn trace(events: Vec<TraceEvent>) -> Trace {
     let mut trace = Trace::new();
     for (i, event) in events.into_iter().enumerate() {

@@ -108,11 +108,7 @@ impl Monitor for UnownedNode {
              machine of s{session} has claimed it in {waited:?} of hearing the server: an orphan \
              while its session lives"
         );
-        Some(Violation {
-            property: &UNOWNED_NODE,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&UNOWNED_NODE, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {

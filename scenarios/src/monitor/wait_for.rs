@@ -74,11 +74,7 @@ impl Monitor for WaitFor {
                     let cycle = self.cycle_through(*session)?;
                     let message =
                         format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
-                    return Some(Violation {
-                        property: &DEADLOCK,
-                        at: entry.at,
-                        message,
-                    });
+                    return Some(Violation::new(&DEADLOCK, entry.at, message));
                 }
                 (op, reply) => {
                     for change in changes(op, reply) {

@@ -48,7 +48,7 @@ struct Lookup {
 }
 
 /// The name-resolution monitor of one name service.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct NameResolution {
     #[rename(keep)]
     dir: String,
@@ -71,11 +71,7 @@ impl NameResolution {
     pub fn new(dir: &str) -> Self {
         NameResolution {
             dir: dir.to_owned(),
-            applied: BTreeMap::new(),
-            registered: BTreeMap::new(),
-            writing: BTreeMap::new(),
-            looking: BTreeMap::new(),
-            made: BTreeMap::new(),
+            ..NameResolution::default()
         }
     }
 
@@ -205,11 +201,7 @@ impl Monitor for NameResolution {
             } => self.resolved(*client, *value)?,
             _ => return None,
         };
-        Some(Violation {
-            property: &NAME_STALE,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&NAME_STALE, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -220,7 +212,7 @@ impl Monitor for NameResolution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::{outcome, trace};
+    use crate::monitor::traces::{first_broken_in, outcome};
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     fn request(client: ClientId, op: Op) -> TraceEvent {
@@ -266,9 +258,7 @@ mod tests {
     }
 
     fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
-        NameResolution::new("/n")
-            .first_in(&trace(events))
-            .map(|v| v.property)
+        first_broken_in(NameResolution::new("/n"), events)
     }
 
     #[test]

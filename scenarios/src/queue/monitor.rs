@@ -54,7 +54,7 @@ struct Consumer {
 struct Seq(#[rename(keep)] i64);
 
 /// The queue-delivery monitor of one queue directory.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct QueueDelivery {
     #[rename(keep)]
     dir: String,
@@ -73,10 +73,7 @@ impl QueueDelivery {
     pub fn new(dir: &str) -> Self {
         QueueDelivery {
             dir: dir.to_owned(),
-            owed: BTreeMap::new(),
-            told: BTreeMap::new(),
-            claims: BTreeMap::new(),
-            last_put: BTreeMap::new(),
+            ..QueueDelivery::default()
         }
     }
 
@@ -212,11 +209,7 @@ impl Monitor for QueueDelivery {
             }
             _ => return None,
         };
-        Some(Violation {
-            property,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(property, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -229,14 +222,12 @@ mod tests {
     use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
 
     use super::*;
-    use crate::monitor::traces::{created, ended, outcome, trace};
+    use crate::monitor::traces::{created, ended, first_broken_in, outcome};
 
     const ITEM: &str = "/q/p-item-0000000001";
 
     fn first(events: Vec<TraceEvent>) -> Option<&'static Property> {
-        QueueDelivery::new("/q")
-            .first_in(&trace(events))
-            .map(|v| v.property)
+        first_broken_in(QueueDelivery::new("/q"), events)
     }
 
     fn deletes(client: ClientId, session: SessionId, path: &str) -> TraceEvent {

@@ -247,11 +247,7 @@ impl Monitor for TakeOrder {
             }
             _ => return None,
         };
-        Some(Violation {
-            property: self.property(),
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(self.property(), entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -264,7 +260,7 @@ mod tests {
     use zklab_recipes::client::{CreateMode, EventType, Stat, WatchedEvent};
 
     use super::*;
-    use crate::monitor::traces::trace;
+    use crate::monitor::traces::first_broken_in;
 
     const HIGH: &str = "p0-a-item-0000000002";
     const LOW: &str = "p1-b-item-0000000001";
@@ -347,9 +343,7 @@ mod tests {
     }
 
     fn first_in_order(order: Order, events: Vec<TraceEvent>) -> Option<&'static Property> {
-        TakeOrder::new("/q", order)
-            .first_in(&trace(events))
-            .map(|v| v.property)
+        first_broken_in(TakeOrder::new("/q", order), events)
     }
 
     /// The same event at another zxid.

@@ -165,11 +165,7 @@ impl Monitor for Revocation {
             }
             _ => return None,
         };
-        Some(Violation {
-            property: &REVOCATION_IGNORED,
-            at: entry.at,
-            message,
-        })
+        Some(Violation::new(&REVOCATION_IGNORED, entry.at, message))
     }
 
     fn properties(&self) -> Vec<&'static Property> {

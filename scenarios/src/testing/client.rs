@@ -128,9 +128,13 @@ impl TestClient {
         match &self.place {
             Place::Sim { zk, session } => zk.expire_session(session.session_id()),
             Place::Real(real) => {
-                let session = self.session_id();
-                real.control("expire_session").expire(session);
-                real.struck(FaultKind::SessionExpiry, self.client, session);
+                let expire = |control: &dyn ServerControl, session| control.expire(session);
+                let session = real.strike(
+                    "expire_session",
+                    self.client,
+                    FaultKind::SessionExpiry,
+                    expire,
+                );
                 real.trace.end_session(self.client, session);
             }
         }
@@ -143,9 +147,13 @@ impl TestClient {
         match &self.place {
             Place::Sim { zk, session } => zk.drop_connection(session.session_id()),
             Place::Real(real) => {
-                let session = self.session_id();
-                real.control("disconnect").disconnect(session);
-                real.struck(FaultKind::ConnectionLoss, self.client, session);
+                let disconnect = |control: &dyn ServerControl, session| control.disconnect(session);
+                real.strike(
+                    "disconnect",
+                    self.client,
+                    FaultKind::ConnectionLoss,
+                    disconnect,
+                );
             }
         }
     }
@@ -195,21 +203,28 @@ impl TestClient {
 }
 
 impl RealPlace {
-    /// Writes into the trace that the test struck `client`'s `session` with `kind`.
-    fn struck(&self, kind: FaultKind, client: ClientId, session: SessionId) {
+    /// Strikes `client`'s current session with `kind` through the run's control of the real
+    /// server (`by` is how; `fault` names it if the run has no control), and writes so into the
+    /// trace; returns the session struck.
+    fn strike(
+        &self,
+        fault: &str,
+        client: ClientId,
+        kind: FaultKind,
+        by: impl FnOnce(&dyn ServerControl, SessionId),
+    ) -> SessionId {
+        let control = self.control.as_deref().unwrap_or_else(|| {
+            panic!("{fault} on a real ZooKeeper needs the run's ServerControl (run_real's control)")
+        });
+        let session = self.session.session_id();
+        by(control, session);
         self.trace.push(TraceEvent::Fault {
             kind,
             client,
             detail: format!("the test strikes s{session}"),
             lasts: Duration::ZERO,
         });
-    }
-
-    /// The run's control of the real server, for `fault`.
-    fn control(&self, fault: &str) -> &dyn ServerControl {
-        self.control.as_deref().unwrap_or_else(|| {
-            panic!("{fault} on a real ZooKeeper needs the run's ServerControl (run_real's control)")
-        })
+        session
     }
 }
 

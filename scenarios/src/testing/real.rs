@@ -86,11 +86,7 @@ impl<M: Monitor> Harness<M> {
                         format!("c{client} did not finish within {bound:?}"),
                     ),
                 };
-                violations.push(Violation {
-                    property,
-                    at: started.elapsed(),
-                    message,
-                });
+                violations.push(Violation::new(property, started.elapsed(), message));
             }
             violations
         });

@@ -155,11 +155,7 @@ impl TwoPhaseCommitSafety {
 impl Monitor for TwoPhaseCommitSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         let violation = |property, message| {
-            Some(Violation {
-                property,
-                at: entry.at,
-                message,
-            })
+            Some(Violation::new(property, entry.at, message))
         };
         match &entry.event {
             TraceEvent::Applied { op, reply, .. } => {
@@ -213,7 +209,7 @@ mod tests {
     use zklab_recipes::two_phase_commit::{tx_data, vote_node};
 
     use super::*;
-    use crate::monitor::traces::{applied, at, outcome};
+    use crate::monitor::traces::{applied, at, first_broken, outcome};
 
     const DIR: &str = "/tpc";
 
@@ -266,45 +262,40 @@ mod tests {
     }
 
     fn first(entries: &[TraceEntry]) -> Option<&'static Property> {
-        let mut monitor = TwoPhaseCommitSafety::new(DIR);
-        let found = entries.iter().find_map(|entry| monitor.observe(entry));
-        found.map(|violation| violation.property)
+        first_broken(TwoPhaseCommitSafety::new(DIR), entries)
     }
 
-    fn run(parts: Vec<Vec<TraceEntry>>) -> Vec<TraceEntry> {
-        parts.into_iter().flatten().collect()
+    /// The coordinator opens transaction 0, each of `voters` (a session, its site and its vote)
+    /// joins and votes, then `then` happens.
+    fn voted(voters: &[(SessionId, &str, &[u8])], then: Vec<TraceEntry>) -> Vec<TraceEntry> {
+        let mut entries = vec![opens()];
+        for (session, site, vote) in voters {
+            entries.extend(votes(*session, site, vote));
+        }
+        entries.extend(then);
+        entries
     }
 
     #[test]
     fn a_commit_every_site_voted_for_and_everyone_learned_is_safe() {
-        let entries = run(vec![
-            vec![opens()],
-            votes(1, "a", COMMIT).to_vec(),
-            votes(2, "b", COMMIT).to_vec(),
+        let both = [(1, "a", COMMIT), (2, "b", COMMIT)];
+        let entries = voted(
+            &both,
             vec![decides(COMMIT), learns(1, true), learns(2, true)],
-        ]);
+        );
         assert_eq!(first(&entries), None);
     }
 
     #[test]
     fn a_commit_without_a_sites_vote_is_invalid() {
-        let entries = run(vec![
-            vec![opens()],
-            votes(1, "a", COMMIT).to_vec(),
-            vec![decides(COMMIT)],
-        ]);
+        let entries = voted(&[(1, "a", COMMIT)], vec![decides(COMMIT)]);
         assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 
     #[test]
     fn a_commit_over_an_abort_vote_is_invalid() {
-        let entries = run(vec![
-            vec![opens()],
-            votes(1, "a", COMMIT).to_vec(),
-            votes(2, "b", ABORT).to_vec(),
-            votes(3, "b", COMMIT).to_vec(),
-            vec![decides(COMMIT)],
-        ]);
+        let voters = [(1, "a", COMMIT), (2, "b", ABORT), (3, "b", COMMIT)];
+        let entries = voted(&voters, vec![decides(COMMIT)]);
         assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 
@@ -314,14 +305,14 @@ mod tests {
             path: vote_path(2, "b"),
             version: -1,
         };
-        let entries = run(vec![
-            vec![opens()],
-            votes(1, "a", COMMIT).to_vec(),
-            votes(2, "b", COMMIT).to_vec(),
-            vec![applied(2, gone, OpResult::Deleted)],
-            vec![create(3, vote_path(3, "b"), tx_data(0, b""))],
-            vec![decides(COMMIT)],
-        ]);
+        let entries = voted(
+            &[(1, "a", COMMIT), (2, "b", COMMIT)],
+            vec![
+                applied(2, gone, OpResult::Deleted),
+                create(3, vote_path(3, "b"), tx_data(0, b"")),
+                decides(COMMIT),
+            ],
+        );
         assert_eq!(first(&entries), Some(&INVALID_COMMIT));
     }
 

@@ -63,73 +63,28 @@ fn renaming_sessions_swaps_owners_names_and_watches_everywhere() {
 }
 
 use super::*;
+use crate::test_ops::*;
 use std::collections::BTreeSet;
 use zklab_recipes::client::{CreateMode, EventType, Stat};
 
-fn create(path: &str, mode: CreateMode) -> Op {
-    Op::Create {
-        path: path.to_owned(),
-        data: Vec::new(),
-        mode,
+/// A new server with one session open.
+fn one_session() -> (Server, SessionId) {
+    let mut server = Server::new();
+    let session = server.open_session();
+    (server, session)
+}
+
+/// The path a create that must succeed made.
+fn created(server: &mut Server, session: SessionId, op: Op) -> String {
+    match ok(server, session, op) {
+        OpResult::Created { path, .. } => path,
+        other => panic!("{other:?}"),
     }
 }
 
-fn persistent(path: &str) -> Op {
-    create(path, CreateMode::Persistent)
-}
-
-fn delete(path: &str, version: i32) -> Op {
-    Op::Delete {
-        path: path.to_owned(),
-        version,
-    }
-}
-
-fn set(path: &str, data: &[u8], version: i32) -> Op {
-    Op::SetData {
-        path: path.to_owned(),
-        data: data.to_vec(),
-        version,
-    }
-}
-
-fn check(path: &str, version: i32) -> Op {
-    Op::Check {
-        path: path.to_owned(),
-        version,
-    }
-}
-
-fn exists(path: &str, watch: bool) -> Op {
-    Op::Exists {
-        path: path.to_owned(),
-        watch,
-    }
-}
-
-fn get_data(path: &str, watch: bool) -> Op {
-    Op::GetData {
-        path: path.to_owned(),
-        watch,
-    }
-}
-
-fn get_children(path: &str, watch: bool) -> Op {
-    Op::GetChildren {
-        path: path.to_owned(),
-        watch,
-    }
-}
-
-fn note(session: SessionId, event_type: EventType, path: &str, cause: &str) -> Notification {
-    Notification {
-        session,
-        event: WatchedEvent {
-            event_type,
-            path: path.to_owned(),
-        },
-        cause: cause.to_owned(),
-    }
+/// Applies an op, returning the notifications it fired.
+fn notified(server: &mut Server, session: SessionId, op: Op) -> Vec<Notification> {
+    server.apply(session, &op, 0).notifications
 }
 
 /// Applies an op that must succeed, returning its result.
@@ -142,6 +97,14 @@ fn ok(server: &mut Server, session: SessionId, op: Op) -> OpResult {
 
 fn err(server: &mut Server, session: SessionId, op: Op) -> ZkError {
     server.apply(session, &op, 0).reply.unwrap_err()
+}
+
+/// Applies each op in turn, asserting that it fails with its error.
+fn refused(server: &mut Server, session: SessionId, cases: Vec<(Op, ZkError)>) {
+    for (op, error) in cases {
+        let reply = server.apply(session, &op, 0).reply;
+        assert_eq!(reply, Err(error), "{op:?}");
+    }
 }
 
 #[test]
@@ -175,8 +138,7 @@ fn new_server_has_root_and_zookeeper_nodes() {
 
 #[test]
 fn every_write_consumes_one_zxid_and_stamps_the_stat() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let applied = s.apply(
         a,
         &Op::Create {
@@ -270,8 +232,7 @@ fn a_server_without_zxids_answers_the_same_but_for_the_zxids() {
 
 #[test]
 fn failed_write_consumes_a_zxid() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let base = s.last_zxid();
     let cases = [
         persistent("/missing/x"),
@@ -297,8 +258,7 @@ fn failed_write_consumes_a_zxid() {
 
 #[test]
 fn reads_lone_check_and_sync_consume_no_zxid() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/x"));
     let reads = [
         exists("/x", true),
@@ -321,8 +281,7 @@ fn reads_lone_check_and_sync_consume_no_zxid() {
 
 #[test]
 fn dead_session_gets_session_expired_and_changes_nothing() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     ok(&mut s, a, exists("/x", true));
     s.expire_session(b, 0).unwrap();
@@ -346,30 +305,24 @@ fn dead_session_gets_session_expired_and_changes_nothing() {
 
 #[test]
 fn create_error_precedence_bad_path_no_node_node_exists_no_children_for_ephemerals() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, create("/e", CreateMode::Ephemeral));
-    // A bad path wins over a missing parent.
-    assert_eq!(
-        err(&mut s, a, persistent("/missing/./x")),
-        ZkError::BadArguments
-    );
-    assert_eq!(
-        err(&mut s, a, persistent("/missing/x/")),
-        ZkError::BadArguments
-    );
-    assert_eq!(err(&mut s, a, persistent("/missing/x")), ZkError::NoNode);
-    // A missing parent wins over the (ephemeral) rest.
-    assert_eq!(err(&mut s, a, persistent("/e/x/y")), ZkError::NoNode);
-    assert_eq!(err(&mut s, a, persistent("/e")), ZkError::NodeExists);
-    assert_eq!(err(&mut s, a, persistent("/")), ZkError::NodeExists);
-    assert_eq!(
-        err(&mut s, a, persistent("/e/x")),
-        ZkError::NoChildrenForEphemerals
-    );
-    assert_eq!(
-        err(&mut s, a, create("/e/x", CreateMode::EphemeralSequential)),
-        ZkError::NoChildrenForEphemerals
+    let no_children = ZkError::NoChildrenForEphemerals;
+    refused(
+        &mut s,
+        a,
+        vec![
+            // A bad path wins over a missing parent.
+            (persistent("/missing/./x"), ZkError::BadArguments),
+            (persistent("/missing/x/"), ZkError::BadArguments),
+            (persistent("/missing/x"), ZkError::NoNode),
+            // A missing parent wins over the (ephemeral) rest.
+            (persistent("/e/x/y"), ZkError::NoNode),
+            (persistent("/e"), ZkError::NodeExists),
+            (persistent("/"), ZkError::NodeExists),
+            (persistent("/e/x"), no_children),
+            (create("/e/x", CreateMode::EphemeralSequential), no_children),
+        ],
     );
     // Nothing of that touched /e's counter.
     assert_eq!(s.node("/e").unwrap().1.cversion, 0);
@@ -377,33 +330,15 @@ fn create_error_precedence_bad_path_no_node_node_exists_no_children_for_ephemera
 
 #[test]
 fn sequential_create_appends_parent_counter_to_valid_prefix() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/q"));
-    let got = |r: OpResult| match r {
-        OpResult::Created { path, .. } => path,
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(
-        got(ok(
-            &mut s,
-            a,
-            create("/q/", CreateMode::PersistentSequential)
-        )),
-        "/q/0000000000"
-    );
-    assert_eq!(
-        got(ok(
-            &mut s,
-            a,
-            create("/q/n-", CreateMode::EphemeralSequential)
-        )),
-        "/q/n-0000000001"
-    );
-    assert_eq!(
-        got(ok(&mut s, a, create("/", CreateMode::PersistentSequential))),
-        "/0000000001"
-    );
+    for (prefix, mode, path) in [
+        ("/q/", CreateMode::PersistentSequential, "/q/0000000000"),
+        ("/q/n-", CreateMode::EphemeralSequential, "/q/n-0000000001"),
+        ("/", CreateMode::PersistentSequential, "/0000000001"),
+    ] {
+        assert_eq!(created(&mut s, a, create(prefix, mode)), path);
+    }
     assert_eq!(
         err(&mut s, a, create("/q/", CreateMode::Persistent)),
         ZkError::BadArguments
@@ -412,27 +347,28 @@ fn sequential_create_appends_parent_counter_to_valid_prefix() {
 
 #[test]
 fn counter_wrap_gives_negative_sequence_names() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/q"));
     s.tree.set_counter("/q", -1);
-    let r = ok(&mut s, a, create("/q/n", CreateMode::PersistentSequential));
-    assert!(
-        matches!(r, OpResult::Created { ref path, .. } if path == "/q/n-000000001"),
-        "{r:?}"
-    );
+    let made = created(&mut s, a, create("/q/n", CreateMode::PersistentSequential));
+    assert_eq!(made, "/q/n-000000001");
 }
 
 #[test]
 fn delete_error_precedence_no_node_before_bad_version_before_not_empty() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/a"));
     ok(&mut s, a, persistent("/a/b"));
-    assert_eq!(err(&mut s, a, delete("/a/", 7)), ZkError::BadArguments);
-    assert_eq!(err(&mut s, a, delete("/x", 7)), ZkError::NoNode);
-    assert_eq!(err(&mut s, a, delete("/a", 7)), ZkError::BadVersion);
-    assert_eq!(err(&mut s, a, delete("/a", 0)), ZkError::NotEmpty);
+    refused(
+        &mut s,
+        a,
+        vec![
+            (delete("/a/", 7), ZkError::BadArguments),
+            (delete("/x", 7), ZkError::NoNode),
+            (delete("/a", 7), ZkError::BadVersion),
+            (delete("/a", 0), ZkError::NotEmpty),
+        ],
+    );
     assert_eq!(ok(&mut s, a, delete("/a/b", 0)), OpResult::Deleted);
     assert_eq!(ok(&mut s, a, delete("/a", -1)), OpResult::Deleted);
     assert_eq!(s.children("/"), Some(vec!["zookeeper".to_owned()]));
@@ -440,15 +376,17 @@ fn delete_error_precedence_no_node_before_bad_version_before_not_empty() {
 
 #[test]
 fn set_data_error_precedence_no_node_before_bad_version() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/a"));
-    assert_eq!(
-        err(&mut s, a, set("/a/../a", b"", 9)),
-        ZkError::BadArguments
+    refused(
+        &mut s,
+        a,
+        vec![
+            (set("/a/../a", b"", 9), ZkError::BadArguments),
+            (set("/x", b"", 9), ZkError::NoNode),
+            (set("/a", b"", 9), ZkError::BadVersion),
+        ],
     );
-    assert_eq!(err(&mut s, a, set("/x", b"", 9)), ZkError::NoNode);
-    assert_eq!(err(&mut s, a, set("/a", b"", 9)), ZkError::BadVersion);
     assert!(matches!(
         ok(&mut s, a, set("/a", b"", 0)),
         OpResult::SetData(Stat { version: 1, .. })
@@ -457,11 +395,10 @@ fn set_data_error_precedence_no_node_before_bad_version() {
 
 #[test]
 fn special_nodes_cannot_be_deleted_and_config_is_read_only() {
-    let mut s = Server::new();
-    let a = s.open_session();
-    for p in ["/", "/zookeeper", "/zookeeper/config", "/zookeeper/quota"] {
-        assert_eq!(err(&mut s, a, delete(p, -1)), ZkError::BadArguments, "{p}");
-    }
+    let (mut s, a) = one_session();
+    let special = ["/", "/zookeeper", "/zookeeper/config", "/zookeeper/quota"];
+    let undeletable = special.map(|p| (delete(p, -1), ZkError::BadArguments));
+    refused(&mut s, a, undeletable.to_vec());
     // The rest of /zookeeper is an ordinary tree.
     assert!(matches!(
         ok(&mut s, a, persistent("/zookeeper/x")),
@@ -480,26 +417,17 @@ fn special_nodes_cannot_be_deleted_and_config_is_read_only() {
         ),
         OpResult::Created { .. }
     ));
-    // The config node's ACL is read-only for everyone.
-    assert_eq!(
-        err(&mut s, a, persistent("/zookeeper/config/x")),
-        ZkError::NoAuth
-    );
-    assert_eq!(
-        err(&mut s, a, delete("/zookeeper/config/x", -1)),
-        ZkError::NoAuth
-    );
-    assert_eq!(
-        err(&mut s, a, set("/zookeeper/config", b"", 7)),
-        ZkError::NoAuth
-    );
-    assert_eq!(
-        err(&mut s, a, persistent("/zookeeper/config/x/y")),
-        ZkError::NoNode
-    );
-    assert_eq!(
-        err(&mut s, a, persistent("/zookeeper")),
-        ZkError::NodeExists
+    refused(
+        &mut s,
+        a,
+        vec![
+            // The config node's ACL is read-only for everyone.
+            (persistent("/zookeeper/config/x"), ZkError::NoAuth),
+            (delete("/zookeeper/config/x", -1), ZkError::NoAuth),
+            (set("/zookeeper/config", b"", 7), ZkError::NoAuth),
+            (persistent("/zookeeper/config/x/y"), ZkError::NoNode),
+            (persistent("/zookeeper"), ZkError::NodeExists),
+        ],
     );
     assert!(matches!(
         ok(&mut s, a, persistent("/zookeeperx")),
@@ -513,59 +441,52 @@ fn special_nodes_cannot_be_deleted_and_config_is_read_only() {
 
 #[test]
 fn exists_on_missing_node_sets_watch() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     assert_eq!(ok(&mut s, a, exists("/x", true)), OpResult::Exists(None));
-    let applied = s.apply(b, &persistent("/x"), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, b, persistent("/x")),
         [note(a, EventType::NodeCreated, "/x", "/x")]
     );
     // One-time: a second change does not fire it again.
-    assert!(s.apply(b, &set("/x", b"", -1), 0).notifications.is_empty());
+    assert!(notified(&mut s, b, set("/x", b"", -1)).is_empty());
 }
 
 #[test]
 fn exists_on_existing_node_returns_stat_and_sets_data_watch() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/x"));
     let stat = s.node("/x").unwrap().1;
     assert_eq!(
         ok(&mut s, a, exists("/x", true)),
         OpResult::Exists(Some(stat))
     );
-    let applied = s.apply(a, &set("/x", b"v", -1), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, set("/x", b"v", -1)),
         [note(a, EventType::NodeDataChanged, "/x", "/x")]
     );
 }
 
 #[test]
 fn get_data_on_missing_node_sets_no_watch() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     assert_eq!(err(&mut s, a, get_data("/x", true)), ZkError::NoNode);
     assert!(s.watches.is_empty());
-    assert!(s.apply(a, &persistent("/x"), 0).notifications.is_empty());
+    assert!(notified(&mut s, a, persistent("/x")).is_empty());
 }
 
 #[test]
 fn get_children_on_missing_node_sets_no_watch() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     assert_eq!(err(&mut s, a, get_children("/x", true)), ZkError::NoNode);
     assert!(s.watches.is_empty());
     ok(&mut s, a, persistent("/x"));
-    assert!(s.apply(a, &persistent("/x/c"), 0).notifications.is_empty());
+    assert!(notified(&mut s, a, persistent("/x/c")).is_empty());
 }
 
 #[test]
 fn reads_with_bad_path_are_bad_arguments() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     for op in [
         exists("", true),
         get_data("/a/", true),
@@ -579,8 +500,7 @@ fn reads_with_bad_path_are_bad_arguments() {
 
 #[test]
 fn get_data_returns_data_and_stat_and_sets_watch() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     s.apply(
         a,
@@ -599,17 +519,15 @@ fn get_data_returns_data_and_stat_and_sets_watch() {
             stat
         }
     );
-    let applied = s.apply(a, &delete("/x", -1), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, delete("/x", -1)),
         [note(b, EventType::NodeDeleted, "/x", "/x")]
     );
 }
 
 #[test]
 fn get_children_returns_children_sorted_by_name() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/p"));
     for c in ["/p/b", "/p/a-0000000009", "/p/C", "/p/a-0000000010", "/p/a"] {
         ok(&mut s, a, persistent(c));
@@ -623,13 +541,11 @@ fn get_children_returns_children_sorted_by_name() {
 
 #[test]
 fn child_watch_fires_children_changed_with_child_as_cause() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/p"));
     ok(&mut s, a, get_children("/p", true));
-    let applied = s.apply(a, &create("/p/n-", CreateMode::EphemeralSequential), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, create("/p/n-", CreateMode::EphemeralSequential)),
         [note(
             a,
             EventType::NodeChildrenChanged,
@@ -638,9 +554,8 @@ fn child_watch_fires_children_changed_with_child_as_cause() {
         )]
     );
     ok(&mut s, a, get_children("/p", true));
-    let applied = s.apply(a, &delete("/p/n-0000000000", -1), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, delete("/p/n-0000000000", -1)),
         [note(
             a,
             EventType::NodeChildrenChanged,
@@ -652,8 +567,7 @@ fn child_watch_fires_children_changed_with_child_as_cause() {
 
 #[test]
 fn delete_fires_node_deleted_once_per_session_then_parent_children_changed() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     ok(&mut s, a, persistent("/p"));
     ok(&mut s, a, persistent("/p/c"));
@@ -661,9 +575,8 @@ fn delete_fires_node_deleted_once_per_session_then_parent_children_changed() {
     ok(&mut s, a, get_children("/p/c", true));
     ok(&mut s, b, get_children("/p/c", true));
     ok(&mut s, b, get_children("/p", true));
-    let applied = s.apply(a, &delete("/p/c", -1), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, delete("/p/c", -1)),
         [
             note(a, EventType::NodeDeleted, "/p/c", "/p/c"),
             note(b, EventType::NodeDeleted, "/p/c", "/p/c"),
@@ -675,15 +588,13 @@ fn delete_fires_node_deleted_once_per_session_then_parent_children_changed() {
 
 #[test]
 fn set_data_fires_data_watches_only() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/p"));
     ok(&mut s, a, get_children("/p", true));
     ok(&mut s, a, get_children("/", true));
     ok(&mut s, a, get_data("/p", true));
-    let applied = s.apply(a, &set("/p", b"x", -1), 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, set("/p", b"x", -1)),
         [note(a, EventType::NodeDataChanged, "/p", "/p")]
     );
     assert!(s.watches.has_child("/p", a) && s.watches.has_child("/", a));
@@ -691,8 +602,7 @@ fn set_data_fires_data_watches_only() {
 
 #[test]
 fn lone_check_reports_checked_no_node_or_bad_version() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/x"));
     assert_eq!(ok(&mut s, a, check("/x", 0)), OpResult::Checked);
     assert_eq!(ok(&mut s, a, check("/x", -1)), OpResult::Checked);
@@ -702,8 +612,7 @@ fn lone_check_reports_checked_no_node_or_bad_version() {
 
 #[test]
 fn sync_ignores_missing_node_but_rejects_bad_path() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     assert_eq!(
         ok(
             &mut s,
@@ -728,8 +637,7 @@ fn sync_ignores_missing_node_but_rejects_bad_path() {
 
 #[test]
 fn ephemeral_create_records_owner_and_delete_forgets_it() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     let OpResult::Created { stat, .. } = ok(&mut s, b, create("/e2", CreateMode::Ephemeral)) else {
         panic!()
@@ -774,8 +682,7 @@ fn a_hashed_deletion_order_deletes_every_ephemeral_in_an_order_its_key_decides()
 
 #[test]
 fn session_end_deletes_ephemerals_and_fires_other_sessions_watches() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     ok(&mut s, a, persistent("/p"));
     ok(&mut s, b, create("/p/z", CreateMode::Ephemeral));
@@ -803,16 +710,12 @@ fn session_end_deletes_ephemerals_and_fires_other_sessions_watches() {
     assert!(s.watches.is_empty());
     assert!(s.ephemerals(b).is_empty());
     assert!(!s.session_alive(b));
-    assert!(s
-        .apply(a, &persistent("/other"), 0)
-        .notifications
-        .is_empty());
+    assert!(notified(&mut s, a, persistent("/other")).is_empty());
 }
 
 #[test]
 fn ending_a_dead_session_returns_none_and_consumes_no_zxid() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     assert_eq!(s.expire_session(a, 0).map(|e| e.zxid), Some(2));
     assert_eq!(s.expire_session(a, 0), None);
     assert_eq!(s.expire_session(42, 0), None);
@@ -822,8 +725,7 @@ fn ending_a_dead_session_returns_none_and_consumes_no_zxid() {
 
 #[test]
 fn multi_success_commits_every_op_and_notifies_in_order() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     ok(&mut s, a, persistent("/x"));
     ok(&mut s, b, exists("/n", true));
@@ -878,8 +780,7 @@ fn multi_success_commits_every_op_and_notifies_in_order() {
 
 #[test]
 fn multi_failure_reports_ok_code_runtime_inconsistency_and_rolls_back() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let b = s.open_session();
     ok(&mut s, a, persistent("/x"));
     ok(&mut s, a, persistent("/q"));
@@ -911,17 +812,13 @@ fn multi_failure_reports_ok_code_runtime_inconsistency_and_rolls_back() {
     assert_eq!(s.watches, before.watches);
     assert_eq!(s.sessions, before.sessions);
     // The rolled-back sequential create did not consume a sequence number.
-    let r = ok(&mut s, a, create("/q/n-", CreateMode::PersistentSequential));
-    assert!(
-        matches!(r, OpResult::Created { ref path, .. } if path == "/q/n-0000000000"),
-        "{r:?}"
-    );
+    let made = created(&mut s, a, create("/q/n-", CreateMode::PersistentSequential));
+    assert_eq!(made, "/q/n-0000000000");
 }
 
 #[test]
 fn multi_first_op_failing_is_per_op_errors_and_a_bad_path_refuses_it_whole() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let failing = Op::Multi(vec![persistent("/missing/x"), persistent("/ok")]);
     assert_eq!(
         s.apply(a, &failing, 0).reply,
@@ -940,8 +837,7 @@ fn multi_first_op_failing_is_per_op_errors_and_a_bad_path_refuses_it_whole() {
 
 #[test]
 fn multi_with_a_read_or_nested_multi_is_bad_arguments_and_consumes_a_zxid() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let before = s.clone();
     let base = s.last_zxid();
     let bad = [
@@ -962,8 +858,7 @@ fn multi_with_a_read_or_nested_multi_is_bad_arguments_and_consumes_a_zxid() {
 
 #[test]
 fn empty_multi_succeeds_with_empty_list() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let applied = s.apply(a, &Op::Multi(vec![]), 0);
     assert_eq!(applied.reply, Ok(OpResult::Multi(vec![])));
     assert_eq!(applied.zxid, 2);
@@ -972,21 +867,18 @@ fn empty_multi_succeeds_with_empty_list() {
 
 #[test]
 fn watch_fires_once_within_a_multi() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, exists("/n", true));
     let multi = Op::Multi(vec![persistent("/n"), delete("/n", -1)]);
-    let applied = s.apply(a, &multi, 0);
     assert_eq!(
-        applied.notifications,
+        notified(&mut s, a, multi),
         [note(a, EventType::NodeCreated, "/n", "/n")]
     );
 }
 
 #[test]
 fn watches_taken_off_a_server_say_data_exists_or_child_and_leave_none_behind() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     ok(&mut s, a, persistent("/x"));
     ok(&mut s, a, exists("/x", true));
     ok(&mut s, a, exists("/gone", true));
@@ -1001,8 +893,7 @@ fn watches_taken_off_a_server_say_data_exists_or_child_and_leave_none_behind() {
 
 #[test]
 fn reregistered_watches_fire_for_what_changed_since_the_zxid_seen_and_stay_otherwise() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     for path in ["/same", "/set", "/deleted", "/kids", "/kids-same"] {
         ok(&mut s, a, persistent(path));
     }
@@ -1085,8 +976,7 @@ fn server_state_is_comparable_and_hashable() {
 
 #[test]
 fn garbage_inputs_never_panic() {
-    let mut s = Server::new();
-    let a = s.open_session();
+    let (mut s, a) = one_session();
     let long = "/x".repeat(50_000);
     let paths: Vec<String> = [
         "",

@@ -2,11 +2,12 @@
 
 use std::time::Duration;
 
-use zklab_recipes::client::{CreateMode, Op, OpResult, SessionEvent, ZkError, ZkEvent};
+use zklab_recipes::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkError, ZkEvent};
 
 use super::{Output, Service, SimConfig};
 use crate::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use crate::forced::{ForcedKind, ForcedStep};
+use crate::test_ops::{create, exists};
 use crate::trace::TraceEvent;
 
 fn service(servers: usize) -> Service {
@@ -54,12 +55,13 @@ fn events(outputs: &[Output]) -> Vec<ZkEvent> {
         .collect()
 }
 
-fn create(path: &str, mode: CreateMode) -> Op {
-    Op::Create {
-        path: path.to_owned(),
-        data: Vec::new(),
-        mode,
-    }
+/// A standalone service with one session, whose create of `path` is in flight: the service,
+/// the session and the call's id.
+fn creating(path: &str, mode: CreateMode) -> (Service, SessionId, u64) {
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let id = zk.call(session, create(path, mode)).unwrap();
+    (zk, session, id)
 }
 
 #[test]
@@ -100,10 +102,7 @@ fn one_sessions_requests_are_answered_in_the_order_they_were_sent() {
 fn the_client_library_refuses_a_bad_path_at_once_and_a_closed_session_with_closed() {
     let mut zk = service(1);
     let (session, _) = zk.open_session(0, None, false);
-    let bad = Op::Exists {
-        path: "no-slash".to_owned(),
-        watch: false,
-    };
+    let bad = exists("no-slash", false);
     assert_eq!(zk.call(session, bad), Err(ZkError::BadArguments));
     zk.close(session).unwrap();
     let outputs = run_until(&mut zk, Duration::from_secs(1));
@@ -120,11 +119,7 @@ fn the_client_library_refuses_a_bad_path_at_once_and_a_closed_session_with_close
 
 #[test]
 fn a_dropped_connection_fails_the_op_in_flight_and_wakes_the_heartbeat() {
-    let mut zk = service(1);
-    let (session, _) = zk.open_session(0, None, false);
-    let id = zk
-        .call(session, create("/a", CreateMode::Persistent))
-        .unwrap();
+    let (mut zk, session, id) = creating("/a", CreateMode::Persistent);
     zk.drop_connection(session);
     let mut outputs = Vec::new();
     zk.take_outputs(&mut outputs);
@@ -170,11 +165,7 @@ fn the_heartbeat_pings_when_idle_and_reconnects_after_a_break() {
 
 #[test]
 fn the_session_tracker_expires_a_silent_session_and_its_client_learns_on_reconnecting() {
-    let mut zk = service(1);
-    let (session, _) = zk.open_session(0, None, false);
-    let id = zk
-        .call(session, create("/e", CreateMode::Ephemeral))
-        .unwrap();
+    let (mut zk, session, id) = creating("/e", CreateMode::Ephemeral);
     let outputs = run_until(&mut zk, Duration::from_millis(100));
     assert!(replies(&outputs).contains(&(
         id,

@@ -1,0 +1,75 @@
+//! Ops and notifications written in one line, for the simulator's unit tests.
+
+use zklab_recipes::client::{CreateMode, EventType, Op, SessionId, WatchedEvent};
+
+use crate::server::Notification;
+
+/// A create of `path` holding `data`.
+pub(crate) fn create_with(path: &str, data: &[u8], mode: CreateMode) -> Op {
+    Op::Create {
+        path: path.to_owned(),
+        data: data.to_vec(),
+        mode,
+    }
+}
+
+/// A create of `path` with no data.
+pub(crate) fn create(path: &str, mode: CreateMode) -> Op {
+    create_with(path, b"", mode)
+}
+
+/// A create of a persistent `path` with no data.
+pub(crate) fn persistent(path: &str) -> Op {
+    create(path, CreateMode::Persistent)
+}
+
+/// A setData of `path` to `data`, if at `version`.
+pub(crate) fn set(path: &str, data: &[u8], version: i32) -> Op {
+    Op::SetData {
+        path: path.to_owned(),
+        data: data.to_vec(),
+        version,
+    }
+}
+
+/// The ops of a path and one field more, each built from the two.
+macro_rules! path_ops {
+    ($($(#[$doc:meta])* $name:ident => $variant:ident { $field:ident: $ty:ty },)+) => {
+        $(
+            $(#[$doc])*
+            pub(crate) fn $name(path: &str, $field: $ty) -> Op {
+                Op::$variant { path: path.to_owned(), $field }
+            }
+        )+
+    };
+}
+
+path_ops! {
+    /// A delete of `path`, if at `version`.
+    delete => Delete { version: i32 },
+    /// A check that `path` is at `version`.
+    check => Check { version: i32 },
+    /// An exists of `path`, leaving a watch if asked.
+    exists => Exists { watch: bool },
+    /// A getData of `path`, leaving a watch if asked.
+    get_data => GetData { watch: bool },
+    /// A getChildren of `path`, leaving a watch if asked.
+    get_children => GetChildren { watch: bool },
+}
+
+/// The notification `session` is sent: `event_type` on `path`, caused by a change to `cause`.
+pub(crate) fn note(
+    session: SessionId,
+    event_type: EventType,
+    path: &str,
+    cause: &str,
+) -> Notification {
+    Notification {
+        session,
+        event: WatchedEvent {
+            event_type,
+            path: path.to_owned(),
+        },
+        cause: cause.to_owned(),
+    }
+}

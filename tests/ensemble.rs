@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
-use zklab::models::model::Budget;
 use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
 use zklab::scenarios::barrier::monitor::BARRIER_PASSED;
 use zklab::scenarios::barrier::BarrierKit;
@@ -284,20 +283,14 @@ fn a_barrier_waiter_syncs_before_its_first_read_seed_17485() {
     .on_servers(3);
     let recipe = support::scenario("barrier");
     assert!(run_seed(recipe, 17485, &options).violations.is_empty());
-    const WITHOUT_SYNC: &Scenario = &Scenario {
+    static WITHOUT_SYNC: Scenario = Scenario {
         name: "barrier-without-sync",
         about: "a waiter that reads the barrier without syncing first",
-        bug: Some(KnownBug {
-            shows: &[&BARRIER_PASSED],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: BARRIER_PASSED.name,
-            needs_a_follower: true,
-        }),
+        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).needing_a_follower()),
         kit: &BarrierKit::<SkipSync>::KIT,
         states: None,
     };
-    let first = run_seed(WITHOUT_SYNC, 17485, &options)
+    let first = run_seed(&WITHOUT_SYNC, 17485, &options)
         .violations
         .into_iter()
         .next();

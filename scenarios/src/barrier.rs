@@ -14,7 +14,6 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
@@ -25,7 +24,7 @@ use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the barrier nodes live.
 pub const BARRIER_DIR: &str = "/barrier";
@@ -188,7 +187,7 @@ impl<X: Mutation> Kit for BarrierKit<X> {
 }
 
 /// The barrier's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "barrier",
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
@@ -199,16 +198,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "barrier-bug-trust-any-event",
         about: "a waiter takes any event for the barrier's removal, without reading it again",
-        bug: Some(KnownBug {
-            shows: &[&BARRIER_PASSED],
-            clients: 2,
-            budget: Budget {
-                session_expiry: 1,
-                ..Budget::NONE
-            },
-            breaks: BARRIER_PASSED.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).with_one(ModelFault::SessionExpiry)),
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
         states: Some(7_046),
     },

@@ -12,7 +12,7 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::{Budget, NO_STUCK_STATE};
+use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
@@ -184,7 +184,7 @@ impl<X: Mutation> Kit for ConfigKit<X> {
 }
 
 /// The configuration's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "config",
         about: "client 0 writes a value per round; the others follow it to the last",
@@ -195,13 +195,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "config-bug-no-reread",
         about: "a reader takes no news after its first read: it misses every change",
-        bug: Some(KnownBug {
-            shows: &[&CONFIG_STALE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: NO_STUCK_STATE,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&CONFIG_STALE], 2).breaking(NO_STUCK_STATE)),
         kit: &ConfigKit::<IgnoresNews>::KIT,
         states: Some(1_149),
     },

@@ -15,7 +15,7 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::{Budget, ORPHAN};
+use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
@@ -31,7 +31,7 @@ use crate::monitor::unowned_node::UNOWNED_NODE;
 use crate::monitor::wait_for::DEADLOCK;
 use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
 use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the barrier's nodes live.
 pub const DOUBLE_BARRIER_DIR: &str = "/double-barrier";
@@ -145,7 +145,7 @@ impl<X: Mutation> Kit for DoubleBarrierKit<X> {
 }
 
 /// The double barrier's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "double-barrier",
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
@@ -157,49 +157,41 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "double-barrier-bug-blind-retry",
         about:
             "a participant makes a second node after a lost create reply, and counts itself twice",
-        bug: Some(KnownBug {
-            shows: &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
-            clients: 2,
-            budget: Budget {
-                lost_reply: 1,
-                ..Budget::NONE
-            },
-            breaks: ENTERED_EARLY.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(
+            KnownBug::new(
+                &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
+                2,
+            )
+            .breaking(ENTERED_EARLY.name)
+            .with_one(ModelFault::LostReply),
+        ),
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
         states: Some(1_417_969),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
-        bug: Some(KnownBug {
-            shows: &[
-                &ENTERED_EARLY,
-                &LEFT_EARLY,
-                &DEADLOCK,
-                &LIVENESS,
-                &ORPHAN,
-                &UNOWNED_NODE,
-            ],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: LEFT_EARLY.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(
+            KnownBug::new(
+                &[
+                    &ENTERED_EARLY,
+                    &LEFT_EARLY,
+                    &DEADLOCK,
+                    &LIVENESS,
+                    &ORPHAN,
+                    &UNOWNED_NODE,
+                ],
+                3,
+            )
+            .breaking(LEFT_EARLY.name),
+        ),
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
         states: Some(866_647),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
-        bug: Some(KnownBug {
-            shows: &[&HERD],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HERD.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
         states: Some(637_803),
     },

@@ -5,7 +5,6 @@
 
 pub mod bugs;
 
-use zklab_models::model::Budget;
 use zklab_recipes::election::ElectionRole;
 
 use crate::election::bugs::WatchLowest;
@@ -13,7 +12,7 @@ use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, Role
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
 use crate::mutation::{Documented, TrustDeletion};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the election keeps its candidates' nodes.
 pub const ELECTION_DIR: &str = "/election/leader";
@@ -35,7 +34,7 @@ impl RoleKit for ElectionRole {
 pub type ElectionKit<X> = ExclusiveKit<ElectionRole, X>;
 
 /// The election's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "election",
         about: "leader election: lead with a fenced resource, resign, run again",
@@ -46,29 +45,14 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "election-bug-trust-deletion",
         about: "a candidate leads on its predecessor's deletion without listing again",
-        bug: Some(KnownBug {
-            shows: &[&MUTUAL_EXCLUSION],
-            clients: 3,
-            budget: Budget {
-                session_expiry: 1,
-                ..Budget::NONE
-            },
-            breaks: MUTUAL_EXCLUSION.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 3).with_one(ModelFault::SessionExpiry)),
         kit: &ElectionKit::<TrustDeletion>::KIT,
         states: Some(95_809),
     },
     Scenario {
         name: "election-bug-herd",
         about: "every candidate watches the leader's node (herd effect)",
-        bug: Some(KnownBug {
-            shows: &[&HERD],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HERD.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &ElectionKit::<WatchLowest>::KIT,
         states: Some(90_157),
     },

@@ -13,7 +13,6 @@ pub mod monitor;
 
 use std::marker::PhantomData;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
@@ -27,7 +26,7 @@ use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, SkipSync};
 use crate::names::bugs::CreateOnly;
 use crate::names::monitor::{NameResolution, NAME_STALE};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the names live.
 pub const NAMES_DIR: &str = "/names";
@@ -177,7 +176,7 @@ impl<X: Mutation> Kit for NamesKit<X> {
 }
 
 /// The name service's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names",
         about: "each client registers a name, resolves the next, and registers a unique name",
@@ -188,16 +187,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names-bug-create-only",
         about: "a name is registered by create alone: a name registered before keeps its value",
-        bug: Some(KnownBug {
-            shows: &[&NAME_STALE],
-            clients: 2,
-            budget: Budget {
-                connection_loss: 1,
-                ..Budget::NONE
-            },
-            breaks: NAME_STALE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&NAME_STALE], 2).with_one(ModelFault::ConnectionLoss)),
         kit: &NamesKit::<CreateOnly>::KIT,
         states: Some(902),
     },
@@ -205,13 +195,7 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "names-bug-no-sync",
         about:
             "a name is resolved without a sync: a lagging follower gives a value replaced before",
-        bug: Some(KnownBug {
-            shows: &[&NAME_STALE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: NAME_STALE.name,
-            needs_a_follower: true,
-        }),
+        bug: Some(KnownBug::new(&[&NAME_STALE], 2).needing_a_follower()),
         kit: &NamesKit::<SkipSync>::KIT,
         states: Some(771),
     },

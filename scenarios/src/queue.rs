@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::{Budget, ORPHAN};
+use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Input, Recipe, Step};
@@ -49,7 +49,7 @@ use crate::queue::bugs::{FirstByName, PersistentClaim, PlainDelete, PutBlindly, 
 use crate::queue::monitor::{QueueDelivery, DEAD_CLAIM, ITEM_LOST, ITEM_TWICE};
 use crate::queue::take_order::{TakeOrder, OUT_OF_SEQUENCE, PRIORITY_INVERTED};
 use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the plainly taken queue lives.
 pub const QUEUE_DIR: &str = "/queue";
@@ -324,7 +324,7 @@ impl<X: Mutation> Kit for QueueKit<X> {
 }
 
 /// The queue's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "queue",
         about: "every client puts an item and takes one, round after round; a take is recorded",
@@ -335,61 +335,28 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_TWICE],
-            clients: 3,
-            budget: Budget {
-                    connection_loss: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_TWICE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_TWICE], 3).with_one(ModelFault::ConnectionLoss)),
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
         states: Some(58_921),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_LOST, &LIVENESS],
-            clients: 2,
-            budget: Budget {
-                    lost_reply: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_LOST.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_LOST, &LIVENESS], 2).with_one(ModelFault::LostReply)),
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
         states: Some(68_702),
     },
     Scenario {
         name: "queue-bug-put-blindly",
         about: "a put whose reply was lost is made again without looking: two items of one put",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_TWICE],
-            clients: 2,
-            budget: Budget {
-                    lost_reply: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_TWICE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_TWICE], 2).with_one(ModelFault::LostReply)),
         kit: &QueueKit::<PutBlindly>::TAKE,
         states: Some(51_269),
     },
     Scenario {
         name: "queue-bug-name-order",
         about: "a consumer takes items by name, not by sequence number: a later item first",
-        bug: Some(KnownBug {
-            shows: &[&OUT_OF_SEQUENCE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: OUT_OF_SEQUENCE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&OUT_OF_SEQUENCE], 2)),
         kit: &QueueKit::<FirstByName>::TAKE,
         states: Some(53_835),
     },
@@ -403,13 +370,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "priority-queue-bug-stale-listing",
         about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
-        bug: Some(KnownBug {
-            shows: &[&PRIORITY_INVERTED],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: PRIORITY_INVERTED.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&PRIORITY_INVERTED], 2)),
         kit: &QueueKit::<StaleListing>::PRIORITY,
         states: Some(81_933),
     },
@@ -423,16 +384,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
-        bug: Some(KnownBug {
-            shows: &[&DEAD_CLAIM, &ORPHAN, &LIVENESS],
-            clients: 2,
-            budget: Budget {
-                    session_expiry: 1,
-                    ..Budget::NONE
-            },
-            breaks: DEAD_CLAIM.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&DEAD_CLAIM, &ORPHAN, &LIVENESS], 2).with_one(ModelFault::SessionExpiry)),
         kit: &QueueKit::<PersistentClaim>::LOCKED,
         states: Some(93_109),
     },

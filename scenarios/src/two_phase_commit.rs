@@ -19,7 +19,6 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
@@ -28,7 +27,7 @@ use crate::host::Host;
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 use crate::two_phase_commit::bugs::PresumeCommit;
 use crate::two_phase_commit::monitor::{TwoPhaseCommitSafety, DISAGREEMENT};
 
@@ -150,7 +149,7 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
 }
 
 /// The two-phase commit's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "two-phase-commit",
         about: "a coordinator and its sites decide transaction after transaction",
@@ -161,16 +160,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "two-phase-commit-bug-presume-commit",
         about: "a site that voted commit takes the transaction, still undecided, as committed",
-        bug: Some(KnownBug {
-            shows: &[&DISAGREEMENT],
-            clients: 2,
-            budget: Budget {
-                lost_reply: 1,
-                ..Budget::NONE
-            },
-            breaks: DISAGREEMENT.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&DISAGREEMENT], 2).with_one(ModelFault::LostReply)),
         kit: &TwoPhaseCommitKit::<PresumeCommit>::KIT,
         states: Some(2_364_493),
     },

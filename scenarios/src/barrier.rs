@@ -20,7 +20,7 @@ use zklab_recipes::client::{SessionId, ZkClient, ZkError};
 
 use crate::barrier::bugs::TrustAnyEvent;
 use crate::barrier::monitor::{BarrierSafety, BARRIER_PASSED};
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
@@ -151,37 +151,30 @@ impl<X: Mutation> Kit for BarrierKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let mut session = host.connect().await;
         if part_of(host.index()) == Part::Waiter {
-            while controller_started(host, &session).await.is_err() {
-                session = host.connect().await;
-            }
+            in_sessions!(host, session, async {
+                controller_started(host, &session).await
+            })
+            .ok()?;
         }
         let mut round = 0;
-        while round < rounds {
-            let result = match part_of(host.index()) {
-                Part::Controller => Self::control(host, &session, &mut round, rounds).await,
-                Part::Waiter => {
-                    let waited = barrier(round)
-                        .recording(host.recorder())
-                        .wait_with(
-                            &session,
-                            Self::mutated(round, Part::Waiter, session.session_id()),
-                        )
-                        .await;
-                    if waited.is_ok() {
+        in_sessions!(host, session, async {
+            while round < rounds {
+                match part_of(host.index()) {
+                    Part::Controller => Self::control(host, &session, &mut round, rounds).await?,
+                    Part::Waiter => {
+                        let machine = Self::mutated(round, Part::Waiter, session.session_id());
+                        barrier(round)
+                            .recording(host.recorder())
+                            .wait_with(&session, machine)
+                            .await?;
                         host.work().await;
                         round += 1;
                     }
-                    waited
                 }
-            };
-            match result {
-                Ok(()) => {}
-                Err(BarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it
-                // (nothing revokes it).
-                Err(BarrierError::Zk(_) | BarrierError::Revoked) => return None,
             }
-        }
+            Ok(())
+        })
+        .ok()?;
         Some(session)
     }
 }

@@ -19,11 +19,11 @@ use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
-    DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest, READY,
+    DoubleBarrier, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
 
 use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd, ENTERED_EARLY, LEFT_EARLY};
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::herd::HERD;
@@ -112,35 +112,19 @@ impl<X: Mutation> Workload for DoubleBarrierKit<X> {
 impl<X: Mutation> Kit for DoubleBarrierKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let barrier = barrier().recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
-        while round < rounds {
+        rounds_in_sessions!(host, rounds, |session, round| async {
             let machine = Self::mutated(session.session_id(), i64::from(round));
-            let result = match barrier.enter_with(&session, machine).await {
-                Ok(Some(inside)) => {
-                    for _ in 0..INSIDE_WORKS {
-                        host.work().await;
-                    }
-                    // A session lost while leaving asks for this round again: it sees the
-                    // round out, clears a `ready` left standing, and learns that it missed it.
-                    inside.leave().await.map(|()| round += 1)
+            // Without an inside, the round began without this client: on to the next.
+            if let Some(inside) = barrier.enter_with(&session, machine).await? {
+                for _ in 0..INSIDE_WORKS {
+                    host.work().await;
                 }
-                // The round began without this client: on to the next.
-                Ok(None) => {
-                    round += 1;
-                    Ok(())
-                }
-                Err(error) => Err(error),
-            };
-            match result {
-                Ok(()) => {}
-                Err(DoubleBarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it
-                // (nothing revokes it).
-                Err(DoubleBarrierError::Zk(_) | DoubleBarrierError::Revoked) => return None,
+                // A session lost while leaving asks for this round again: it sees the round
+                // out, clears a `ready` left standing, and learns that it missed it.
+                inside.leave().await?;
             }
-        }
-        Some(session)
+            Ok(())
+        })
     }
 }
 

@@ -15,7 +15,7 @@ use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::property::Monitor;
 
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
@@ -115,36 +115,37 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
             .fencing(host.fence());
         let mut session = host.connect().await;
         let mut done = 0;
-        while done < rounds {
-            let machine = self.machine(part, session.session_id());
-            let lost = match claim.acquire_with(&session, machine).await {
-                Ok(mut held) => {
-                    // Present the token at once: the resource learns of the new holder before
-                    // any older holder can come back from a pause.
-                    use_resource(held.token());
-                    for _ in 0..R::USES {
-                        if !held.is_safe().await {
-                            break;
-                        }
-                        host.work().await;
-                        // A pause may have struck during the work and the session expired
-                        // meanwhile: only the fencing token protects this use.
+        in_sessions!(host, session, async {
+            while done < rounds {
+                let machine = self.machine(part, session.session_id());
+                let ended = match claim.acquire_with(&session, machine).await {
+                    Ok(mut held) => {
+                        // Present the token at once: the resource learns of the new holder
+                        // before any older holder can come back from a pause.
                         use_resource(held.token());
+                        for _ in 0..R::USES {
+                            if !held.is_safe().await {
+                                break;
+                            }
+                            host.work().await;
+                            // A pause may have struck during the work and the session expired
+                            // meanwhile: only the fencing token protects this use.
+                            use_resource(held.token());
+                        }
+                        done += 1;
+                        held.release().await
                     }
-                    done += 1;
-                    held.release().await
+                    Err(error) => Err(error),
+                };
+                match ended {
+                    // Asked to give up its place before it held: that round is over.
+                    Err(RecipeError::Revoked) => done += 1,
+                    ended => ended?,
                 }
-                Err(error) => Err(error),
-            };
-            match lost {
-                Ok(()) => {}
-                // Asked to give up its place before it held: that round is over.
-                Err(RecipeError::Revoked) => done += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where an oracle judges it.
-                Err(RecipeError::Zk(_)) => return None,
             }
-        }
+            Ok(())
+        })
+        .ok()?;
         Some(session)
     }
 }

@@ -20,12 +20,11 @@ use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
-use zklab_recipes::parts::link::RecipeError;
 
 use crate::config::IDLE;
 use crate::group::bugs::PersistentMember;
 use crate::group::monitor::{GroupViews, GROUP_GHOST, GROUP_STALE};
-use crate::host::{first_of, Host};
+use crate::host::{first_of, rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
@@ -176,19 +175,12 @@ impl<X: Mutation> Workload for GroupKit<X> {
 impl<X: Mutation> Kit for GroupKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let group = Group::new(GROUP_DIR).recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
         let mut quiet = Quiet::default();
-        loop {
+        // After its rounds, one more membership, for good.
+        rounds_in_sessions!(host, rounds + 1, |session, round| async {
             let last = (round == rounds).then(|| host.clients());
-            match Self::membership(host, &group, &session, last, &mut quiet).await {
-                Ok(()) if last.is_some() => return Some(session),
-                Ok(()) => round += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(_) => return None,
-            }
-        }
+            Self::membership(host, &group, &session, last, &mut quiet).await
+        })
     }
 }
 

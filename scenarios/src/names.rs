@@ -17,10 +17,9 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::names::{Names, NamesError};
-use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::parts::producer::PutMachine;
 
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, SkipSync};
@@ -161,17 +160,9 @@ impl<X: Mutation> Workload for NamesKit<X> {
 impl<X: Mutation> Kit for NamesKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let names = Names::new(NAMES_DIR).recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
-        while round < rounds {
-            match Self::round(host, &names, &session, round).await {
-                Ok(()) => round += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(_) => return None,
-            }
-        }
-        Some(session)
+        rounds_in_sessions!(host, rounds, |session, round| async {
+            Self::round(host, &names, &session, round).await
+        })
     }
 }
 

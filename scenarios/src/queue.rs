@@ -41,7 +41,7 @@ use zklab_recipes::queue::{
 };
 use zklab_recipes::symmetry::{session_guid, RenameSessions};
 
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
@@ -165,17 +165,18 @@ impl<X: Mutation> QueueKit<X> {
         let priority = (client as u32 + round) % PRIORITIES;
         let tag = self.tag(priority, &format!("c{client}-{round}"));
         let data = format!("item {round} of c{client}").into_bytes();
-        let mut machine = PutMachine::new(self.dir(), tag.clone(), data.clone());
-        loop {
+        let mut again = false;
+        in_sessions!(host, *session, async {
+            // Taken up again in a new session, a put looks for its tag first.
+            let machine = match again {
+                false => PutMachine::new(self.dir(), tag.clone(), data.clone()),
+                true => PutMachine::again(self.dir(), tag.clone(), data.clone()),
+            };
+            again = true;
             let put = Mutated::<_, X>::new(QueueClient::Producer(machine));
-            match queue.put_with(session, put).await {
-                Err(RecipeError::SessionLost) => {
-                    *session = host.connect().await;
-                    machine = PutMachine::again(self.dir(), tag.clone(), data.clone());
-                }
-                result => return result.map(|_| ()),
-            }
-        }
+            queue.put_with(&*session, put).await
+        })
+        .map(|_| ())
     }
 
     /// Takes one item this client has not had yet (plainly, or claimed, worked on and
@@ -188,38 +189,25 @@ impl<X: Mutation> QueueKit<X> {
         had: &mut BTreeSet<i64>,
     ) -> Result<(), RecipeError> {
         loop {
-            let machine = self.take_machine(host.index(), session.session_id());
-            let taken = match self.locked {
-                true => {
-                    let worked = match queue.take_locked_with(&*session, machine).await {
-                        Ok(claimed) => {
-                            host.work().await;
-                            let item = claimed.item().seq;
-                            Ok((item, claimed.ack().await))
-                        }
-                        Err(error) => Err(error),
-                    };
-                    // Worked on, the item is done with, whether the ack landed or its
-                    // session ended first (then it goes to another consumer, or is gone).
-                    match worked {
-                        Ok((item, Err(RecipeError::SessionLost))) => {
-                            *session = host.connect().await;
-                            Ok(item)
-                        }
-                        Ok((item, acked)) => acked.map(|()| item),
-                        Err(error) => Err(error),
+            let (item, acked) = in_sessions!(host, *session, async {
+                let machine = self.take_machine(host.index(), session.session_id());
+                match self.locked {
+                    true => {
+                        let claimed = queue.take_locked_with(&*session, machine).await?;
+                        host.work().await;
+                        Ok((claimed.item().seq, claimed.ack().await))
                     }
+                    false => Ok((queue.take_with(&*session, machine).await?.seq, Ok(()))),
                 }
-                false => queue
-                    .take_with(&*session, machine)
-                    .await
-                    .map(|item| item.seq),
-            };
-            match taken {
-                Ok(item) if had.insert(item) => return Ok(()),
-                Ok(_) => {}
+            })?;
+            // A claimed item worked on is done with, whether the ack landed or its session
+            // ended first (then it goes to another consumer, or is gone).
+            match acked {
                 Err(RecipeError::SessionLost) => *session = host.connect().await,
-                Err(error) => return Err(error),
+                acked => acked?,
+            }
+            if had.insert(item) {
+                return Ok(());
             }
         }
     }

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
-use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
+use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitMachine};
 
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
@@ -130,21 +130,12 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let sites = host.clients() - 1;
         let transactions = transactions(sites).recording(host.recorder());
-        let mut session = host.connect().await;
-        for tx in 0..i64::from(rounds) {
-            loop {
-                let machine = Self::mutated(host.index(), sites, session.session_id(), tx);
-                match transactions.run_with(&session, machine).await {
-                    Ok(_) => break,
-                    Err(TwoPhaseCommitError::SessionLost) => session = host.connect().await,
-                    // The recipe reported the failure in the trace, where a monitor judges it
-                    // (nothing revokes it).
-                    Err(TwoPhaseCommitError::Zk(_) | TwoPhaseCommitError::Revoked) => return None,
-                }
-            }
+        rounds_in_sessions!(host, i64::from(rounds), |session, tx| async {
+            let machine = Self::mutated(host.index(), sites, session.session_id(), tx);
+            transactions.run_with(&session, machine).await?;
             host.work().await;
-        }
-        Some(session)
+            Ok(())
+        })
     }
 }
 

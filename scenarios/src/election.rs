@@ -8,7 +8,7 @@ pub mod bugs;
 use zklab_recipes::election::ElectionRole;
 
 use crate::election::bugs::WatchLowest;
-use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::exclusive::{ExclusiveKit, SoleRole};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
 use crate::mutation::{Documented, TrustDeletion};
@@ -17,17 +17,8 @@ use crate::scenario::{KnownBug, ModelFault, Scenario};
 /// Where the election keeps its candidates' nodes.
 pub const ELECTION_DIR: &str = "/election/leader";
 
-impl RoleKit for ElectionRole {
+impl SoleRole for ElectionRole {
     const DIR: &'static str = ELECTION_DIR;
-    type Monitors = ExclusiveMonitors;
-
-    fn monitors() -> ExclusiveMonitors {
-        exclusive_monitors()
-    }
-
-    fn playing(_: u8) -> Self {
-        ElectionRole
-    }
 }
 
 /// The election's kit, its machine under mutation `X`.

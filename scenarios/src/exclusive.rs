@@ -2,8 +2,8 @@
 //! the semaphore): each client takes its role, uses the fenced resource with its token (reading it
 //! under a role held shared, writing it otherwise), checking in between uses, and lets go, for its
 //! number of rounds; the model runs one round per client. A
-//! recipe's kit file names its directory, which role each client plays, its monitors and its
-//! known bugs.
+//! recipe's kit file names its directory and its known bugs, and, unless its role is a
+//! [`SoleRole`], which role each client plays and its monitors.
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -51,13 +51,28 @@ pub trait RoleKit: Role {
     const USES: u32 = 1;
 }
 
-/// The monitors of an exclusive role: at most one holder, one waiter woken per deletion, no
-/// recipe giving up.
+/// A role one client holds at a time, every client contending for it alike (the lock, the
+/// leader election): its kit needs nothing but its directory.
+pub trait SoleRole: Role + Default {
+    /// The directory of the role's contender nodes.
+    const DIR: &'static str;
+}
+
+/// The monitors of a [`SoleRole`]: at most one holder, one waiter woken per deletion, no recipe
+/// giving up.
 pub type ExclusiveMonitors = (MutualExclusion, Herd, NoFailures);
 
-/// Fresh [`ExclusiveMonitors`].
-pub fn exclusive_monitors() -> ExclusiveMonitors {
-    (MutualExclusion::default(), Herd::new(1), NoFailures)
+impl<R: SoleRole> RoleKit for R {
+    const DIR: &'static str = <R as SoleRole>::DIR;
+    type Monitors = ExclusiveMonitors;
+
+    fn monitors() -> ExclusiveMonitors {
+        (MutualExclusion::default(), Herd::new(1), NoFailures)
+    }
+
+    fn playing(_: u8) -> R {
+        R::default()
+    }
 }
 
 /// The kit of role `R`, its machine under mutation `X`.

@@ -6,7 +6,7 @@ pub mod bugs;
 use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::lock::LockRole;
 
-use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::exclusive::{ExclusiveKit, SoleRole};
 use crate::lock::bugs::{GiveUp, SortByName};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
@@ -20,17 +20,8 @@ use crate::scenario::{KnownBug, ModelFault, Scenario};
 /// Where the lock keeps its contender nodes.
 pub const LOCK_DIR: &str = "/locks/lock";
 
-impl RoleKit for LockRole {
+impl SoleRole for LockRole {
     const DIR: &'static str = LOCK_DIR;
-    type Monitors = ExclusiveMonitors;
-
-    fn monitors() -> ExclusiveMonitors {
-        exclusive_monitors()
-    }
-
-    fn playing(_: u8) -> Self {
-        LockRole
-    }
 }
 
 /// The lock's kit, its machine under mutation `X`.

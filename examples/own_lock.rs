@@ -227,13 +227,7 @@ impl Kit for MyKit {
 static MY_LOCK: Scenario = Scenario {
     name: "my-lock",
     about: "check, then create; NodeExists taken as success",
-    bug: Some(KnownBug {
-        shows: &[&MUTUAL_EXCLUSION],
-        clients: 2,
-        budget: Budget::NONE,
-        breaks: MUTUAL_EXCLUSION.name,
-        needs_a_follower: false,
-    }),
+    bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 2)),
     kit: &MyKit,
     states: None,
 };

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::time::Instant;
-use zklab::models::model::Budget;
 use zklab::recipes::client::{CreateMode, EventType, SessionEvent, ZkClient, ZkError, ZkEvent};
 use zklab::scenarios::barrier::monitor::BARRIER_PASSED;
 use zklab::scenarios::barrier::BarrierKit;
@@ -121,6 +120,11 @@ fn striking(kind: FaultKind, servers: usize, lag: Duration) -> SimZk {
         client: 0,
         duration: Duration::ZERO,
     };
+    struck_once(config, fault)
+}
+
+/// The service of `config`, struck by `fault` alone.
+fn struck_once(config: SimConfig, fault: ScriptedFault) -> SimZk {
     let plan = FaultPlan {
         rates: FaultRates::none(),
         script: vec![fault],
@@ -153,6 +157,24 @@ async fn writer_with_d(zk: &SimZk) -> SimClient {
         .await
         .expect("created");
     writer
+}
+
+/// Client 1 on the first leader, having made `/d`, and client 0 on server 1, in a process of
+/// its own, holding a data watch on `/d` read after a sync.
+async fn writer_and_watcher_on_a_follower(zk: &SimZk) -> (SimClient, SimClient) {
+    let writer = zk.connect_to(1, 0);
+    writer
+        .create("/d", b"", CreateMode::Persistent)
+        .await
+        .expect("created");
+    let watcher = as_client(zk, 0, |zk| async move {
+        let watcher = zk.connect_to(0, 1);
+        watcher.sync("/d").await.expect("synced");
+        watcher.get_data("/d", true).await.expect("a data watch");
+        watcher
+    })
+    .await;
+    (writer, watcher)
 }
 
 #[test]
@@ -284,20 +306,14 @@ fn a_barrier_waiter_syncs_before_its_first_read_seed_17485() {
     .on_servers(3);
     let recipe = support::scenario("barrier");
     assert!(run_seed(recipe, 17485, &options).violations.is_empty());
-    const WITHOUT_SYNC: &Scenario = &Scenario {
+    static WITHOUT_SYNC: Scenario = Scenario {
         name: "barrier-without-sync",
         about: "a waiter that reads the barrier without syncing first",
-        bug: Some(KnownBug {
-            shows: &[&BARRIER_PASSED],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: BARRIER_PASSED.name,
-            needs_a_follower: true,
-        }),
+        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).needing_a_follower()),
         kit: &BarrierKit::<SkipSync>::KIT,
         states: None,
     };
-    let first = run_seed(WITHOUT_SYNC, 17485, &options)
+    let first = run_seed(&WITHOUT_SYNC, 17485, &options)
         .violations
         .into_iter()
         .next();
@@ -363,23 +379,8 @@ fn the_clients_of_a_crashed_follower_move_to_another_server_and_keep_their_watch
             client: 0,
             duration: down,
         };
-        let plan = FaultPlan {
-            rates: FaultRates::none(),
-            script: vec![crash],
-        };
-        let zk = SimZk::start(config, plan);
-        let writer = zk.connect_to(1, 0);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let watcher = as_client(&zk, 0, |zk| async move {
-            let watcher = zk.connect_to(0, 1);
-            watcher.sync("/d").await.expect("synced");
-            watcher.get_data("/d", true).await.expect("a data watch");
-            watcher
-        })
-        .await;
+        let zk = struck_once(config, crash);
+        let (writer, watcher) = writer_and_watcher_on_a_follower(&zk).await;
         madsim::time::sleep(Duration::from_millis(100) + 2 * AWAY).await;
         writer.set_data("/d", b"x", -1).await.expect("set");
         madsim::time::sleep(Duration::from_millis(100)).await;
@@ -419,24 +420,9 @@ fn a_leader_change_pauses_writes_and_sessions_survive_it_with_their_watches() {
             client: 0,
             duration: Duration::ZERO,
         };
-        let plan = FaultPlan {
-            rates: FaultRates::none(),
-            script: vec![election],
-        };
-        let zk = SimZk::start(config, plan);
+        let zk = struck_once(config, election);
         let start = Instant::now();
-        let writer = zk.connect_to(1, 0);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let watcher = as_client(&zk, 0, |zk| async move {
-            let watcher = zk.connect_to(0, 1);
-            watcher.sync("/d").await.expect("synced");
-            watcher.get_data("/d", true).await.expect("a data watch");
-            watcher
-        })
-        .await;
+        let (writer, watcher) = writer_and_watcher_on_a_follower(&zk).await;
         madsim::time::sleep_until(start + Duration::from_millis(110)).await;
         writer
             .set_data("/d", b"x", -1)

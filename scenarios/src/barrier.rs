@@ -14,18 +14,17 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
 
 use crate::barrier::bugs::TrustAnyEvent;
 use crate::barrier::monitor::{BarrierSafety, BARRIER_PASSED};
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the barrier nodes live.
 pub const BARRIER_DIR: &str = "/barrier";
@@ -152,43 +151,36 @@ impl<X: Mutation> Kit for BarrierKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let mut session = host.connect().await;
         if part_of(host.index()) == Part::Waiter {
-            while controller_started(host, &session).await.is_err() {
-                session = host.connect().await;
-            }
+            in_sessions!(host, session, async {
+                controller_started(host, &session).await
+            })
+            .ok()?;
         }
         let mut round = 0;
-        while round < rounds {
-            let result = match part_of(host.index()) {
-                Part::Controller => Self::control(host, &session, &mut round, rounds).await,
-                Part::Waiter => {
-                    let waited = barrier(round)
-                        .recording(host.recorder())
-                        .wait_with(
-                            &session,
-                            Self::mutated(round, Part::Waiter, session.session_id()),
-                        )
-                        .await;
-                    if waited.is_ok() {
+        in_sessions!(host, session, async {
+            while round < rounds {
+                match part_of(host.index()) {
+                    Part::Controller => Self::control(host, &session, &mut round, rounds).await?,
+                    Part::Waiter => {
+                        let machine = Self::mutated(round, Part::Waiter, session.session_id());
+                        barrier(round)
+                            .recording(host.recorder())
+                            .wait_with(&session, machine)
+                            .await?;
                         host.work().await;
                         round += 1;
                     }
-                    waited
                 }
-            };
-            match result {
-                Ok(()) => {}
-                Err(BarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it
-                // (nothing revokes it).
-                Err(BarrierError::Zk(_) | BarrierError::Revoked) => return None,
             }
-        }
+            Ok(())
+        })
+        .ok()?;
         Some(session)
     }
 }
 
 /// The barrier's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "barrier",
         about: "a controller sets each round's barrier and lifts it; the others wait at it",
@@ -199,16 +191,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "barrier-bug-trust-any-event",
         about: "a waiter takes any event for the barrier's removal, without reading it again",
-        bug: Some(KnownBug {
-            shows: &[&BARRIER_PASSED],
-            clients: 2,
-            budget: Budget {
-                session_expiry: 1,
-                ..Budget::NONE
-            },
-            breaks: BARRIER_PASSED.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).with_one(ModelFault::SessionExpiry)),
         kit: &BarrierKit::<TrustAnyEvent>::KIT,
         states: Some(390),
     },

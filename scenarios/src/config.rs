@@ -12,14 +12,13 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::{Budget, NO_STUCK_STATE};
+use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
-use zklab_recipes::parts::link::RecipeError;
 
 use crate::config::monitor::{ConfigFreshness, CONFIG_STALE};
-use crate::host::{first_of, Host};
+use crate::host::{first_of, in_sessions, rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
@@ -67,50 +66,37 @@ impl<X: Mutation> ConfigKit<X> {
 
     /// Writes each round's value, in as many sessions as it takes.
     async fn write<H: Host>(host: &H, config: &Config, rounds: u32) -> Option<H::Session> {
-        let mut session = host.connect().await;
-        for round in 0..rounds {
-            loop {
-                let part = ConfigPart::Writer {
-                    data: value(round),
-                    version: -1,
-                };
-                match config.write_with(&session, Self::mutated(part)).await {
-                    Ok(_) => break,
-                    Err(RecipeError::SessionLost) => session = host.connect().await,
-                    // The recipe reported the failure in the trace, where a monitor judges it.
-                    Err(_) => return None,
-                }
-            }
+        rounds_in_sessions!(host, rounds, |session, round| async {
+            let part = ConfigPart::Writer {
+                data: value(round),
+                version: -1,
+            };
+            config.write_with(&session, Self::mutated(part)).await?;
             for _ in 0..HOLD_WORKS {
                 host.work().await;
             }
-        }
-        Some(session)
+            Ok(())
+        })
     }
 
     /// Follows the configuration until it reads `last`, or hears nothing for [`IDLE`].
     async fn follow<H: Host>(host: &H, config: &Config, last: &[u8]) -> Option<H::Session> {
         let mut session = host.connect().await;
-        loop {
-            let ended = {
-                let reader = ConfigPart::Reader { until: None };
-                let mut follower = config.follow_with(&session, Self::mutated(reader));
-                loop {
-                    let idle = session.sleep(IDLE);
-                    match first_of(follower.changed(), idle).await {
-                        None => break Ok(()),
-                        Some(Ok(setting)) if setting.data == last => break Ok(()),
-                        Some(Ok(_)) => {}
-                        Some(Err(error)) => break Err(error),
-                    }
+        in_sessions!(host, session, async {
+            let reader = ConfigPart::Reader { until: None };
+            let mut follower = config.follow_with(&session, Self::mutated(reader));
+            loop {
+                let idle = session.sleep(IDLE);
+                match first_of(follower.changed(), idle).await {
+                    None => return Ok(()),
+                    Some(Ok(setting)) if setting.data == last => return Ok(()),
+                    Some(Ok(_)) => {}
+                    Some(Err(error)) => return Err(error),
                 }
-            };
-            match ended {
-                Ok(()) => return Some(session),
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                Err(_) => return None,
             }
-        }
+        })
+        .ok()?;
+        Some(session)
     }
 }
 
@@ -184,7 +170,7 @@ impl<X: Mutation> Kit for ConfigKit<X> {
 }
 
 /// The configuration's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "config",
         about: "client 0 writes a value per round; the others follow it to the last",
@@ -195,13 +181,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "config-bug-no-reread",
         about: "a reader takes no news after its first read: it misses every change",
-        bug: Some(KnownBug {
-            shows: &[&CONFIG_STALE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: NO_STUCK_STATE,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&CONFIG_STALE], 2).breaking(NO_STUCK_STATE)),
         kit: &ConfigKit::<IgnoresNews>::KIT,
         states: Some(15),
     },

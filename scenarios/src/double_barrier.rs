@@ -15,15 +15,15 @@ pub mod monitor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::{Budget, ORPHAN};
+use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
-    DoubleBarrier, DoubleBarrierError, DoubleBarrierMachine, DoubleBarrierRequest, READY,
+    DoubleBarrier, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
 
 use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd, ENTERED_EARLY, LEFT_EARLY};
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::herd::HERD;
@@ -31,7 +31,7 @@ use crate::monitor::unowned_node::UNOWNED_NODE;
 use crate::monitor::wait_for::DEADLOCK;
 use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
 use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the barrier's nodes live.
 pub const DOUBLE_BARRIER_DIR: &str = "/double-barrier";
@@ -112,40 +112,24 @@ impl<X: Mutation> Workload for DoubleBarrierKit<X> {
 impl<X: Mutation> Kit for DoubleBarrierKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let barrier = barrier().recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
-        while round < rounds {
+        rounds_in_sessions!(host, rounds, |session, round| async {
             let machine = Self::mutated(session.session_id(), i64::from(round));
-            let result = match barrier.enter_with(&session, machine).await {
-                Ok(Some(inside)) => {
-                    for _ in 0..INSIDE_WORKS {
-                        host.work().await;
-                    }
-                    // A session lost while leaving asks for this round again: it sees the
-                    // round out, clears a `ready` left standing, and learns that it missed it.
-                    inside.leave().await.map(|()| round += 1)
+            // Without an inside, the round began without this client: on to the next.
+            if let Some(inside) = barrier.enter_with(&session, machine).await? {
+                for _ in 0..INSIDE_WORKS {
+                    host.work().await;
                 }
-                // The round began without this client: on to the next.
-                Ok(None) => {
-                    round += 1;
-                    Ok(())
-                }
-                Err(error) => Err(error),
-            };
-            match result {
-                Ok(()) => {}
-                Err(DoubleBarrierError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it
-                // (nothing revokes it).
-                Err(DoubleBarrierError::Zk(_) | DoubleBarrierError::Revoked) => return None,
+                // A session lost while leaving asks for this round again: it sees the round
+                // out, clears a `ready` left standing, and learns that it missed it.
+                inside.leave().await?;
             }
-        }
-        Some(session)
+            Ok(())
+        })
     }
 }
 
 /// The double barrier's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "double-barrier",
         about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
@@ -157,49 +141,41 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "double-barrier-bug-blind-retry",
         about:
             "a participant makes a second node after a lost create reply, and counts itself twice",
-        bug: Some(KnownBug {
-            shows: &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
-            clients: 2,
-            budget: Budget {
-                lost_reply: 1,
-                ..Budget::NONE
-            },
-            breaks: ENTERED_EARLY.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(
+            KnownBug::new(
+                &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
+                2,
+            )
+            .breaking(ENTERED_EARLY.name)
+            .with_one(ModelFault::LostReply),
+        ),
         kit: &DoubleBarrierKit::<BlindRetry>::KIT,
         states: Some(8_734),
     },
     Scenario {
         name: "double-barrier-bug-trust-deletion",
         about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
-        bug: Some(KnownBug {
-            shows: &[
-                &ENTERED_EARLY,
-                &LEFT_EARLY,
-                &DEADLOCK,
-                &LIVENESS,
-                &ORPHAN,
-                &UNOWNED_NODE,
-            ],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: LEFT_EARLY.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(
+            KnownBug::new(
+                &[
+                    &ENTERED_EARLY,
+                    &LEFT_EARLY,
+                    &DEADLOCK,
+                    &LIVENESS,
+                    &ORPHAN,
+                    &UNOWNED_NODE,
+                ],
+                3,
+            )
+            .breaking(LEFT_EARLY.name),
+        ),
         kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
         states: Some(196_893),
     },
     Scenario {
         name: "double-barrier-bug-herd",
         about: "leavers watch the whole directory: every deletion wakes them all",
-        bug: Some(KnownBug {
-            shows: &[&HERD],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HERD.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &DoubleBarrierKit::<WatchParent>::KIT,
         states: Some(54_271),
     },

@@ -5,37 +5,27 @@
 
 pub mod bugs;
 
-use zklab_models::model::Budget;
 use zklab_recipes::election::ElectionRole;
 
 use crate::election::bugs::WatchLowest;
-use crate::exclusive::{exclusive_monitors, ExclusiveKit, ExclusiveMonitors, RoleKit};
+use crate::exclusive::{ExclusiveKit, SoleRole};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::herd::HERD;
 use crate::mutation::{Documented, TrustDeletion};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the election keeps its candidates' nodes.
 pub const ELECTION_DIR: &str = "/election/leader";
 
-impl RoleKit for ElectionRole {
+impl SoleRole for ElectionRole {
     const DIR: &'static str = ELECTION_DIR;
-    type Monitors = ExclusiveMonitors;
-
-    fn monitors() -> ExclusiveMonitors {
-        exclusive_monitors()
-    }
-
-    fn playing(_: u8) -> Self {
-        ElectionRole
-    }
 }
 
 /// The election's kit, its machine under mutation `X`.
 pub type ElectionKit<X> = ExclusiveKit<ElectionRole, X>;
 
 /// The election's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "election",
         about: "leader election: lead with a fenced resource, resign, run again",
@@ -46,29 +36,14 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "election-bug-trust-deletion",
         about: "a candidate leads on its predecessor's deletion without listing again",
-        bug: Some(KnownBug {
-            shows: &[&MUTUAL_EXCLUSION],
-            clients: 3,
-            budget: Budget {
-                session_expiry: 1,
-                ..Budget::NONE
-            },
-            breaks: MUTUAL_EXCLUSION.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 3).with_one(ModelFault::SessionExpiry)),
         kit: &ElectionKit::<TrustDeletion>::KIT,
         states: Some(85_523),
     },
     Scenario {
         name: "election-bug-herd",
         about: "every candidate watches the leader's node (herd effect)",
-        bug: Some(KnownBug {
-            shows: &[&HERD],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HERD.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &ElectionKit::<WatchLowest>::KIT,
         states: Some(2_161),
     },

@@ -2,8 +2,8 @@
 //! the semaphore): each client takes its role, uses the fenced resource with its token (reading it
 //! under a role held shared, writing it otherwise), checking in between uses, and lets go, for its
 //! number of rounds; the model runs one round per client. A
-//! recipe's kit file names its directory, which role each client plays, its monitors and its
-//! known bugs.
+//! recipe's kit file names its directory and its known bugs, and, unless its role is a
+//! [`SoleRole`], which role each client plays and its monitors.
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -15,7 +15,7 @@ use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::symmetry::RenameSessions;
 use zklab_sim::property::Monitor;
 
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
@@ -51,13 +51,28 @@ pub trait RoleKit: Role {
     const USES: u32 = 1;
 }
 
-/// The monitors of an exclusive role: at most one holder, one waiter woken per deletion, no
-/// recipe giving up.
+/// A role one client holds at a time, every client contending for it alike (the lock, the
+/// leader election): its kit needs nothing but its directory.
+pub trait SoleRole: Role + Default {
+    /// The directory of the role's contender nodes.
+    const DIR: &'static str;
+}
+
+/// The monitors of a [`SoleRole`]: at most one holder, one waiter woken per deletion, no recipe
+/// giving up.
 pub type ExclusiveMonitors = (MutualExclusion, Herd, NoFailures);
 
-/// Fresh [`ExclusiveMonitors`].
-pub fn exclusive_monitors() -> ExclusiveMonitors {
-    (MutualExclusion::default(), Herd::new(1), NoFailures)
+impl<R: SoleRole> RoleKit for R {
+    const DIR: &'static str = <R as SoleRole>::DIR;
+    type Monitors = ExclusiveMonitors;
+
+    fn monitors() -> ExclusiveMonitors {
+        (MutualExclusion::default(), Herd::new(1), NoFailures)
+    }
+
+    fn playing(_: u8) -> R {
+        R::default()
+    }
 }
 
 /// The kit of role `R`, its machine under mutation `X`.
@@ -115,36 +130,37 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
             .fencing(host.fence());
         let mut session = host.connect().await;
         let mut done = 0;
-        while done < rounds {
-            let machine = self.machine(part, session.session_id());
-            let lost = match claim.acquire_with(&session, machine).await {
-                Ok(mut held) => {
-                    // Present the token at once: the resource learns of the new holder before
-                    // any older holder can come back from a pause.
-                    use_resource(held.token());
-                    for _ in 0..R::USES {
-                        if !held.is_safe().await {
-                            break;
-                        }
-                        host.work().await;
-                        // A pause may have struck during the work and the session expired
-                        // meanwhile: only the fencing token protects this use.
+        in_sessions!(host, session, async {
+            while done < rounds {
+                let machine = self.machine(part, session.session_id());
+                let ended = match claim.acquire_with(&session, machine).await {
+                    Ok(mut held) => {
+                        // Present the token at once: the resource learns of the new holder
+                        // before any older holder can come back from a pause.
                         use_resource(held.token());
+                        for _ in 0..R::USES {
+                            if !held.is_safe().await {
+                                break;
+                            }
+                            host.work().await;
+                            // A pause may have struck during the work and the session expired
+                            // meanwhile: only the fencing token protects this use.
+                            use_resource(held.token());
+                        }
+                        done += 1;
+                        held.release().await
                     }
-                    done += 1;
-                    held.release().await
+                    Err(error) => Err(error),
+                };
+                match ended {
+                    // Asked to give up its place before it held: that round is over.
+                    Err(RecipeError::Revoked) => done += 1,
+                    ended => ended?,
                 }
-                Err(error) => Err(error),
-            };
-            match lost {
-                Ok(()) => {}
-                // Asked to give up its place before it held: that round is over.
-                Err(RecipeError::Revoked) => done += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where an oracle judges it.
-                Err(RecipeError::Zk(_)) => return None,
             }
-        }
+            Ok(())
+        })
+        .ok()?;
         Some(session)
     }
 }

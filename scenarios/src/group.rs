@@ -16,20 +16,19 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::{Budget, NO_STUCK_STATE};
+use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
-use zklab_recipes::parts::link::RecipeError;
 
 use crate::config::IDLE;
 use crate::group::bugs::PersistentMember;
 use crate::group::monitor::{GroupViews, GROUP_GHOST, GROUP_STALE};
-use crate::host::{first_of, Host};
+use crate::host::{first_of, rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
 use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// The group's node.
 pub const GROUP_DIR: &str = "/group";
@@ -176,24 +175,17 @@ impl<X: Mutation> Workload for GroupKit<X> {
 impl<X: Mutation> Kit for GroupKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let group = Group::new(GROUP_DIR).recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
         let mut quiet = Quiet::default();
-        loop {
+        // After its rounds, one more membership, for good.
+        rounds_in_sessions!(host, rounds + 1, |session, round| async {
             let last = (round == rounds).then(|| host.clients());
-            match Self::membership(host, &group, &session, last, &mut quiet).await {
-                Ok(()) if last.is_some() => return Some(session),
-                Ok(()) => round += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(_) => return None,
-            }
-        }
+            Self::membership(host, &group, &session, last, &mut quiet).await
+        })
     }
 }
 
 /// Group membership's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "group",
         about: "members join and leave each round, then stay and follow the membership",
@@ -204,13 +196,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "group-bug-no-reread",
         about: "a member takes no news after its first read: its view misses every change",
-        bug: Some(KnownBug {
-            shows: &[&GROUP_STALE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: NO_STUCK_STATE,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&GROUP_STALE], 2).breaking(NO_STUCK_STATE)),
         kit: &GroupKit::<IgnoresNews>::KIT,
         states: Some(15),
     },
@@ -218,16 +204,11 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "group-bug-persistent-member",
         about:
             "a member joins with a persistent node: it stays in every view once its session ends",
-        bug: Some(KnownBug {
-            shows: &[&RECIPE_FAILED, &GROUP_GHOST],
-            clients: 2,
-            budget: Budget {
-                session_expiry: 1,
-                ..Budget::NONE
-            },
-            breaks: GROUP_GHOST.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(
+            KnownBug::new(&[&RECIPE_FAILED, &GROUP_GHOST], 2)
+                .breaking(GROUP_GHOST.name)
+                .with_one(ModelFault::SessionExpiry),
+        ),
         kit: &GroupKit::<PersistentMember>::KIT,
         states: Some(113),
     },

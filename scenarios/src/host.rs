@@ -120,3 +120,43 @@ pub async fn first_of<T>(
         Either::Right(((), _)) => None,
     }
 }
+
+/// Runs `$attempt`, an async block over the client's current session `$session`, and again in
+/// a new session, which takes its place, each time the attempt ends by losing its session: how a
+/// kit's client starts over whenever its session is lost. Gives how the first attempt that kept
+/// its session ended; an error there the recipe has reported in the trace, where a monitor
+/// judges it, so the client gives up. A macro, not a function over an async closure: rustc cannot
+/// yet tell that such a closure's future is `Send`, which a kit's client loop must be.
+macro_rules! in_sessions {
+    ($host:expr, $session:expr, $attempt:expr) => {
+        loop {
+            match $attempt.await {
+                Err(::zklab_recipes::parts::link::RecipeError::SessionLost) => {
+                    $session = $crate::host::Host::connect($host).await;
+                }
+                ended => break ended,
+            }
+        }
+    };
+}
+
+pub(crate) use in_sessions;
+
+/// A client's rounds, `0..$rounds`, in one session after another: each round is the async block
+/// `$attempt` over the session `$session` and the round `$round`, run as [`in_sessions!`] runs
+/// it. Gives the client's last session, or `None` once a round ended in the recipe's error.
+macro_rules! rounds_in_sessions {
+    ($host:expr, $rounds:expr, |$session:ident, $round:ident| $attempt:expr) => {
+        'rounds: {
+            let mut $session = $crate::host::Host::connect($host).await;
+            for $round in 0..$rounds {
+                if $crate::host::in_sessions!($host, $session, $attempt).is_err() {
+                    break 'rounds None;
+                }
+            }
+            Some($session)
+        }
+    };
+}
+
+pub(crate) use rounds_in_sessions;

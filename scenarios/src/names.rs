@@ -13,21 +13,19 @@ pub mod monitor;
 
 use std::marker::PhantomData;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::names::{Names, NamesError};
-use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::parts::producer::PutMachine;
 
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation, SkipSync};
 use crate::names::bugs::CreateOnly;
 use crate::names::monitor::{NameResolution, NAME_STALE};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the names live.
 pub const NAMES_DIR: &str = "/names";
@@ -162,22 +160,14 @@ impl<X: Mutation> Workload for NamesKit<X> {
 impl<X: Mutation> Kit for NamesKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let names = Names::new(NAMES_DIR).recording(host.recorder());
-        let mut session = host.connect().await;
-        let mut round = 0;
-        while round < rounds {
-            match Self::round(host, &names, &session, round).await {
-                Ok(()) => round += 1,
-                Err(RecipeError::SessionLost) => session = host.connect().await,
-                // The recipe reported the failure in the trace, where a monitor judges it.
-                Err(_) => return None,
-            }
-        }
-        Some(session)
+        rounds_in_sessions!(host, rounds, |session, round| async {
+            Self::round(host, &names, &session, round).await
+        })
     }
 }
 
 /// The name service's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names",
         about: "each client registers a name, resolves the next, and registers a unique name",
@@ -188,16 +178,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "names-bug-create-only",
         about: "a name is registered by create alone: a name registered before keeps its value",
-        bug: Some(KnownBug {
-            shows: &[&NAME_STALE],
-            clients: 2,
-            budget: Budget {
-                connection_loss: 1,
-                ..Budget::NONE
-            },
-            breaks: NAME_STALE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&NAME_STALE], 2).with_one(ModelFault::ConnectionLoss)),
         kit: &NamesKit::<CreateOnly>::KIT,
         states: Some(45),
     },
@@ -205,13 +186,7 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "names-bug-no-sync",
         about:
             "a name is resolved without a sync: a lagging follower gives a value replaced before",
-        bug: Some(KnownBug {
-            shows: &[&NAME_STALE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: NAME_STALE.name,
-            needs_a_follower: true,
-        }),
+        bug: Some(KnownBug::new(&[&NAME_STALE], 2).needing_a_follower()),
         kit: &NamesKit::<SkipSync>::KIT,
         states: Some(11),
     },

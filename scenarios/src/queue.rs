@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::{Budget, ORPHAN};
+use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Input, Recipe, Step};
@@ -41,7 +41,7 @@ use zklab_recipes::queue::{
 };
 use zklab_recipes::symmetry::{session_guid, RenameSessions};
 
-use crate::host::Host;
+use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
@@ -49,7 +49,7 @@ use crate::queue::bugs::{FirstByName, PersistentClaim, PlainDelete, PutBlindly, 
 use crate::queue::monitor::{QueueDelivery, DEAD_CLAIM, ITEM_LOST, ITEM_TWICE};
 use crate::queue::take_order::{TakeOrder, OUT_OF_SEQUENCE, PRIORITY_INVERTED};
 use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 
 /// Where the plainly taken queue lives.
 pub const QUEUE_DIR: &str = "/queue";
@@ -165,17 +165,18 @@ impl<X: Mutation> QueueKit<X> {
         let priority = (client as u32 + round) % PRIORITIES;
         let tag = self.tag(priority, &format!("c{client}-{round}"));
         let data = format!("item {round} of c{client}").into_bytes();
-        let mut machine = PutMachine::new(self.dir(), tag.clone(), data.clone());
-        loop {
+        let mut again = false;
+        in_sessions!(host, *session, async {
+            // Taken up again in a new session, a put looks for its tag first.
+            let machine = match again {
+                false => PutMachine::new(self.dir(), tag.clone(), data.clone()),
+                true => PutMachine::again(self.dir(), tag.clone(), data.clone()),
+            };
+            again = true;
             let put = Mutated::<_, X>::new(QueueClient::Producer(machine));
-            match queue.put_with(session, put).await {
-                Err(RecipeError::SessionLost) => {
-                    *session = host.connect().await;
-                    machine = PutMachine::again(self.dir(), tag.clone(), data.clone());
-                }
-                result => return result.map(|_| ()),
-            }
-        }
+            queue.put_with(&*session, put).await
+        })
+        .map(|_| ())
     }
 
     /// Takes one item this client has not had yet (plainly, or claimed, worked on and
@@ -188,38 +189,25 @@ impl<X: Mutation> QueueKit<X> {
         had: &mut BTreeSet<i64>,
     ) -> Result<(), RecipeError> {
         loop {
-            let machine = self.take_machine(host.index(), session.session_id());
-            let taken = match self.locked {
-                true => {
-                    let worked = match queue.take_locked_with(&*session, machine).await {
-                        Ok(claimed) => {
-                            host.work().await;
-                            let item = claimed.item().seq;
-                            Ok((item, claimed.ack().await))
-                        }
-                        Err(error) => Err(error),
-                    };
-                    // Worked on, the item is done with, whether the ack landed or its
-                    // session ended first (then it goes to another consumer, or is gone).
-                    match worked {
-                        Ok((item, Err(RecipeError::SessionLost))) => {
-                            *session = host.connect().await;
-                            Ok(item)
-                        }
-                        Ok((item, acked)) => acked.map(|()| item),
-                        Err(error) => Err(error),
+            let (item, acked) = in_sessions!(host, *session, async {
+                let machine = self.take_machine(host.index(), session.session_id());
+                match self.locked {
+                    true => {
+                        let claimed = queue.take_locked_with(&*session, machine).await?;
+                        host.work().await;
+                        Ok((claimed.item().seq, claimed.ack().await))
                     }
+                    false => Ok((queue.take_with(&*session, machine).await?.seq, Ok(()))),
                 }
-                false => queue
-                    .take_with(&*session, machine)
-                    .await
-                    .map(|item| item.seq),
-            };
-            match taken {
-                Ok(item) if had.insert(item) => return Ok(()),
-                Ok(_) => {}
+            })?;
+            // A claimed item worked on is done with, whether the ack landed or its session
+            // ended first (then it goes to another consumer, or is gone).
+            match acked {
                 Err(RecipeError::SessionLost) => *session = host.connect().await,
-                Err(error) => return Err(error),
+                acked => acked?,
+            }
+            if had.insert(item) {
+                return Ok(());
             }
         }
     }
@@ -324,7 +312,7 @@ impl<X: Mutation> Kit for QueueKit<X> {
 }
 
 /// The queue's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "queue",
         about: "every client puts an item and takes one, round after round; a take is recorded",
@@ -335,61 +323,28 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "queue-bug-delete-mine",
         about: "a take by plain delete reads NoNode on its retry as its own take",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_TWICE],
-            clients: 3,
-            budget: Budget {
-                    connection_loss: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_TWICE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_TWICE], 3).with_one(ModelFault::ConnectionLoss)),
         kit: &QueueKit::<PlainDelete<true>>::TAKE,
         states: Some(18_897),
     },
     Scenario {
         name: "queue-bug-delete-not-mine",
         about: "a take by plain delete reads NoNode on its retry as another's take",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_LOST, &LIVENESS],
-            clients: 2,
-            budget: Budget {
-                    lost_reply: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_LOST.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_LOST, &LIVENESS], 2).with_one(ModelFault::LostReply)),
         kit: &QueueKit::<PlainDelete<false>>::TAKE,
         states: Some(567),
     },
     Scenario {
         name: "queue-bug-put-blindly",
         about: "a put whose reply was lost is made again without looking: two items of one put",
-        bug: Some(KnownBug {
-            shows: &[&ITEM_TWICE],
-            clients: 2,
-            budget: Budget {
-                    lost_reply: 1,
-                    ..Budget::NONE
-            },
-            breaks: ITEM_TWICE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&ITEM_TWICE], 2).with_one(ModelFault::LostReply)),
         kit: &QueueKit::<PutBlindly>::TAKE,
         states: Some(639),
     },
     Scenario {
         name: "queue-bug-name-order",
         about: "a consumer takes items by name, not by sequence number: a later item first",
-        bug: Some(KnownBug {
-            shows: &[&OUT_OF_SEQUENCE],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: OUT_OF_SEQUENCE.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&OUT_OF_SEQUENCE], 2)),
         kit: &QueueKit::<FirstByName>::TAKE,
         states: Some(104),
     },
@@ -403,13 +358,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "priority-queue-bug-stale-listing",
         about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
-        bug: Some(KnownBug {
-            shows: &[&PRIORITY_INVERTED],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: PRIORITY_INVERTED.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&PRIORITY_INVERTED], 2)),
         kit: &QueueKit::<StaleListing>::PRIORITY,
         states: Some(115),
     },
@@ -423,16 +372,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "locked-queue-bug-persistent-claim",
         about: "a claim is a persistent node, so it outlives a consumer whose session ended",
-        bug: Some(KnownBug {
-            shows: &[&DEAD_CLAIM, &ORPHAN, &LIVENESS],
-            clients: 2,
-            budget: Budget {
-                    session_expiry: 1,
-                    ..Budget::NONE
-            },
-            breaks: DEAD_CLAIM.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&DEAD_CLAIM, &ORPHAN, &LIVENESS], 2).with_one(ModelFault::SessionExpiry)),
         kit: &QueueKit::<PersistentClaim>::LOCKED,
         states: Some(955),
     },

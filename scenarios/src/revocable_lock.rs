@@ -10,7 +10,6 @@ pub mod monitor;
 
 use std::time::Duration;
 
-use zklab_models::model::Budget;
 use zklab_recipes::parts::contender::Revocation as Revoke;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
@@ -68,7 +67,7 @@ impl RoleKit for RevocableAccess {
 }
 
 /// The revocable lock's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "revocable-lock",
         about: "revocable read/write lock: waiters ask the holder in their way to give up, and \
@@ -80,13 +79,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "revocable-lock-bug-ignores-unlock",
         about: "a holder that never heeds the ask to give up, until it is forced out",
-        bug: Some(KnownBug {
-            shows: &[&REVOCATION_IGNORED],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: REVOCATION_IGNORED.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&REVOCATION_IGNORED], 2)),
         kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
         states: Some(437),
     },

@@ -5,7 +5,6 @@
 //! a writer that does not count readers as in line ([`WriterIgnoresReaders`]: a writer with
 //! readers), and waiters that watch the directory's children ([`WatchParent`]: a herd).
 
-use zklab_models::model::Budget;
 use zklab_recipes::lock::LockRequest;
 use zklab_recipes::parts::contender::{Gate, Line};
 use zklab_recipes::parts::exclusive::{Hold, Role};
@@ -152,7 +151,7 @@ impl LineBug for WriterIgnoresReaders {
 }
 
 /// The read/write lock's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "rw-lock",
         about:
@@ -164,39 +163,21 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "rw-lock-bug-serial-readers",
         about: "a reader waits on its immediate predecessor even when that one is a reader",
-        bug: Some(KnownBug {
-            shows: &[&HELD_BACK],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HELD_BACK.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HELD_BACK], 3)),
         kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
         states: Some(2_578),
     },
     Scenario {
         name: "rw-lock-bug-writer-ignores-readers",
         about: "a writer counts only writers' nodes as in line, so it writes while readers read",
-        bug: Some(KnownBug {
-            shows: &[&MUTUAL_EXCLUSION],
-            clients: 2,
-            budget: Budget::NONE,
-            breaks: MUTUAL_EXCLUSION.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 2)),
         kit: &ExclusiveKit::<Miswired<WriterIgnoresReaders>, Documented>::KIT,
         states: Some(136),
     },
     Scenario {
         name: "rw-lock-bug-herd",
         about: "every waiter watches the lock node's children (herd effect)",
-        bug: Some(KnownBug {
-            shows: &[&HERD],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: HERD.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &ExclusiveKit::<Access, WatchParent>::KIT,
         states: Some(2_825),
     },

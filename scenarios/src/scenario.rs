@@ -40,7 +40,10 @@ impl Scenario {
 }
 
 /// How a known bug is caught, stated beside it: what the simulator shows, and the small model in
-/// which the checker breaks its property (tests/kits.rs holds every known bug to it).
+/// which the checker breaks its property (tests/kits.rs holds every known bug to it). A catalogue
+/// entry states it in a line, `KnownBug::new(&[&HERD], 3)`, followed where they apply by the
+/// property the model breaks if not the first shown, the faults it needs, and its need of a
+/// follower. (The catalogue's entries are `static`s, where `&[&HERD]` lives as long.)
 pub struct KnownBug {
     /// The properties whose violation the simulator may report first: the one the bug breaks,
     /// or one its breaking shows up as first (a client stuck for good also never finishes).
@@ -56,4 +59,57 @@ pub struct KnownBug {
     /// so there its property holds (a test says so, and fails the day the model gains
     /// followers, to move the bug back among those the model catches).
     pub needs_a_follower: bool,
+}
+
+impl KnownBug {
+    /// A bug the model breaks with `clients` clients and no fault, breaking the first property
+    /// of `shows`, and the simulator shows as a violation of one of `shows`.
+    pub const fn new(shows: &'static [&'static Property], clients: usize) -> KnownBug {
+        KnownBug {
+            shows,
+            clients,
+            budget: Budget::NONE,
+            breaks: shows[0].name,
+            needs_a_follower: false,
+        }
+    }
+
+    /// The same bug, whose model breaks `breaks` instead: another of `shows`, or the model's own
+    /// [`NO_STUCK_STATE`](zklab_models::model::NO_STUCK_STATE).
+    pub const fn breaking(self, breaks: &'static str) -> KnownBug {
+        KnownBug { breaks, ..self }
+    }
+
+    /// The same bug, which the model needs one more `fault` to break.
+    pub const fn with_one(mut self, fault: ModelFault) -> KnownBug {
+        let allowed = match fault {
+            ModelFault::ConnectionLoss => &mut self.budget.connection_loss,
+            ModelFault::LostReply => &mut self.budget.lost_reply,
+            ModelFault::SessionExpiry => &mut self.budget.session_expiry,
+            ModelFault::Pause => &mut self.budget.pause,
+        };
+        *allowed += 1;
+        self
+    }
+
+    /// The same bug, which only a lagging follower shows.
+    pub const fn needing_a_follower(self) -> KnownBug {
+        KnownBug {
+            needs_a_follower: true,
+            ..self
+        }
+    }
+}
+
+/// A fault the model injects within its [`Budget`], as a known bug names those it needs.
+#[derive(Clone, Copy, Debug)]
+pub enum ModelFault {
+    /// The connection drops before an op reaches the server.
+    ConnectionLoss,
+    /// An op is applied and its reply lost.
+    LostReply,
+    /// The server expires a session.
+    SessionExpiry,
+    /// A timer goes off while the world is not quiet yet (a paused process, a partition).
+    Pause,
 }

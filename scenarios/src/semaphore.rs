@@ -8,7 +8,7 @@ pub mod bugs;
 
 use std::time::Duration;
 
-use zklab_models::model::{Budget, NO_STUCK_STATE};
+use zklab_models::model::NO_STUCK_STATE;
 use zklab_recipes::semaphore::{Lease, MARKER};
 
 use crate::exclusive::{ExclusiveKit, RoleKit};
@@ -59,7 +59,7 @@ impl RoleKit for Lease {
 }
 
 /// The semaphore's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "semaphore",
         about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
@@ -70,26 +70,14 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "semaphore-bug-list-first",
         about: "counts the leases from a listing taken before its own create",
-        bug: Some(KnownBug {
-            shows: &[&MUTUAL_EXCLUSION],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: MUTUAL_EXCLUSION.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 3)),
         kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
         states: Some(2_312),
     },
     Scenario {
         name: "semaphore-bug-lost-wakeup",
         about: "a waiter whose node ahead is gone before its exists arrives waits on it anyway",
-        bug: Some(KnownBug {
-            shows: &[&STUCK_WAITER, &HELD_BACK],
-            clients: 3,
-            budget: Budget::NONE,
-            breaks: NO_STUCK_STATE,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&STUCK_WAITER, &HELD_BACK], 3).breaking(NO_STUCK_STATE)),
         kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
         states: Some(23_269),
     },

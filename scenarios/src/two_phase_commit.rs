@@ -19,16 +19,15 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::Budget;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
-use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitError, TwoPhaseCommitMachine};
+use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitMachine};
 
-use crate::host::Host;
+use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
 use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::scenario::{KnownBug, ModelFault, Scenario};
 use crate::two_phase_commit::bugs::PresumeCommit;
 use crate::two_phase_commit::monitor::{TwoPhaseCommitSafety, DISAGREEMENT};
 
@@ -131,26 +130,17 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
     async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
         let sites = host.clients() - 1;
         let transactions = transactions(sites).recording(host.recorder());
-        let mut session = host.connect().await;
-        for tx in 0..i64::from(rounds) {
-            loop {
-                let machine = Self::mutated(host.index(), sites, session.session_id(), tx);
-                match transactions.run_with(&session, machine).await {
-                    Ok(_) => break,
-                    Err(TwoPhaseCommitError::SessionLost) => session = host.connect().await,
-                    // The recipe reported the failure in the trace, where a monitor judges it
-                    // (nothing revokes it).
-                    Err(TwoPhaseCommitError::Zk(_) | TwoPhaseCommitError::Revoked) => return None,
-                }
-            }
+        rounds_in_sessions!(host, i64::from(rounds), |session, tx| async {
+            let machine = Self::mutated(host.index(), sites, session.session_id(), tx);
+            transactions.run_with(&session, machine).await?;
             host.work().await;
-        }
-        Some(session)
+            Ok(())
+        })
     }
 }
 
 /// The two-phase commit's scenarios.
-pub const SCENARIOS: &[Scenario] = &[
+pub static SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "two-phase-commit",
         about: "a coordinator and its sites decide transaction after transaction",
@@ -161,16 +151,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "two-phase-commit-bug-presume-commit",
         about: "a site that voted commit takes the transaction, still undecided, as committed",
-        bug: Some(KnownBug {
-            shows: &[&DISAGREEMENT],
-            clients: 2,
-            budget: Budget {
-                lost_reply: 1,
-                ..Budget::NONE
-            },
-            breaks: DISAGREEMENT.name,
-            needs_a_follower: false,
-        }),
+        bug: Some(KnownBug::new(&[&DISAGREEMENT], 2).with_one(ModelFault::LostReply)),
         kit: &TwoPhaseCommitKit::<PresumeCommit>::KIT,
         states: Some(2_724),
     },

@@ -27,7 +27,7 @@
 
 use crate::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
@@ -309,15 +309,11 @@ impl Barrier {
     }
 
     /// Sets the barrier with `machine`: a controller's machine, or one built around it.
-    pub async fn set_with<'c, C, M>(
+    pub async fn set_with<'c, C: ZkClient, M: Plays<BarrierRequest, BarrierOutcome>>(
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<SetBarrier<'c, C, M>, BarrierError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
-    {
+    ) -> Result<SetBarrier<'c, C, M>, BarrierError> {
         let set = self.start_until(client, machine, |outcome| match outcome {
             BarrierOutcome::Set { token } => Some(*token),
             _ => None,
@@ -333,11 +329,11 @@ impl Barrier {
     }
 
     /// Waits with `machine`: a waiter's machine, or one built around it.
-    pub async fn wait_with<C, M>(&self, client: &C, machine: M) -> Result<(), BarrierError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
-    {
+    pub async fn wait_with<C: ZkClient, M: Plays<BarrierRequest, BarrierOutcome>>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<(), BarrierError> {
         let passed = self.start_until(client, machine, |outcome| {
             (*outcome == BarrierOutcome::Passed).then_some(())
         });
@@ -353,11 +349,7 @@ pub struct SetBarrier<'c, C, M: Recipe> {
     token: i64,
 }
 
-impl<C, M> SetBarrier<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = BarrierRequest, Outcome = BarrierOutcome>,
-{
+impl<C: ZkClient, M: Plays<BarrierRequest, BarrierOutcome>> SetBarrier<'_, C, M> {
     /// The barrier node's czxid.
     pub fn token(&self) -> i64 {
         self.token

@@ -24,7 +24,7 @@
 //! once more, since the answer may predate the change.
 
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Heard, Reading};
@@ -379,11 +379,11 @@ impl Config {
     }
 
     /// Writes with `machine`: a writer's machine, or one built around it.
-    pub async fn write_with<C, M>(&self, client: &C, machine: M) -> Result<i32, ConfigError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
-    {
+    pub async fn write_with<C: ZkClient, M: Plays<ConfigRequest, ConfigOutcome>>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<i32, ConfigError> {
         let written = self.start_until(client, machine, |outcome| match outcome {
             ConfigOutcome::Written(setting) => Some(setting.version),
             _ => None,
@@ -399,15 +399,11 @@ impl Config {
     }
 
     /// Looks up with `machine`: a lookup's machine, or one built around it.
-    pub async fn get_with<C, M>(
+    pub async fn get_with<C: ZkClient, M: Plays<ConfigRequest, ConfigOutcome>>(
         &self,
         client: &C,
         machine: M,
-    ) -> Result<Option<Setting>, ConfigError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
-    {
+    ) -> Result<Option<Setting>, ConfigError> {
         let read = self.start_until(client, machine, |outcome| match outcome {
             ConfigOutcome::Read(setting) => Some(Some(setting.clone())),
             ConfigOutcome::Absent => Some(None),
@@ -423,11 +419,11 @@ impl Config {
     }
 
     /// Follows with `machine`: a reader's machine, or one built around it.
-    pub fn follow_with<'c, C, M>(&self, client: &'c C, machine: M) -> Follower<'c, C, M>
-    where
-        C: ZkClient,
-        M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
-    {
+    pub fn follow_with<'c, C: ZkClient, M: Plays<ConfigRequest, ConfigOutcome>>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Follower<'c, C, M> {
         Follower {
             driver: self.driver(client, machine),
             started: false,
@@ -442,11 +438,7 @@ pub struct Follower<'c, C, M: Recipe> {
     started: bool,
 }
 
-impl<C, M> Follower<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = ConfigRequest, Outcome = ConfigOutcome>,
-{
+impl<C: ZkClient, M: Plays<ConfigRequest, ConfigOutcome>> Follower<'_, C, M> {
     /// The value now, the first time; after that, the next value, once it changes. Fails with
     /// `SessionLost` once the session ended (follow again in a new one).
     pub async fn changed(&mut self) -> Result<Setting, ConfigError> {

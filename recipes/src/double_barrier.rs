@@ -54,7 +54,7 @@
 
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat};
 use crate::client::{ZkClient, ZkError, ZkEvent};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
@@ -664,15 +664,15 @@ impl DoubleBarrier {
     }
 
     /// Enters with `machine`: this barrier's own, or one built around it.
-    pub async fn enter_with<'c, C, M>(
+    pub async fn enter_with<
+        'c,
+        C: ZkClient,
+        M: Plays<DoubleBarrierRequest, DoubleBarrierOutcome>,
+    >(
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<Option<Inside<'c, C, M>>, DoubleBarrierError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
-    {
+    ) -> Result<Option<Inside<'c, C, M>>, DoubleBarrierError> {
         let entered = self.start_until(client, machine, |outcome| match outcome {
             DoubleBarrierOutcome::Entered { round } => Some(Some(*round)),
             DoubleBarrierOutcome::Missed { .. } => Some(None),
@@ -690,11 +690,7 @@ pub struct Inside<'c, C, M: Recipe> {
     round: i64,
 }
 
-impl<C, M> Inside<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = DoubleBarrierRequest, Outcome = DoubleBarrierOutcome>,
-{
+impl<C: ZkClient, M: Plays<DoubleBarrierRequest, DoubleBarrierOutcome>> Inside<'_, C, M> {
     /// Which round it is inside.
     pub fn round(&self) -> i64 {
         self.round
@@ -715,15 +711,19 @@ mod tests {
     use super::*;
     use crate::client::{Stat, WatchedEvent};
     use crate::machine::Action;
+    use crate::testing::{multi_ops, op};
 
     const DIR: &str = "/db";
     const OWN: &str = "g-p-0000000004";
 
-    fn op(step: &Step<DoubleBarrierOutcome>) -> &Op {
-        match &step.action {
-            Action::Send(op) => op,
-            other => panic!("expected an op, got {other:?}"),
-        }
+    /// What a step tells when the participant is inside round `round`.
+    fn entered(round: i64) -> Option<DoubleBarrierOutcome> {
+        Some(DoubleBarrierOutcome::Entered { round })
+    }
+
+    /// What a step tells when round `round` began without the participant.
+    fn missed(round: i64) -> Option<DoubleBarrierOutcome> {
+        Some(DoubleBarrierOutcome::Missed { round })
     }
 
     fn listing(names: &[&str], version: i32) -> Input<DoubleBarrierRequest> {
@@ -767,12 +767,18 @@ mod tests {
         }))
     }
 
-    /// A participant of a barrier of `threshold`, for `round`, that found the directory empty
-    /// and made its node [`OWN`]; the listing after it is in flight.
-    fn joined(threshold: u32, round: Option<i64>) -> DoubleBarrierMachine {
+    /// A participant of a barrier of `threshold`, for `round`, whose first listing is in flight.
+    fn started(threshold: u32, round: Option<i64>) -> DoubleBarrierMachine {
         let mut machine = DoubleBarrierMachine::new(DIR, threshold, round, "g".to_owned());
         let step = machine.step(Input::Start);
         assert!(matches!(op(&step), Op::GetChildren { .. }));
+        machine
+    }
+
+    /// A participant of a barrier of `threshold`, for `round`, that found the directory empty
+    /// and made its node [`OWN`]; the listing after it is in flight.
+    fn joined(threshold: u32, round: Option<i64>) -> DoubleBarrierMachine {
+        let mut machine = started(threshold, round);
         let step = machine.step(listing(&[], 0));
         assert!(matches!(op(&step), Op::Create { .. }));
         let created = OpResult::Created {
@@ -798,10 +804,7 @@ mod tests {
                 stat: Stat::default(),
             }),
         ])));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Entered { round: 0 })
-        );
+        assert_eq!(step.outcome, entered(0));
         let step = machine.step(Input::App(DoubleBarrierRequest::Leave));
         assert!(matches!(op(&step), Op::GetChildren { .. }));
         machine
@@ -834,27 +837,21 @@ mod tests {
         );
         let created = ready_created();
         let step = machine.step(created);
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Entered { round: 0 })
-        );
+        assert_eq!(step.outcome, entered(0));
     }
 
     #[test]
     fn the_one_that_sees_enough_participants_begins_the_round_in_one_multi() {
         let mut machine = joined(2, None);
         let step = machine.step(listing(&[OWN, "h-p-0000000002"], 0));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}");
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(ops[0], Op::SetData { version: 0, .. }), "{ops:?}");
         assert!(matches!(&ops[1], Op::Create { path, .. } if path == "/db/ready"));
     }
 
     #[test]
     fn an_entrant_that_finds_the_round_before_still_inside_waits_for_it_to_end() {
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, None);
         // Round 0 began (version 1) and two of it are still inside.
         let inside = ["a-p-0000000001", "b-p-0000000002", READY];
         let step = machine.step(listing(&inside, 1));
@@ -873,12 +870,9 @@ mod tests {
 
     #[test]
     fn a_stale_ready_nobody_is_inside_of_is_cleared_only_at_its_rounds_version() {
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, None);
         let step = machine.step(listing(&[READY], 1));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}");
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(ops[0], Op::Check { version: 1, .. }), "{ops:?}");
         assert!(matches!(&ops[1], Op::Delete { path, .. } if path == "/db/ready"));
     }
@@ -887,21 +881,16 @@ mod tests {
     fn a_participant_whose_round_began_without_it_is_told_so() {
         // Its node of round 3 went with its ended session; round 3 began and ended meanwhile,
         // and round 4 gathers.
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, Some(3));
         let step = machine.step(listing(&["a-p-0000000007"], 4));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Missed { round: 3 })
-        );
+        assert_eq!(step.outcome, missed(3));
         assert_eq!(step.action, Action::Done);
     }
 
     #[test]
     fn a_new_session_that_finds_its_round_still_inside_sees_it_out_then_misses_it() {
         // Its session ended as it left round 3; another of round 3 is still inside.
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, Some(3));
         let step = machine.step(listing(&["a-p-0000000007", READY], 4));
         assert!(
             matches!(op(&step), Op::Exists { path, watch: true } if path == "/db/a-p-0000000007"),
@@ -913,27 +902,18 @@ mod tests {
         assert!(matches!(op(&step), Op::GetChildren { .. }), "{step:?}");
         // Nobody is left to clear `ready`: it does, checking that it is round 3's.
         let step = machine.step(listing(&[READY], 4));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}");
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(ops[0], Op::Check { version: 4, .. }), "{ops:?}");
         let cleared = OpResult::Multi(vec![Ok(OpResult::Checked), Ok(OpResult::Deleted)]);
         let step = machine.step(reply(cleared));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Missed { round: 3 })
-        );
+        assert_eq!(step.outcome, missed(3));
     }
 
     #[test]
     fn a_later_rounds_ready_is_no_round_to_see_out() {
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, Some(3), "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, Some(3));
         let step = machine.step(listing(&["a-p-0000000009", READY], 5));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Missed { round: 3 })
-        );
+        assert_eq!(step.outcome, missed(3));
     }
 
     #[test]
@@ -1003,10 +983,7 @@ mod tests {
         // Its node's czxid (0 here) is lower: it was there, and is inside.
         let mut member = joined(2, None);
         let step = began(&mut member, 3);
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Entered { round: 0 })
-        );
+        assert_eq!(step.outcome, entered(0));
         let mut late = joined(2, None);
         let step = began(&mut late, -1);
         withdraws_and_misses_round_0(&mut late, &step);
@@ -1019,10 +996,7 @@ mod tests {
     ) {
         assert!(matches!(op(step), Op::Delete { path, .. } if path == "/db/g-p-0000000004"));
         let step = machine.step(reply(OpResult::Deleted));
-        assert_eq!(
-            step.outcome,
-            Some(DoubleBarrierOutcome::Missed { round: 0 })
-        );
+        assert_eq!(step.outcome, missed(0));
     }
 
     #[test]
@@ -1036,8 +1010,7 @@ mod tests {
 
     #[test]
     fn after_a_lost_create_reply_it_adopts_its_node_instead_of_making_a_second() {
-        let mut machine = DoubleBarrierMachine::new(DIR, 2, None, "g".to_owned());
-        machine.step(Input::Start);
+        let mut machine = started(2, None);
         machine.step(listing(&[], 0));
         let step = machine.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         assert!(matches!(op(&step), Op::Sync { .. }), "{step:?}");
@@ -1077,9 +1050,7 @@ mod tests {
     fn the_last_one_inside_deletes_its_node_and_ready_together() {
         let mut machine = leaving();
         let step = machine.step(listing(&[OWN, READY], 1));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}");
-        };
+        let ops = multi_ops(&step);
         assert_eq!(ops.len(), 2);
         assert_eq!(ops[0].path(), format!("{DIR}/{OWN}"));
         assert_eq!(ops[1].path(), "/db/ready");
@@ -1106,9 +1077,7 @@ mod tests {
         // `ready` still there (the last one's session ended first): it deletes it, checking
         // that it is this round's.
         let step = tidy.step(listing(&[READY], 1));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}");
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(ops[0], Op::Check { version: 1, .. }), "{ops:?}");
         let failed = OpResult::Multi(vec![Ok(OpResult::RolledBack), Err(ZkError::NoNode)]);
         assert_eq!(

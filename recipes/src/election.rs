@@ -19,60 +19,14 @@
 //! # Ok(()) }
 //! ```
 
-use crate::client::{ZkClient, ZkError};
-use crate::outcome::Outcome;
+use crate::client::ZkClient;
 use crate::parts::contender::Line;
-use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
+use crate::parts::exclusive::{role_outcome, Claim, Exclusive, Held, Hold, Role};
 use crate::parts::link::RecipeError;
 
-/// What an election tells a candidate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ElectionOutcome {
-    /// The candidate leads; `token` (its node's czxid) grows from one leader to the next.
-    Elected {
-        /// The fencing token.
-        token: i64,
-    },
-    /// The connection dropped while leading: stop acting as leader until
-    /// [`ElectionOutcome::Resumed`].
-    Suspended,
-    /// Reconnected within the same session while leading: still the leader.
-    Resumed,
-    /// The session ended: leadership, held or awaited, is gone.
-    Lost,
-    /// The leader resigned.
-    Resigned,
-    /// The recipe gave up on an error it cannot handle.
-    Failed(ZkError),
-}
-
-/// The election's name for what it grants, in the trace.
-const ROLE: &str = "leadership";
-
-impl From<ElectionOutcome> for Outcome {
-    fn from(outcome: ElectionOutcome) -> Outcome {
-        match outcome {
-            ElectionOutcome::Elected { token } => Outcome::Granted { role: ROLE, token },
-            ElectionOutcome::Suspended => Outcome::Suspended,
-            ElectionOutcome::Resumed => Outcome::Resumed,
-            ElectionOutcome::Lost => Outcome::Lost,
-            ElectionOutcome::Resigned => Outcome::Released { role: ROLE },
-            ElectionOutcome::Failed(error) => Outcome::Failed(error),
-        }
-    }
-}
-
-impl From<Hold> for ElectionOutcome {
-    fn from(hold: Hold) -> ElectionOutcome {
-        match hold {
-            Hold::Granted { token } => ElectionOutcome::Elected { token },
-            Hold::Suspended => ElectionOutcome::Suspended,
-            Hold::Resumed => ElectionOutcome::Resumed,
-            Hold::Lost => ElectionOutcome::Lost,
-            Hold::Released => ElectionOutcome::Resigned,
-            Hold::Failed(error) => ElectionOutcome::Failed(error),
-        }
-    }
+role_outcome! {
+    /// What an election tells a candidate: it is elected to leadership, and resigns it.
+    ElectionOutcome, role "leadership", Elected as Granted, Resigned
 }
 
 /// The marker between a contender's guid and its sequence number.

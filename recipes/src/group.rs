@@ -25,7 +25,7 @@
 
 use crate::client::ZkError;
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Heard, Reading};
@@ -335,15 +335,11 @@ impl Group {
     }
 
     /// Joins with `machine`: a member's machine, or one built around it.
-    pub async fn join_with<'c, C, M>(
+    pub async fn join_with<'c, C: ZkClient, M: Plays<GroupRequest, GroupOutcome>>(
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<Membership<'c, C, M>, GroupError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
-    {
+    ) -> Result<Membership<'c, C, M>, GroupError> {
         let mut membership = self.membership(client, machine);
         membership.start().await?;
         while !membership.joined {
@@ -362,19 +358,19 @@ impl Group {
     }
 
     /// Follows with `machine`: a watcher's machine, or one built around it.
-    pub fn watch_with<'c, C, M>(&self, client: &'c C, machine: M) -> Membership<'c, C, M>
-    where
-        C: ZkClient,
-        M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
-    {
+    pub fn watch_with<'c, C: ZkClient, M: Plays<GroupRequest, GroupOutcome>>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Membership<'c, C, M> {
         self.membership(client, machine)
     }
 
-    fn membership<'c, C, M>(&self, client: &'c C, machine: M) -> Membership<'c, C, M>
-    where
-        C: ZkClient,
-        M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
-    {
+    fn membership<'c, C: ZkClient, M: Plays<GroupRequest, GroupOutcome>>(
+        &self,
+        client: &'c C,
+        machine: M,
+    ) -> Membership<'c, C, M> {
         Membership {
             driver: self.driver(client, machine),
             started: false,
@@ -397,11 +393,7 @@ pub struct Membership<'c, C, M: Recipe> {
     fresh: bool,
 }
 
-impl<C, M> Membership<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = GroupRequest, Outcome = GroupOutcome>,
-{
+impl<C: ZkClient, M: Plays<GroupRequest, GroupOutcome>> Membership<'_, C, M> {
     /// The members as last read (sorted names), if read yet.
     pub fn view(&self) -> Option<&[String]> {
         self.view.as_deref()

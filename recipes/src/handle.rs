@@ -12,6 +12,13 @@ use crate::machine::{Driver, Input, Recipe};
 use crate::outcome::Recorder;
 use crate::parts::link::{run_until, RecipeError};
 
+/// A machine that plays a recipe whose application asks `Request`s and hears `Outcome`s: the
+/// recipe's own, or one built around it (a known bug's mutation), as each `*_with` operation of
+/// a recipe's handle, and the handle it gives back, takes one.
+pub trait Plays<Request, Outcome>: Recipe<Request = Request, Outcome = Outcome> {}
+
+impl<M: Recipe> Plays<M::Request, M::Outcome> for M {}
+
 /// A recipe at one path, as an application keeps it: cheap to clone, and each operation runs the
 /// recipe's machine over the client it is given.
 #[derive(Clone)]

@@ -19,61 +19,13 @@
 //! # Ok(()) }
 //! ```
 
-use crate::client::ZkError;
-use crate::outcome::Outcome;
 use crate::parts::contender::Line;
-use crate::parts::exclusive::{Claim, Exclusive, Held, Hold, Role};
+use crate::parts::exclusive::{role_outcome, Claim, Exclusive, Held, Hold, Role};
 use crate::parts::link::RecipeError;
 
-/// What a lock tells its application.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LockOutcome {
-    /// The client holds the lock; `token` is the fencing token to present to any resource the
-    /// lock protects: the lock node's czxid, which only grows from one holder to the next.
-    Acquired {
-        /// The fencing token.
-        token: i64,
-    },
-    /// The connection dropped while holding: the session may expire at any moment, so the holder
-    /// must stop trusting the lock until [`LockOutcome::Resumed`].
-    Suspended,
-    /// Reconnected within the same session while holding: the lock is still held.
-    Resumed,
-    /// The session ended: the lock, held or awaited, is gone.
-    Lost,
-    /// The client let go of the lock.
-    Released,
-    /// The recipe gave up on an error it cannot handle.
-    Failed(ZkError),
-}
-
-/// The lock's name for what it grants, in the trace.
-const ROLE: &str = "lock";
-
-impl From<LockOutcome> for Outcome {
-    fn from(outcome: LockOutcome) -> Outcome {
-        match outcome {
-            LockOutcome::Acquired { token } => Outcome::Granted { role: ROLE, token },
-            LockOutcome::Suspended => Outcome::Suspended,
-            LockOutcome::Resumed => Outcome::Resumed,
-            LockOutcome::Lost => Outcome::Lost,
-            LockOutcome::Released => Outcome::Released { role: ROLE },
-            LockOutcome::Failed(error) => Outcome::Failed(error),
-        }
-    }
-}
-
-impl From<Hold> for LockOutcome {
-    fn from(hold: Hold) -> LockOutcome {
-        match hold {
-            Hold::Granted { token } => LockOutcome::Acquired { token },
-            Hold::Suspended => LockOutcome::Suspended,
-            Hold::Resumed => LockOutcome::Resumed,
-            Hold::Lost => LockOutcome::Lost,
-            Hold::Released => LockOutcome::Released,
-            Hold::Failed(error) => LockOutcome::Failed(error),
-        }
-    }
+role_outcome! {
+    /// What a lock tells its application.
+    LockOutcome, role "lock", Acquired as Granted, Released
 }
 
 /// The marker between a contender's guid and its sequence number.
@@ -124,7 +76,9 @@ pub type LockError = RecipeError;
 mod tests {
     use super::*;
     use crate::client::ZkEvent;
-    use crate::client::{CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent};
+    use crate::client::{
+        CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent, ZkError,
+    };
     use crate::machine::{Action, Input, Recipe};
     use crate::testing::{children, op};
 
@@ -179,8 +133,9 @@ mod tests {
         Input::Event(ZkEvent::Watch(event))
     }
 
-    fn session(event: SessionEvent) -> Input<LockRequest> {
-        Input::Event(ZkEvent::Session(event))
+    /// What `m` tells of the session event `event`.
+    fn told(m: &mut LockMachine, event: SessionEvent) -> Option<LockOutcome> {
+        m.step(Input::Event(ZkEvent::Session(event))).outcome
     }
 
     /// A machine that holds the lock with node g1-lock-0000000001 and token 7.
@@ -207,45 +162,51 @@ mod tests {
         assert!(holder().holds());
     }
 
-    #[test]
-    fn sorts_by_sequence_number_not_by_name() {
-        let mut m = contending("g1-lock-0000000002", 9);
-        // By name "a9-..." sorts first, but its sequence (3) is after ours (2).
-        let step = m.step(children(&[
-            "zz-lock-0000000001",
-            "g1-lock-0000000002",
-            "a9-lock-0000000003",
-        ]));
-        assert_eq!(op(&step), &watches("zz-lock-0000000001"));
+    /// A contender whose node is `own`, having listed `line`, and its next step.
+    fn listed(own: &str, line: &[&str]) -> (LockMachine, Step) {
+        let mut m = contending(own, 9);
+        let step = m.step(children(line));
+        (m, step)
     }
 
     #[test]
-    fn a_waiter_watches_only_its_immediate_predecessor() {
-        let mut m = contending("g1-lock-0000000003", 9);
-        let step = m.step(children(&[
+    fn a_waiter_watches_only_its_immediate_predecessor_by_sequence_number() {
+        // By name "a9-..." sorts first, but its sequence (3) is after ours (2).
+        let by_name = [
+            "zz-lock-0000000001",
+            "g1-lock-0000000002",
+            "a9-lock-0000000003",
+        ];
+        let by_sequence = [
             "a-lock-0000000001",
             "b-lock-0000000002",
             "g1-lock-0000000003",
-        ]));
-        assert_eq!(op(&step), &watches("b-lock-0000000002"));
-        let step = m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
-        assert_eq!(step.action, Action::Wait);
-        assert!(m.is_waiting());
-        // The predecessor's deletion makes it list again rather than assume it is first.
-        let step = m.step(deleted("b-lock-0000000002"));
-        assert_eq!(op(&step), &relist());
+        ];
+        // Each line with where its own node is, and the one it watches.
+        for (line, own, ahead) in [(by_name, 1, 0), (by_sequence, 2, 1)] {
+            let (mut m, step) = listed(line[own], &line);
+            assert_eq!(op(&step), &watches(line[ahead]));
+            let step = m.step(Input::Reply(Ok(OpResult::Exists(Some(Stat::default())))));
+            assert_eq!(step.action, Action::Wait);
+            assert!(m.is_waiting());
+            // The predecessor's deletion makes it list again rather than assume it is first.
+            let step = m.step(deleted(line[ahead]));
+            assert_eq!(op(&step), &relist());
+        }
     }
 
     #[test]
     fn a_predecessor_already_gone_means_listing_again() {
-        let mut m = contending("g1-lock-0000000002", 9);
-        m.step(children(&["a-lock-0000000001", "g1-lock-0000000002"]));
+        let (mut m, _) = listed(
+            "g1-lock-0000000002",
+            &["a-lock-0000000001", "g1-lock-0000000002"],
+        );
         let step = m.step(Input::Reply(Ok(OpResult::Exists(None))));
         assert_eq!(op(&step), &relist());
     }
 
-    #[test]
-    fn after_connection_loss_on_create_it_adopts_the_node_carrying_its_guid() {
+    /// A machine whose create's reply was lost, listing again after a `sync` to find its node.
+    fn create_lost() -> LockMachine {
         let mut m = machine();
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
@@ -255,6 +216,12 @@ mod tests {
         );
         let step = m.step(Input::Reply(Ok(OpResult::Synced)));
         assert_eq!(op(&step), &relist());
+        m
+    }
+
+    #[test]
+    fn after_connection_loss_on_create_it_adopts_the_node_carrying_its_guid() {
+        let mut m = create_lost();
         let step = m.step(children(&["other-lock-0000000004", "g1-lock-0000000005"]));
         assert_eq!(
             op(&step),
@@ -275,20 +242,14 @@ mod tests {
 
     #[test]
     fn after_connection_loss_on_create_with_no_node_it_creates_again() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        m.step(Input::Reply(Ok(OpResult::Synced)));
+        let mut m = create_lost();
         let step = m.step(children(&["other-lock-0000000004"]));
         assert!(matches!(op(&step), Op::Create { .. }));
     }
 
     #[test]
     fn connection_loss_on_create_before_the_directory_exists_contends_again() {
-        let mut m = machine();
-        m.step(Input::Start);
-        m.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        m.step(Input::Reply(Ok(OpResult::Synced)));
+        let mut m = create_lost();
         let step = m.step(Input::Reply(Err(ZkError::NoNode)));
         assert!(matches!(
             op(&step),
@@ -327,38 +288,30 @@ mod tests {
     #[test]
     fn disconnect_suspends_the_holder_and_reconnect_resumes_it() {
         let mut m = holder();
-        assert_eq!(
-            m.step(session(SessionEvent::Disconnected)).outcome,
-            Some(LockOutcome::Suspended)
-        );
-        assert_eq!(
-            m.step(session(SessionEvent::SyncConnected)).outcome,
-            Some(LockOutcome::Resumed)
-        );
+        let suspended = told(&mut m, SessionEvent::Disconnected);
+        assert_eq!(suspended, Some(LockOutcome::Suspended));
+        let resumed = told(&mut m, SessionEvent::SyncConnected);
+        assert_eq!(resumed, Some(LockOutcome::Resumed));
         assert!(m.holds());
     }
 
     #[test]
     fn a_lock_granted_after_the_connection_dropped_is_not_safe() {
         let mut m = contending("g1-lock-0000000001", 7);
-        m.step(session(SessionEvent::Disconnected));
+        told(&mut m, SessionEvent::Disconnected);
         let step = m.step(children(&["g1-lock-0000000001"]));
         assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 7 }));
         assert!(m.holds() && !m.is_safe());
-        assert_eq!(
-            m.step(session(SessionEvent::SyncConnected)).outcome,
-            Some(LockOutcome::Resumed)
-        );
+        let resumed = told(&mut m, SessionEvent::SyncConnected);
+        assert_eq!(resumed, Some(LockOutcome::Resumed));
         assert!(m.is_safe());
     }
 
     #[test]
     fn expiry_loses_the_lock() {
         let mut m = holder();
-        assert_eq!(
-            m.step(session(SessionEvent::Expired)),
-            Step::done(LockOutcome::Lost)
-        );
+        let expired = m.step(Input::Event(ZkEvent::Session(SessionEvent::Expired)));
+        assert_eq!(expired, Step::done(LockOutcome::Lost));
     }
 
     #[test]

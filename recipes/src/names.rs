@@ -20,8 +20,7 @@
 
 use crate::client::{SessionId, ZkClient};
 use crate::config::{Config, ConfigError, ConfigSettings};
-use crate::handle::Handle;
-use crate::machine::Recipe;
+use crate::handle::{Handle, Plays};
 use crate::parts::consumer::{Order, QueueOutcome, QueueRequest};
 use crate::parts::producer::PutMachine;
 use crate::queue::{Queue, QueueSettings};
@@ -95,16 +94,12 @@ impl Names {
 
     /// Registers a unique name with `machine`: a put named `prefix` (see
     /// [`Names::unique_tag`]), or a machine built around it.
-    pub async fn register_unique_with<C, M>(
+    pub async fn register_unique_with<C: ZkClient, M: Plays<QueueRequest, QueueOutcome>>(
         &self,
         client: &C,
         prefix: &str,
         machine: M,
-    ) -> Result<String, NamesError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
+    ) -> Result<String, NamesError> {
         let seq = self.unique().put_with(client, machine).await?;
         Ok(unique_name(prefix, seq))
     }

@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::client::{SessionId, ZkClient};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Recipe};
 use crate::parts::link::{ask_until, RecipeError};
 use crate::symmetry::session_guid;
@@ -125,11 +125,11 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
     }
 
     /// Puts with `machine`: a put of the application's own tag, or a machine built around it.
-    pub async fn put_with<C, M>(&self, client: &C, machine: M) -> Result<i64, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
+    pub async fn put_with<C: ZkClient, M: Plays<QueueRequest, QueueOutcome>>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<i64, QueueError> {
         let put = self.start_until(client, machine, |outcome| match outcome {
             QueueOutcome::Put { item } => Some(*item),
             _ => None,
@@ -154,11 +154,11 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
     }
 
     /// Takes with `machine`: a consumer's machine, or one built around it.
-    pub async fn take_with<C, M>(&self, client: &C, machine: M) -> Result<Item, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
+    pub async fn take_with<C: ZkClient, M: Plays<QueueRequest, QueueOutcome>>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<Item, QueueError> {
         let taken = self.start_until(client, machine, |outcome| match outcome {
             QueueOutcome::Taken(item) => Some(item.clone()),
             _ => None,
@@ -177,15 +177,11 @@ impl<S: AsRef<QueueSettings>> Handle<S> {
     }
 
     /// Claims with `machine`: a claiming consumer's machine, or one built around it.
-    pub async fn take_locked_with<'c, C, M>(
+    pub async fn take_locked_with<'c, C: ZkClient, M: Plays<QueueRequest, QueueOutcome>>(
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<ClaimedItem<'c, C, M>, QueueError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-    {
+    ) -> Result<ClaimedItem<'c, C, M>, QueueError> {
         let claimed = self.start_until(client, machine, |outcome| match outcome {
             QueueOutcome::Claimed(item) => Some(item.clone()),
             _ => None,
@@ -203,11 +199,7 @@ pub struct ClaimedItem<'c, C, M: Recipe> {
     item: Item,
 }
 
-impl<C, M> ClaimedItem<'_, C, M>
-where
-    C: ZkClient,
-    M: Recipe<Request = QueueRequest, Outcome = QueueOutcome>,
-{
+impl<C: ZkClient, M: Plays<QueueRequest, QueueOutcome>> ClaimedItem<'_, C, M> {
     /// The item claimed.
     pub fn item(&self) -> &Item {
         &self.item

@@ -20,50 +20,16 @@
 //! # Ok(()) }
 //! ```
 
-use crate::client::ZkError;
 use crate::lock::LockRequest;
-use crate::outcome::Outcome;
 use crate::parts::contender::{Gate, Line, Revocation};
-use crate::parts::exclusive::{Claim, Exclusive, Hold, Role};
+use crate::parts::exclusive::{role_outcome, Claim, Exclusive, Hold, Role};
 
 /// The marker of a lease's node.
 pub const MARKER: &str = "-lease-";
 
-/// The semaphore's name for what it grants, in the trace.
-const ROLE: &str = "lease";
-
-/// What a semaphore tells its application.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SemaphoreOutcome {
-    /// The client holds a lease; `token` is its node's czxid.
-    Acquired {
-        /// The lease's token.
-        token: i64,
-    },
-    /// The connection dropped while holding: stop trusting the lease until
-    /// [`SemaphoreOutcome::Resumed`].
-    Suspended,
-    /// Reconnected within the same session while holding: the lease is still held.
-    Resumed,
-    /// The session ended: the lease, held or awaited, is gone.
-    Lost,
-    /// The client gave its lease back.
-    Released,
-    /// The recipe gave up on an error it cannot handle.
-    Failed(ZkError),
-}
-
-impl From<SemaphoreOutcome> for Outcome {
-    fn from(outcome: SemaphoreOutcome) -> Outcome {
-        match outcome {
-            SemaphoreOutcome::Acquired { token } => Outcome::Shared { role: ROLE, token },
-            SemaphoreOutcome::Suspended => Outcome::Suspended,
-            SemaphoreOutcome::Resumed => Outcome::Resumed,
-            SemaphoreOutcome::Lost => Outcome::Lost,
-            SemaphoreOutcome::Released => Outcome::Released { role: ROLE },
-            SemaphoreOutcome::Failed(error) => Outcome::Failed(error),
-        }
-    }
+role_outcome! {
+    /// What a semaphore tells its application: it holds a lease, shared with the other holders.
+    SemaphoreOutcome, role "lease", Acquired as Shared, Released
 }
 
 /// A lease of a semaphore of this many leases: the role of [`Exclusive`] for a semaphore.
@@ -87,14 +53,7 @@ impl Role for Lease {
     }
 
     fn tell(&self, hold: Hold) -> SemaphoreOutcome {
-        match hold {
-            Hold::Granted { token } => SemaphoreOutcome::Acquired { token },
-            Hold::Suspended => SemaphoreOutcome::Suspended,
-            Hold::Resumed => SemaphoreOutcome::Resumed,
-            Hold::Lost => SemaphoreOutcome::Lost,
-            Hold::Released => SemaphoreOutcome::Released,
-            Hold::Failed(error) => SemaphoreOutcome::Failed(error),
-        }
+        hold.into()
     }
 
     fn let_go() -> LockRequest {
@@ -120,7 +79,8 @@ pub type SemaphoreMachine = Exclusive<Lease>;
 mod tests {
     use super::*;
     use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
-    use crate::machine::{Action, Input, Recipe};
+    use crate::machine::{Action, Input, Recipe, Step};
+    use crate::outcome::Outcome;
     use crate::testing::{children, op};
 
     const DIR: &str = "/sem";
@@ -140,38 +100,52 @@ mod tests {
         }
     }
 
-    /// A machine of a semaphore of 2 whose lease node is `own`.
-    fn joined(own: &str) -> SemaphoreMachine {
+    /// A machine of a semaphore of 2 whose lease node is `own`, having listed `line`, and its
+    /// next step.
+    fn listed(own: &str, line: &[&str]) -> (SemaphoreMachine, Step<SemaphoreOutcome>) {
         let mut m = Semaphore::leases(DIR, 2).machine(1);
         m.step(Input::Start);
         let path = format!("{DIR}/{own}");
         let stat = Stat::default();
         m.step(Input::Reply(Ok(OpResult::Created { path, stat })));
-        m
+        let step = m.step(children(line));
+        (m, step)
+    }
+
+    /// Whether `step` tells that the lease is held.
+    fn acquired(step: &Step<SemaphoreOutcome>) -> bool {
+        matches!(step.outcome, Some(SemaphoreOutcome::Acquired { .. }))
+    }
+
+    fn touch(name: &str) -> Op {
+        Op::SetData {
+            path: format!("{DIR}/{name}"),
+            data: Vec::new(),
+            version: -1,
+        }
     }
 
     #[test]
     fn a_lease_among_the_first_n_is_granted_shared() {
-        let mut m = joined("g-lease-0000000002");
-        let step = m.step(children(&["a-lease-0000000001", "g-lease-0000000002"]));
-        assert_eq!(
-            step.outcome.map(Outcome::from),
-            Some(Outcome::Shared {
-                role: "lease",
-                token: 0
-            })
+        let (_, step) = listed(
+            "g-lease-0000000002",
+            &["a-lease-0000000001", "g-lease-0000000002"],
         );
+        let shared = Outcome::Shared {
+            role: "lease",
+            token: 0,
+        };
+        assert_eq!(step.outcome.map(Outcome::from), Some(shared));
     }
 
     #[test]
     fn the_first_waiter_watches_every_holder_then_goes_ahead_telling_the_next() {
-        let mut m = joined("g-lease-0000000003");
         let line = [
             "a-lease-0000000001",
             "b-lease-0000000002",
             "g-lease-0000000003",
         ];
-        let step = m.step(children(&line));
+        let (mut m, step) = listed(line[2], &line);
         assert_eq!(op(&step), &watches(line[0]));
         // A holder's data was written when it went ahead: no matter to the first waiter.
         assert_eq!(op(&m.step(exists(1))), &watches(line[1]));
@@ -186,44 +160,28 @@ mod tests {
         let step = m.step(children(&[line[0], line[2], "h-lease-0000000004"]));
         assert_eq!(op(&step), &touch(line[2]));
         let step = m.step(Input::Reply(Ok(OpResult::SetData(Stat::default()))));
-        assert!(matches!(
-            step.outcome,
-            Some(SemaphoreOutcome::Acquired { .. })
-        ));
-    }
-
-    fn touch(name: &str) -> Op {
-        Op::SetData {
-            path: format!("{DIR}/{name}"),
-            data: Vec::new(),
-            version: -1,
-        }
+        assert!(acquired(&step));
     }
 
     #[test]
     fn a_lease_granted_at_once_with_nodes_behind_it_still_tells_them() {
         // One behind may have listed it as a waiter before a node ahead went, and watch it.
-        let mut m = joined("g-lease-0000000002");
-        let step = m.step(children(&["g-lease-0000000002", "h-lease-0000000003"]));
-        assert_eq!(op(&step), &touch("g-lease-0000000002"));
-        let mut alone = joined("g-lease-0000000002");
-        let step = alone.step(children(&["a-lease-0000000001", "g-lease-0000000002"]));
-        assert!(matches!(
-            step.outcome,
-            Some(SemaphoreOutcome::Acquired { .. })
-        ));
+        let own = "g-lease-0000000002";
+        let (_, step) = listed(own, &[own, "h-lease-0000000003"]);
+        assert_eq!(op(&step), &touch(own));
+        let (_, alone) = listed(own, &["a-lease-0000000001", own]);
+        assert!(acquired(&alone));
     }
 
     #[test]
     fn a_waiter_further_back_lists_again_once_its_predecessor_went_ahead() {
-        let mut m = joined("g-lease-0000000004");
         let line = [
             "a-lease-0000000001",
             "b-lease-0000000002",
             "c-lease-0000000003",
             "g-lease-0000000004",
         ];
-        let step = m.step(children(&line));
+        let (mut m, step) = listed(line[3], &line);
         assert_eq!(op(&step), &watches(line[2]));
         // Its predecessor's data is written already: it went ahead between listing and exists.
         let step = m.step(exists(1));

@@ -1,4 +1,5 @@
-//! What the recipes' unit tests share: reading the op a step sends, and a listing reply.
+//! What the recipes' unit tests share: reading the op (or the multi) a step sends, and a listing
+//! reply.
 
 use std::fmt::Debug;
 
@@ -10,6 +11,14 @@ pub(crate) fn op<O: Debug>(step: &Step<O>) -> &Op {
     match &step.action {
         Action::Send(op) => op,
         other => panic!("expected an op, got {other:?}"),
+    }
+}
+
+/// The ops of the multi `step` sends; panics if it sends another op, or none.
+pub(crate) fn multi_ops<O: Debug>(step: &Step<O>) -> &[Op] {
+    match op(step) {
+        Op::Multi(ops) => ops,
+        other => panic!("expected a multi, got {other:?}"),
     }
 }
 

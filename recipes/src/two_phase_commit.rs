@@ -46,7 +46,7 @@ use crate::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient,
 };
 use crate::client::{ZkError, ZkEvent};
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Input, Recipe, Step, Timer};
 use crate::outcome::Outcome;
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
@@ -640,11 +640,11 @@ impl TwoPhaseCommit {
     }
 
     /// Runs `machine` (this recipe's own, or one built around it) until it learns the decision.
-    pub async fn run_with<C, M>(&self, client: &C, machine: M) -> Result<bool, TwoPhaseCommitError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = (), Outcome = TwoPhaseCommitOutcome>,
-    {
+    pub async fn run_with<C: ZkClient, M: Plays<(), TwoPhaseCommitOutcome>>(
+        &self,
+        client: &C,
+        machine: M,
+    ) -> Result<bool, TwoPhaseCommitError> {
         let decided = self.start_until(client, machine, |outcome| match outcome {
             TwoPhaseCommitOutcome::Decided { commit, .. } => Some(*commit),
             _ => None,

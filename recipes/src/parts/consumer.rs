@@ -574,7 +574,7 @@ mod tests {
     use super::*;
     use crate::client::{Stat, WatchedEvent};
     use crate::machine::Action;
-    use crate::testing::{children, op};
+    use crate::testing::{children, multi_ops, op};
 
     const DIR: &str = "/q";
     const SESSION: SessionId = 5;
@@ -630,9 +630,7 @@ mod tests {
         let mut machine = consumer();
         reading_first(&mut machine);
         let step = machine.step(data(b"x"));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}")
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(&ops[0], Op::Delete { path, .. } if path == "/q/p-item-0000000001"));
         assert!(
             matches!(&ops[1], Op::Create { path, mode: CreateMode::Persistent, .. }
@@ -739,9 +737,7 @@ mod tests {
             "a claimed item is skipped"
         );
         let step = machine.step(data(b"y"));
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}")
-        };
+        let ops = multi_ops(&step);
         assert!(matches!(&ops[0], Op::Check { .. }));
         assert!(
             matches!(&ops[1], Op::Create { path, mode: CreateMode::Ephemeral, .. }

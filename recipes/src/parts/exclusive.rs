@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::client::{
     EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };
-use crate::handle::Handle;
+use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::contender::{Contender, Line, Verdict, UNLOCK};
@@ -82,6 +82,72 @@ pub enum Hold {
     /// An error the recipe cannot handle.
     Failed(ZkError),
 }
+
+/// Declares a role recipe's outcome type: [`Hold`]'s variants under the recipe's own names for
+/// being granted and letting go, with `From<Hold>` and the conversion into the trace's
+/// [`Outcome`] (`Granted` for a role held alone, `Shared` for one held with others). The lock,
+/// the election and the semaphore tell their applications the same six things, so they are
+/// written here once, their documentation naming the recipe's `role`.
+macro_rules! role_outcome {
+    (
+        $(#[$doc:meta])*
+        $name:ident, role $role:literal, $granted:ident as $umbrella:ident, $released:ident
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            #[doc = concat!("The client holds the ", $role, "; `token`, its node's czxid, is the \
+                fencing token to present to whatever the ", $role, " protects: it only grows \
+                from one holder to the next.")]
+            $granted {
+                /// The fencing token.
+                token: i64,
+            },
+            #[doc = concat!("The connection dropped while holding: the session may expire at \
+                any moment, so the holder must stop trusting the ", $role, " until [`",
+                stringify!($name), "::Resumed`].")]
+            Suspended,
+            #[doc = concat!("Reconnected within the same session while holding: the ", $role,
+                " is still held.")]
+            Resumed,
+            #[doc = concat!("The session ended: the ", $role, ", held or awaited, is gone.")]
+            Lost,
+            #[doc = concat!("The client let go of the ", $role, ".")]
+            $released,
+            /// The recipe gave up on an error it cannot handle.
+            Failed($crate::client::ZkError),
+        }
+
+        impl From<$crate::parts::exclusive::Hold> for $name {
+            fn from(hold: $crate::parts::exclusive::Hold) -> $name {
+                use $crate::parts::exclusive::Hold;
+                match hold {
+                    Hold::Granted { token } => $name::$granted { token },
+                    Hold::Suspended => $name::Suspended,
+                    Hold::Resumed => $name::Resumed,
+                    Hold::Lost => $name::Lost,
+                    Hold::Released => $name::$released,
+                    Hold::Failed(error) => $name::Failed(error),
+                }
+            }
+        }
+
+        impl From<$name> for $crate::outcome::Outcome {
+            fn from(outcome: $name) -> $crate::outcome::Outcome {
+                use $crate::outcome::Outcome;
+                match outcome {
+                    $name::$granted { token } => Outcome::$umbrella { role: $role, token },
+                    $name::Suspended => Outcome::Suspended,
+                    $name::Resumed => Outcome::Resumed,
+                    $name::Lost => Outcome::Lost,
+                    $name::$released => Outcome::Released { role: $role },
+                    $name::Failed(error) => Outcome::Failed(error),
+                }
+            }
+        }
+    };
+}
+pub(crate) use role_outcome;
 
 /// Where the machine is in the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -453,15 +519,11 @@ impl<R: Role> Claim<R> {
 
     /// Waits until `machine` holds the role: this role's own machine, or one built around it
     /// (the harness runs known-broken variants of the protocol this way).
-    pub async fn acquire_with<'c, C, M>(
+    pub async fn acquire_with<'c, C: ZkClient, M: Plays<R::Request, R::Outcome>>(
         &self,
         client: &'c C,
         machine: M,
-    ) -> Result<Held<'c, C, M>, RecipeError>
-    where
-        C: ZkClient,
-        M: Recipe<Request = R::Request, Outcome = R::Outcome>,
-    {
+    ) -> Result<Held<'c, C, M>, RecipeError> {
         let mut driver = Driver::new(client, machine).recording(self.outcomes_to());
         let granted = driver
             .feed_until(Input::Start, |outcome| match outcome.into() {

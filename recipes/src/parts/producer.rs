@@ -245,7 +245,7 @@ impl Recipe for PutMachine {
 mod tests {
     use super::*;
     use crate::client::Stat;
-    use crate::testing::{children, op};
+    use crate::testing::{children, multi_ops, op};
 
     fn created(path: &str) -> OpReply {
         Ok(OpResult::Created {
@@ -258,9 +258,7 @@ mod tests {
     fn a_put_creates_its_item_and_a_marker_in_one_multi_and_clears_the_marker() {
         let mut put = PutMachine::new("/q", "t1".to_owned(), b"x".to_vec());
         let step = put.step(Input::Start);
-        let Op::Multi(ops) = op(&step) else {
-            panic!("{step:?}")
-        };
+        let ops = multi_ops(&step);
         assert!(
             matches!(&ops[0], Op::Create { path, mode: CreateMode::PersistentSequential, data }
             if path == "/q/t1-item-" && data == b"x")
@@ -274,30 +272,37 @@ mod tests {
             created("/q/t1-put-0000000005"),
         ];
         let step = put.step(Input::Reply(Ok(OpResult::Multi(both))));
-        assert_eq!(step.outcome, Some(QueueOutcome::Put { item: 4 }));
-        assert_eq!(op(&step).path(), "/q/t1-put-0000000005");
+        landed_as_4_clearing_its_marker(&step);
     }
 
-    #[test]
-    fn after_a_lost_reply_its_marker_says_it_landed_though_the_item_is_taken() {
+    /// `step` tells that the put landed as item 4, and deletes its marker.
+    fn landed_as_4_clearing_its_marker(step: &Step<QueueOutcome>) {
+        assert_eq!(step.outcome, Some(QueueOutcome::Put { item: 4 }));
+        assert_eq!(op(step).path(), "/q/t1-put-0000000005");
+    }
+
+    /// A put whose multi's reply was lost, listing after a `sync` to find its marker.
+    fn reply_lost() -> PutMachine {
         let mut put = PutMachine::new("/q", "t1".to_owned(), b"x".to_vec());
         put.step(Input::Start);
         let step = put.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         assert!(matches!(op(&step), Op::Sync { .. }));
         let step = put.step(Input::Reply(Ok(OpResult::Synced)));
         assert!(matches!(op(&step), Op::GetChildren { .. }));
+        put
+    }
+
+    #[test]
+    fn after_a_lost_reply_its_marker_says_it_landed_though_the_item_is_taken() {
+        let mut put = reply_lost();
         // The item is gone (a consumer took it); the marker is still there.
         let step = put.step(children(&["t10-put-0000000002", "t1-put-0000000005"]));
-        assert_eq!(step.outcome, Some(QueueOutcome::Put { item: 4 }));
-        assert_eq!(op(&step).path(), "/q/t1-put-0000000005");
+        landed_as_4_clearing_its_marker(&step);
     }
 
     #[test]
     fn with_no_marker_after_a_lost_reply_it_puts_again() {
-        let mut put = PutMachine::new("/q", "t1".to_owned(), b"x".to_vec());
-        put.step(Input::Start);
-        put.step(Input::Reply(Err(ZkError::ConnectionLoss)));
-        put.step(Input::Reply(Ok(OpResult::Synced)));
+        let mut put = reply_lost();
         // An item of its tag without a marker is another attempt's; this one did not land.
         let step = put.step(children(&["t1-item-0000000003"]));
         assert!(matches!(op(&step), Op::Multi(_)));
@@ -307,9 +312,7 @@ mod tests {
     fn a_named_put_makes_its_item_under_that_name_and_finds_it_by_its_marker() {
         let mut put = PutMachine::named("/n", "job-".into(), "t1".into(), b"x".to_vec());
         let step = put.step(Input::Start);
-        let Op::Multi(ops) = op(&step) else {
-            panic!("a multi")
-        };
+        let ops = multi_ops(&step);
         assert_eq!(ops[0].path(), "/n/job-");
         put.step(Input::Reply(Err(ZkError::ConnectionLoss)));
         put.step(Input::Reply(Ok(OpResult::Synced)));

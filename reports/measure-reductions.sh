@@ -16,12 +16,10 @@ if [ "${1:-}" != --table ]; then
   cargo build --release --quiet
   mkdir -p reports/reductions
   for scenario in $(./target/release/zklab list | awk '{print $1}'); do
-    for reductions in none symmetry all; do
-      case $reductions in
-        none) flags="--no-symmetry --no-partial-order --keep-zxids" ;;
-        symmetry) flags="--no-partial-order --keep-zxids" ;;
-        all) flags="" ;;
-      esac
+    # Each run: the reductions' name, then the flags that leave out the others.
+    for run in "none --no-symmetry --no-partial-order --keep-zxids" \
+      "symmetry --no-partial-order --keep-zxids" "all"; do
+      read -r reductions flags <<< "$run"
       echo "check $scenario, reductions: $reductions" >&2
       # Exit status 1 is a property that fails, which a known bug must: only a usage error (2)
       # or an incomplete search (3) stops the script.

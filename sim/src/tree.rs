@@ -4,6 +4,7 @@
 //! mutation fails with) but nothing of sessions or watches: the server glues those on. Paths
 //! given to it must already be valid (see [`crate::path`]).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
@@ -186,30 +187,24 @@ impl Tree {
     ) -> Result<(String, Stat, Undo), ZkError> {
         let parent_path = path::parent(path);
         let parent = self.nodes.get(parent_path).ok_or(ZkError::NoNode)?;
+        let parent_is_ephemeral = parent.ephemeral_owner != 0;
         let full = if sequential {
             let mut full = String::with_capacity(path.len() + 11);
             full.push_str(path);
             push_sequence(&mut full, parent.counter);
             full
         } else {
-            if self.nodes.contains_key(path) {
-                return Err(ZkError::NodeExists);
-            }
             path.to_owned()
         };
-        if sequential && self.nodes.contains_key(&full) {
+        // The new node goes in through the entry that finds its path free, and the parent is
+        // looked up once more to be changed: three searches of the tree's long paths, not four.
+        let Entry::Vacant(free) = self.nodes.entry(full) else {
             return Err(ZkError::NodeExists);
-        }
-        if parent.ephemeral_owner != 0 {
+        };
+        if parent_is_ephemeral {
             return Err(ZkError::NoChildrenForEphemerals);
         }
-        let parent = self.nodes.get_mut(parent_path).ok_or(ZkError::NoNode)?;
-        let undo = Undo::Create {
-            parent_pzxid: parent.pzxid,
-        };
-        parent.counter = parent.counter.wrapping_add(1);
-        parent.pzxid = zxid;
-        parent.children.insert(path::name(&full).to_owned());
+        let full = free.key().clone();
         let node = Znode {
             data: data.to_vec(),
             czxid: zxid,
@@ -224,7 +219,14 @@ impl Tree {
             counter: 0,
         };
         let stat = node.stat();
-        self.nodes.insert(full.clone(), node);
+        free.insert(node);
+        let parent = self.nodes.get_mut(parent_path).ok_or(ZkError::NoNode)?;
+        let undo = Undo::Create {
+            parent_pzxid: parent.pzxid,
+        };
+        parent.counter = parent.counter.wrapping_add(1);
+        parent.pzxid = zxid;
+        parent.children.insert(path::name(&full).to_owned());
         Ok((full, stat, undo))
     }
 

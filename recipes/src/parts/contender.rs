@@ -355,11 +355,10 @@ impl Contender {
         if !name.ends_with(|c: char| c.is_ascii_digit()) {
             return None;
         }
-        self.line.kin.iter().find_map(|marker| {
-            let at = last_occurrence(name.as_bytes(), marker.as_bytes())?;
-            let sequence = &name[at + marker.len()..];
-            Some((sequence.parse::<i32>().ok()?, *marker))
-        })
+        self.line
+            .kin
+            .iter()
+            .find_map(|marker| Some((sequence_after(name, marker)?, *marker)))
     }
 
     /// Decides from a listing: go, or watch the node its gate waits for.
@@ -531,6 +530,26 @@ impl Contender {
             op: Op::Delete { path, version: -1 },
         }
     }
+}
+
+/// The number after the last occurrence of `marker` in `name`, if what follows it parses as an
+/// `i32`. A marker ending in a byte other than a digit can be followed by a number only where the
+/// name's trailing digits begin, or one byte before them (a sign): a later occurrence would end
+/// inside the digits, and an earlier one leaves a non-digit after the first byte of what follows
+/// it, which no number parses. So two comparisons stand in for the search, run for every child of
+/// every listing; only a marker ending in a digit (or an empty one) is searched for.
+fn sequence_after(name: &str, marker: &str) -> Option<i32> {
+    let (bytes, needle) = (name.as_bytes(), marker.as_bytes());
+    let end = if needle.last().is_some_and(|last| !last.is_ascii_digit()) {
+        let digits = bytes.iter().rev().take_while(|byte| byte.is_ascii_digit());
+        let start = bytes.len() - digits.count();
+        [start, start.checked_sub(1)?]
+            .into_iter()
+            .find(|&end| bytes[..end].ends_with(needle))?
+    } else {
+        last_occurrence(bytes, needle)? + needle.len()
+    };
+    name.get(end..)?.parse().ok()
 }
 
 /// Where the last occurrence of `needle` in `haystack` starts, as `str::rfind` finds it, without

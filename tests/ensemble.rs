@@ -40,16 +40,23 @@ fn run<T>(test: impl std::future::Future<Output = T>) -> T {
     Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(test)
 }
 
+/// On [`ensemble`], client 0 on the leader, having made `/x` holding `data`, and client 1 on a
+/// follower, once the followers have applied it.
+async fn x_made_on_the_leader(data: &[u8]) -> (SimClient, SimClient) {
+    let zk = ensemble();
+    let (writer, other) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
+    writer
+        .create("/x", data, CreateMode::Persistent)
+        .await
+        .expect("created");
+    madsim::time::sleep(2 * LAG).await;
+    (writer, other)
+}
+
 #[test]
 fn a_follower_serves_a_stale_read_and_sync_brings_it_up_to_date() {
     let (stale, synced) = run(async {
-        let zk = ensemble();
-        let (writer, reader) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
-        writer
-            .create("/x", b"old", CreateMode::Persistent)
-            .await
-            .expect("created");
-        madsim::time::sleep(2 * LAG).await;
+        let (writer, reader) = x_made_on_the_leader(b"old").await;
         writer.set_data("/x", b"new", -1).await.expect("set");
         let (stale, _) = reader.get_data("/x", false).await.expect("read");
         reader.sync("/x").await.expect("synced");
@@ -82,13 +89,7 @@ fn a_client_on_a_follower_reads_its_own_write_which_it_hears_of_once_the_followe
 #[test]
 fn a_watch_left_on_a_follower_fires_when_the_follower_applies_the_change() {
     let (event, after) = run(async {
-        let zk = ensemble();
-        let (writer, watcher) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
-        writer
-            .create("/x", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        madsim::time::sleep(2 * LAG).await;
+        let (writer, watcher) = x_made_on_the_leader(b"").await;
         watcher.get_data("/x", true).await.expect("read");
         let started = Instant::now();
         writer.delete("/x", -1).await.expect("deleted");
@@ -120,6 +121,11 @@ fn striking(kind: FaultKind, servers: usize, lag: Duration) -> SimZk {
         client: 0,
         duration: Duration::ZERO,
     };
+    struck_once(config, fault)
+}
+
+/// The service of `config`, struck by `fault` alone.
+fn struck_once(config: SimConfig, fault: ScriptedFault) -> SimZk {
     let plan = FaultPlan {
         rates: FaultRates::none(),
         script: vec![fault],
@@ -152,6 +158,24 @@ async fn writer_with_d(zk: &SimZk) -> SimClient {
         .await
         .expect("created");
     writer
+}
+
+/// Client 1 on the first leader, having made `/d`, and client 0 on server 1, in a process of
+/// its own, holding a data watch on `/d` read after a sync.
+async fn writer_and_watcher_on_a_follower(zk: &SimZk) -> (SimClient, SimClient) {
+    let writer = zk.connect_to(1, 0);
+    writer
+        .create("/d", b"", CreateMode::Persistent)
+        .await
+        .expect("created");
+    let watcher = as_client(zk, 0, |zk| async move {
+        let watcher = zk.connect_to(0, 1);
+        watcher.sync("/d").await.expect("synced");
+        watcher.get_data("/d", true).await.expect("a data watch");
+        watcher
+    })
+    .await;
+    (writer, watcher)
 }
 
 #[test]
@@ -356,23 +380,8 @@ fn the_clients_of_a_crashed_follower_move_to_another_server_and_keep_their_watch
             client: 0,
             duration: down,
         };
-        let plan = FaultPlan {
-            rates: FaultRates::none(),
-            script: vec![crash],
-        };
-        let zk = SimZk::start(config, plan);
-        let writer = zk.connect_to(1, 0);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let watcher = as_client(&zk, 0, |zk| async move {
-            let watcher = zk.connect_to(0, 1);
-            watcher.sync("/d").await.expect("synced");
-            watcher.get_data("/d", true).await.expect("a data watch");
-            watcher
-        })
-        .await;
+        let zk = struck_once(config, crash);
+        let (writer, watcher) = writer_and_watcher_on_a_follower(&zk).await;
         madsim::time::sleep(Duration::from_millis(100) + 2 * AWAY).await;
         writer.set_data("/d", b"x", -1).await.expect("set");
         madsim::time::sleep(Duration::from_millis(100)).await;
@@ -412,24 +421,9 @@ fn a_leader_change_pauses_writes_and_sessions_survive_it_with_their_watches() {
             client: 0,
             duration: Duration::ZERO,
         };
-        let plan = FaultPlan {
-            rates: FaultRates::none(),
-            script: vec![election],
-        };
-        let zk = SimZk::start(config, plan);
+        let zk = struck_once(config, election);
         let start = Instant::now();
-        let writer = zk.connect_to(1, 0);
-        writer
-            .create("/d", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        let watcher = as_client(&zk, 0, |zk| async move {
-            let watcher = zk.connect_to(0, 1);
-            watcher.sync("/d").await.expect("synced");
-            watcher.get_data("/d", true).await.expect("a data watch");
-            watcher
-        })
-        .await;
+        let (writer, watcher) = writer_and_watcher_on_a_follower(&zk).await;
         madsim::time::sleep_until(start + Duration::from_millis(110)).await;
         writer
             .set_data("/d", b"x", -1)

@@ -40,16 +40,23 @@ fn run<T>(test: impl std::future::Future<Output = T>) -> T {
     Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(test)
 }
 
+/// On [`ensemble`], client 0 on the leader, having made `/x` holding `data`, and client 1 on a
+/// follower, once the followers have applied it.
+async fn x_made_on_the_leader(data: &[u8]) -> (SimClient, SimClient) {
+    let zk = ensemble();
+    let (writer, other) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
+    writer
+        .create("/x", data, CreateMode::Persistent)
+        .await
+        .expect("created");
+    madsim::time::sleep(2 * LAG).await;
+    (writer, other)
+}
+
 #[test]
 fn a_follower_serves_a_stale_read_and_sync_brings_it_up_to_date() {
     let (stale, synced) = run(async {
-        let zk = ensemble();
-        let (writer, reader) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
-        writer
-            .create("/x", b"old", CreateMode::Persistent)
-            .await
-            .expect("created");
-        madsim::time::sleep(2 * LAG).await;
+        let (writer, reader) = x_made_on_the_leader(b"old").await;
         writer.set_data("/x", b"new", -1).await.expect("set");
         let (stale, _) = reader.get_data("/x", false).await.expect("read");
         reader.sync("/x").await.expect("synced");
@@ -82,13 +89,7 @@ fn a_client_on_a_follower_reads_its_own_write_which_it_hears_of_once_the_followe
 #[test]
 fn a_watch_left_on_a_follower_fires_when_the_follower_applies_the_change() {
     let (event, after) = run(async {
-        let zk = ensemble();
-        let (writer, watcher) = (zk.connect_to(0, 0), zk.connect_to(1, 1));
-        writer
-            .create("/x", b"", CreateMode::Persistent)
-            .await
-            .expect("created");
-        madsim::time::sleep(2 * LAG).await;
+        let (writer, watcher) = x_made_on_the_leader(b"").await;
         watcher.get_data("/x", true).await.expect("read");
         let started = Instant::now();
         writer.delete("/x", -1).await.expect("deleted");

@@ -28,7 +28,8 @@ pub static CONFIG_BACKWARDS: Property = Property::new("config-backwards", "confi
 
 /// Readers end with the last value: broken when a configuration's reader finished with a value
 /// older than the newest written.
-pub static CONFIG_STALE: Property = Property::new("config-stale", "readers end with the last value");
+pub static CONFIG_STALE: Property =
+    Property::new("config-stale", "readers end with the last value");
 
 /// A reader's session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -34,7 +34,8 @@ pub static GROUP_GHOST: Property = Property::new("group-ghost", "no view holds a
 
 /// Members end with the members' view: broken when a live group member ended with a view other than
 /// the group's members.
-pub static GROUP_STALE: Property = Property::new("group-stale", "members end with the members' view");
+pub static GROUP_STALE: Property =
+    Property::new("group-stale", "members end with the members' view");
 
 /// A session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -22,7 +22,8 @@ use crate::monitor::{changes, child_of, Change};
 
 /// A name resolves to its latest registration: broken when a lookup read an older value of a name
 /// than one registered before it was sent.
-pub static NAME_STALE: Property = Property::new("name-stale", "a name resolves to its latest registration");
+pub static NAME_STALE: Property =
+    Property::new("name-stale", "a name resolves to its latest registration");
 
 /// A client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]

@@ -154,9 +154,7 @@ impl TwoPhaseCommitSafety {
 
 impl Monitor for TwoPhaseCommitSafety {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        let violation = |property, message| {
-            Some(Violation::new(property, entry.at, message))
-        };
+        let violation = |property, message| Some(Violation::new(property, entry.at, message));
         match &entry.event {
             TraceEvent::Applied { op, reply, .. } => {
                 self.applied = true;

@@ -110,10 +110,9 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
             })
         }
         "get" => {
-            let parsed = options::parse(GET, words)?;
             let deprecated =
                 "'get path [watch]' has been deprecated. Please use 'get [-s] [-w] path' instead.";
-            let parsed = old_watch(GET, words, parsed, deprecated, notices)?;
+            let parsed = parse_watchable(GET, words, deprecated, notices)?;
             Ok(Command::Get {
                 path: path_of(&parsed)?,
                 stat: parsed.has('s'),
@@ -121,10 +120,9 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
             })
         }
         "stat" => {
-            let parsed = options::parse(STAT, words)?;
             let deprecated =
                 "'stat path [watch]' has been deprecated. Please use 'stat [-w] path' instead.";
-            let parsed = old_watch(STAT, words, parsed, deprecated, notices)?;
+            let parsed = parse_watchable(STAT, words, deprecated, notices)?;
             Ok(Command::Stat {
                 path: path_of(&parsed)?,
                 watch: parsed.has('w'),
@@ -188,6 +186,17 @@ fn create(words: &[String]) -> Result<Command, Failure> {
         data: rest.first().cloned(),
         mode,
     })
+}
+
+/// `words` parsed as a command that still reads the old watch flag (see [`old_watch`]).
+fn parse_watchable(
+    spec: Spec,
+    words: &[String],
+    deprecated: &'static str,
+    notices: &mut Vec<Notice>,
+) -> Result<Parsed, Failure> {
+    let parsed = options::parse(spec, words)?;
+    old_watch(spec, words, parsed, deprecated, notices)
 }
 
 /// `ls`, `get` and `stat` still read a third argument as the old watch flag: zkCli overwrites

@@ -72,6 +72,12 @@ impl Conn {
         self.state == ConnState::Connected
     }
 
+    /// Whether a packet sent on connection `epoch` still arrives: that connection is the
+    /// current one and up; a packet of an earlier one was lost with it.
+    pub(super) fn carries(&self, epoch: u64) -> bool {
+        self.epoch == epoch && self.is_connected()
+    }
+
     /// Notes an op sent on the current connection: a read that asks for a watch sets it when
     /// its reply arrives.
     fn note_sent(&mut self, id: u64, op: &Op) {
@@ -328,7 +334,6 @@ impl Service {
             session,
             event: ZkEvent::Watch(event.clone()),
         });
-        let cause = notification.cause;
         self.trace.push(
             now,
             TraceEvent::Watch {
@@ -336,7 +341,7 @@ impl Service {
                 session,
                 event,
                 zxid,
-                cause,
+                cause: notification.cause,
                 deletion,
             },
         );

@@ -237,7 +237,7 @@ impl Service {
                 request,
             } => {
                 let conn = self.conn(session);
-                if conn.epoch != epoch || !conn.is_connected() {
+                if !conn.carries(epoch) {
                     return;
                 }
                 conn.server_heard = now;
@@ -248,9 +248,8 @@ impl Service {
                 epoch,
                 response,
             } => {
-                let conn = self.conn(session);
                 // Lost with its connection: the client re-registers the watch it holds.
-                if conn.epoch != epoch || !conn.is_connected() {
+                if !self.conn(session).carries(epoch) {
                     return;
                 }
                 self.receive(session, response);

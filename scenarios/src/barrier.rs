@@ -7,6 +7,8 @@
 //!
 //! Herd-freedom is not asked of a barrier: its removal is meant to wake every waiter. Its known
 //! bug: a waiter that takes any event as the barrier's removal ([`TrustAnyEvent`]).
+//!
+//! [`TrustAnyEvent`]: bugs::TrustAnyEvent
 
 pub mod bugs;
 pub mod monitor;
@@ -18,13 +20,11 @@ use zklab_models::workload::Workload;
 use zklab_recipes::barrier::{Barrier, BarrierError, BarrierMachine, BarrierRequest, Part};
 use zklab_recipes::client::{SessionId, ZkClient, ZkError};
 
-use crate::barrier::bugs::TrustAnyEvent;
-use crate::barrier::monitor::{BarrierSafety, BARRIER_PASSED};
+use crate::barrier::monitor::BarrierSafety;
 use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, ModelFault, Scenario};
+use crate::mutation::{Mutated, Mutation};
 
 /// Where the barrier nodes live.
 pub const BARRIER_DIR: &str = "/barrier";
@@ -178,21 +178,3 @@ impl<X: Mutation> Kit for BarrierKit<X> {
         Some(session)
     }
 }
-
-/// The barrier's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "barrier",
-        about: "a controller sets each round's barrier and lifts it; the others wait at it",
-        bug: None,
-        kit: &BarrierKit::<Documented>::KIT,
-        states: Some(5_815),
-    },
-    Scenario {
-        name: "barrier-bug-trust-any-event",
-        about: "a waiter takes any event for the barrier's removal, without reading it again",
-        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).with_one(ModelFault::SessionExpiry)),
-        kit: &BarrierKit::<TrustAnyEvent>::KIT,
-        states: Some(390),
-    },
-];

@@ -6,23 +6,23 @@
 //!
 //! Herd-freedom is not asked: a write is meant to wake every reader. Its known bug: a reader
 //! that takes no news after its first read ([`IgnoresNews`]).
+//!
+//! [`IgnoresNews`]: crate::mutation::IgnoresNews
 
 pub mod monitor;
 
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
 
-use crate::config::monitor::{ConfigFreshness, CONFIG_STALE};
+use crate::config::monitor::ConfigFreshness;
 use crate::host::{first_of, in_sessions, rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
-use crate::scenario::{KnownBug, Scenario};
+use crate::mutation::{Mutated, Mutation};
 
 /// Where the configuration lives.
 pub const CONFIG_DIR: &str = "/config";
@@ -168,21 +168,3 @@ impl<X: Mutation> Kit for ConfigKit<X> {
         }
     }
 }
-
-/// The configuration's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "config",
-        about: "client 0 writes a value per round; the others follow it to the last",
-        bug: None,
-        kit: &ConfigKit::<Documented>::KIT,
-        states: Some(1_023),
-    },
-    Scenario {
-        name: "config-bug-no-reread",
-        about: "a reader takes no news after its first read: it misses every change",
-        bug: Some(KnownBug::new(&[&CONFIG_STALE], 2).breaking(NO_STUCK_STATE)),
-        kit: &ConfigKit::<IgnoresNews>::KIT,
-        states: Some(15),
-    },
-];

@@ -9,29 +9,27 @@
 //! looking for the first one, and so counts itself twice ([`BlindRetry`]); a lowest participant
 //! that takes the deletion of the node it waits on as everyone gone ([`TrustDeletion`]); and
 //! waiters that watch the whole directory ([`WatchParent`]: every deletion wakes them all).
+//!
+//! [`BlindRetry`]: crate::mutation::BlindRetry
+//! [`TrustDeletion`]: crate::mutation::TrustDeletion
+//! [`WatchParent`]: crate::mutation::WatchParent
 
 pub mod monitor;
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::double_barrier::{
     DoubleBarrier, DoubleBarrierMachine, DoubleBarrierRequest, READY,
 };
 
-use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd, ENTERED_EARLY, LEFT_EARLY};
+use crate::double_barrier::monitor::{DoubleBarrierSafety, LeaveHerd};
 use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::monitor::herd::HERD;
-use crate::monitor::unowned_node::UNOWNED_NODE;
-use crate::monitor::wait_for::DEADLOCK;
-use crate::mutation::{BlindRetry, Documented, Mutated, Mutation, TrustDeletion, WatchParent};
-use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, ModelFault, Scenario};
+use crate::mutation::{Mutated, Mutation};
 
 /// Where the barrier's nodes live.
 pub const DOUBLE_BARRIER_DIR: &str = "/double-barrier";
@@ -127,56 +125,3 @@ impl<X: Mutation> Kit for DoubleBarrierKit<X> {
         })
     }
 }
-
-/// The double barrier's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "double-barrier",
-        about: "rounds of a reusable double barrier: enter once 2 are there, work, leave together",
-        bug: None,
-        kit: &DoubleBarrierKit::<Documented>::KIT,
-        states: Some(262_766),
-    },
-    Scenario {
-        name: "double-barrier-bug-blind-retry",
-        about:
-            "a participant makes a second node after a lost create reply, and counts itself twice",
-        bug: Some(
-            KnownBug::new(
-                &[&DEADLOCK, &ENTERED_EARLY, &UNOWNED_NODE, &LIVENESS, &ORPHAN],
-                2,
-            )
-            .breaking(ENTERED_EARLY.name)
-            .with_one(ModelFault::LostReply),
-        ),
-        kit: &DoubleBarrierKit::<BlindRetry>::KIT,
-        states: Some(8_734),
-    },
-    Scenario {
-        name: "double-barrier-bug-trust-deletion",
-        about: "the lowest participant takes the deletion of the node it waits on as everyone gone",
-        bug: Some(
-            KnownBug::new(
-                &[
-                    &ENTERED_EARLY,
-                    &LEFT_EARLY,
-                    &DEADLOCK,
-                    &LIVENESS,
-                    &ORPHAN,
-                    &UNOWNED_NODE,
-                ],
-                3,
-            )
-            .breaking(LEFT_EARLY.name),
-        ),
-        kit: &DoubleBarrierKit::<TrustDeletion>::KIT,
-        states: Some(196_893),
-    },
-    Scenario {
-        name: "double-barrier-bug-herd",
-        about: "leavers watch the whole directory: every deletion wakes them all",
-        bug: Some(KnownBug::new(&[&HERD], 3)),
-        kit: &DoubleBarrierKit::<WatchParent>::KIT,
-        states: Some(54_271),
-    },
-];

@@ -9,6 +9,9 @@
 //! Herd-freedom is not asked: a change of membership is meant to reach every follower. Its
 //! known bugs: a member that joins with a persistent node ([`PersistentMember`]), and one that takes
 //! no news after its first read ([`IgnoresNews`]).
+//!
+//! [`PersistentMember`]: bugs::PersistentMember
+//! [`IgnoresNews`]: crate::mutation::IgnoresNews
 
 pub mod bugs;
 pub mod monitor;
@@ -16,19 +19,16 @@ pub mod monitor;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use zklab_models::model::NO_STUCK_STATE;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
 
 use crate::config::IDLE;
-use crate::group::bugs::PersistentMember;
-use crate::group::monitor::{GroupViews, GROUP_GHOST, GROUP_STALE};
+use crate::group::monitor::GroupViews;
 use crate::host::{first_of, rounds_in_sessions, Host};
 use crate::kit::Kit;
-use crate::monitor::failure::{NoFailures, RECIPE_FAILED};
-use crate::mutation::{Documented, IgnoresNews, Mutated, Mutation};
-use crate::scenario::{KnownBug, ModelFault, Scenario};
+use crate::monitor::failure::NoFailures;
+use crate::mutation::{Mutated, Mutation};
 
 /// The group's node.
 pub const GROUP_DIR: &str = "/group";
@@ -183,33 +183,3 @@ impl<X: Mutation> Kit for GroupKit<X> {
         })
     }
 }
-
-/// Group membership's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "group",
-        about: "members join and leave each round, then stay and follow the membership",
-        bug: None,
-        kit: &GroupKit::<Documented>::KIT,
-        states: Some(1_224),
-    },
-    Scenario {
-        name: "group-bug-no-reread",
-        about: "a member takes no news after its first read: its view misses every change",
-        bug: Some(KnownBug::new(&[&GROUP_STALE], 2).breaking(NO_STUCK_STATE)),
-        kit: &GroupKit::<IgnoresNews>::KIT,
-        states: Some(15),
-    },
-    Scenario {
-        name: "group-bug-persistent-member",
-        about:
-            "a member joins with a persistent node: it stays in every view once its session ends",
-        bug: Some(
-            KnownBug::new(&[&RECIPE_FAILED, &GROUP_GHOST], 2)
-                .breaking(GROUP_GHOST.name)
-                .with_one(ModelFault::SessionExpiry),
-        ),
-        kit: &GroupKit::<PersistentMember>::KIT,
-        states: Some(113),
-    },
-];

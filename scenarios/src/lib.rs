@@ -23,29 +23,16 @@ pub mod schedule;
 pub mod shrink;
 pub mod testing;
 
-/// The kits, one per recipe, in listing order: each line declares the kit's module (its folder,
-/// `scenarios/src/<recipe>.rs` and `scenarios/src/<recipe>/`) and puts its `SCENARIOS` in the
-/// catalogue ([`catalogue::scenarios`]). A new recipe's kit is one line here.
-macro_rules! kits {
-    ($($kit:ident),+ $(,)?) => {
-        $(pub mod $kit;)+
-
-        /// Every kit's scenarios, in listing order (see [`catalogue::scenarios`]).
-        const KITS: &[&[scenario::Scenario]] = &[$($kit::SCENARIOS),+];
-    };
-}
-
-kits! {
-    lock,
-    election,
-    rw_lock,
-    revocable_lock,
-    semaphore,
-    barrier,
-    double_barrier,
-    two_phase_commit,
-    queue,
-    config,
-    group,
-    names,
-}
+// The kits, one per recipe: `<recipe>.rs` and its folder. The catalogue lists their scenarios.
+pub mod barrier;
+pub mod config;
+pub mod double_barrier;
+pub mod election;
+pub mod group;
+pub mod lock;
+pub mod names;
+pub mod queue;
+pub mod revocable_lock;
+pub mod rw_lock;
+pub mod semaphore;
+pub mod two_phase_commit;

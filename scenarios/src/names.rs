@@ -7,6 +7,8 @@
 //!
 //! Herd-freedom is not asked: nothing waits. Its known bug: a registration by create alone,
 //! NodeExists taken as registered ([`CreateOnly`]).
+//!
+//! [`CreateOnly`]: bugs::CreateOnly
 
 pub mod bugs;
 pub mod monitor;
@@ -22,10 +24,8 @@ use zklab_recipes::parts::producer::PutMachine;
 use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation, SkipSync};
-use crate::names::bugs::CreateOnly;
-use crate::names::monitor::{NameResolution, NAME_STALE};
-use crate::scenario::{KnownBug, ModelFault, Scenario};
+use crate::mutation::{Mutated, Mutation};
+use crate::names::monitor::NameResolution;
 
 /// Where the names live.
 pub const NAMES_DIR: &str = "/names";
@@ -165,29 +165,3 @@ impl<X: Mutation> Kit for NamesKit<X> {
         })
     }
 }
-
-/// The name service's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "names",
-        about: "each client registers a name, resolves the next, and registers a unique name",
-        bug: None,
-        kit: &NamesKit::<Documented>::KIT,
-        states: Some(834),
-    },
-    Scenario {
-        name: "names-bug-create-only",
-        about: "a name is registered by create alone: a name registered before keeps its value",
-        bug: Some(KnownBug::new(&[&NAME_STALE], 2).with_one(ModelFault::ConnectionLoss)),
-        kit: &NamesKit::<CreateOnly>::KIT,
-        states: Some(45),
-    },
-    Scenario {
-        name: "names-bug-no-sync",
-        about:
-            "a name is resolved without a sync: a lagging follower gives a value replaced before",
-        bug: Some(KnownBug::new(&[&NAME_STALE], 2).needing_a_follower()),
-        kit: &NamesKit::<SkipSync>::KIT,
-        states: Some(11),
-    },
-];

@@ -20,6 +20,12 @@
 //! take ([`PlainDelete<true>`]: an item to two consumers) or as another's (`PlainDelete<false>`:
 //! an item lost); a claim made persistent ([`PersistentClaim`]: it outlives its session); a
 //! priority consumer that keeps working through a stale listing ([`StaleListing`]).
+//!
+//! [`PutBlindly`]: bugs::PutBlindly
+//! [`PlainDelete`]: bugs::PlainDelete
+//! [`PersistentClaim`]: bugs::PersistentClaim
+//! [`StaleListing`]: bugs::StaleListing
+//! [`PlainDelete<true>`]: bugs::PlainDelete
 
 pub mod bugs;
 pub mod monitor;
@@ -29,7 +35,6 @@ use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::model::ORPHAN;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Input, Recipe, Step};
@@ -44,12 +49,9 @@ use zklab_recipes::symmetry::{session_guid, RenameSessions};
 use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation};
-use crate::queue::bugs::{FirstByName, PersistentClaim, PlainDelete, PutBlindly, StaleListing};
-use crate::queue::monitor::{QueueDelivery, DEAD_CLAIM, ITEM_LOST, ITEM_TWICE};
-use crate::queue::take_order::{TakeOrder, OUT_OF_SEQUENCE, PRIORITY_INVERTED};
-use crate::runner::LIVENESS;
-use crate::scenario::{KnownBug, ModelFault, Scenario};
+use crate::mutation::{Mutated, Mutation};
+use crate::queue::monitor::QueueDelivery;
+use crate::queue::take_order::TakeOrder;
 
 /// Where the plainly taken queue lives.
 pub const QUEUE_DIR: &str = "/queue";
@@ -310,70 +312,3 @@ impl<X: Mutation> Kit for QueueKit<X> {
         Some(session)
     }
 }
-
-/// The queue's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "queue",
-        about: "every client puts an item and takes one, round after round; a take is recorded",
-        bug: None,
-        kit: &QueueKit::<Documented>::TAKE,
-        states: Some(14_881),
-    },
-    Scenario {
-        name: "queue-bug-delete-mine",
-        about: "a take by plain delete reads NoNode on its retry as its own take",
-        bug: Some(KnownBug::new(&[&ITEM_TWICE], 3).with_one(ModelFault::ConnectionLoss)),
-        kit: &QueueKit::<PlainDelete<true>>::TAKE,
-        states: Some(18_897),
-    },
-    Scenario {
-        name: "queue-bug-delete-not-mine",
-        about: "a take by plain delete reads NoNode on its retry as another's take",
-        bug: Some(KnownBug::new(&[&ITEM_LOST, &LIVENESS], 2).with_one(ModelFault::LostReply)),
-        kit: &QueueKit::<PlainDelete<false>>::TAKE,
-        states: Some(567),
-    },
-    Scenario {
-        name: "queue-bug-put-blindly",
-        about: "a put whose reply was lost is made again without looking: two items of one put",
-        bug: Some(KnownBug::new(&[&ITEM_TWICE], 2).with_one(ModelFault::LostReply)),
-        kit: &QueueKit::<PutBlindly>::TAKE,
-        states: Some(639),
-    },
-    Scenario {
-        name: "queue-bug-name-order",
-        about: "a consumer takes items by name, not by sequence number: a later item first",
-        bug: Some(KnownBug::new(&[&OUT_OF_SEQUENCE], 2)),
-        kit: &QueueKit::<FirstByName>::TAKE,
-        states: Some(104),
-    },
-    Scenario {
-        name: "priority-queue",
-        about: "every client puts an item of some priority and takes the highest, round after round",
-        bug: None,
-        kit: &QueueKit::<Documented>::PRIORITY,
-        states: Some(14_763),
-    },
-    Scenario {
-        name: "priority-queue-bug-stale-listing",
-        about: "a consumer works through its listing though the watch fired: it may pass over an item of higher priority",
-        bug: Some(KnownBug::new(&[&PRIORITY_INVERTED], 2)),
-        kit: &QueueKit::<StaleListing>::PRIORITY,
-        states: Some(115),
-    },
-    Scenario {
-        name: "locked-queue",
-        about: "every client puts an item, then claims one, works on it and acknowledges it",
-        bug: None,
-        kit: &QueueKit::<Documented>::LOCKED,
-        states: Some(23_139),
-    },
-    Scenario {
-        name: "locked-queue-bug-persistent-claim",
-        about: "a claim is a persistent node, so it outlives a consumer whose session ended",
-        bug: Some(KnownBug::new(&[&DEAD_CLAIM, &ORPHAN, &LIVENESS], 2).with_one(ModelFault::SessionExpiry)),
-        kit: &QueueKit::<PersistentClaim>::LOCKED,
-        states: Some(955),
-    },
-];

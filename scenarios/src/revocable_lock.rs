@@ -4,6 +4,8 @@
 //! the node in its way, forcing it out (after fencing its token) once [`GRACE`] has passed. Its
 //! known bug: a contender that ignores the ask ([`IgnoresUnlock`]), which the waiter then has to
 //! force out.
+//!
+//! [`IgnoresUnlock`]: bugs::IgnoresUnlock
 
 pub mod bugs;
 pub mod monitor;
@@ -14,15 +16,12 @@ use zklab_recipes::parts::contender::Revocation as Revoke;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
 
-use crate::exclusive::{ExclusiveKit, RoleKit};
+use crate::exclusive::RoleKit;
 use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::shared_line::SharedLine;
-use crate::mutation::Documented;
-use crate::revocable_lock::bugs::IgnoresUnlock;
-use crate::revocable_lock::monitor::{Revocation, REVOCATION_IGNORED};
+use crate::revocable_lock::monitor::Revocation;
 use crate::rw_lock::readers_line;
-use crate::scenario::{KnownBug, Scenario};
 
 /// Where the revocable lock keeps its nodes.
 pub const REVOCABLE_LOCK_DIR: &str = "/locks/revocable";
@@ -65,22 +64,3 @@ impl RoleKit for RevocableAccess {
     /// [`GRACE`].
     const USES: u32 = 50;
 }
-
-/// The revocable lock's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "revocable-lock",
-        about: "revocable read/write lock: waiters ask the holder in their way to give up, and \
-                force it out (fenced) after a grace period",
-        bug: None,
-        kit: &ExclusiveKit::<RevocableAccess, Documented>::KIT,
-        states: Some(477_265),
-    },
-    Scenario {
-        name: "revocable-lock-bug-ignores-unlock",
-        about: "a holder that never heeds the ask to give up, until it is forced out",
-        bug: Some(KnownBug::new(&[&REVOCATION_IGNORED], 2)),
-        kit: &ExclusiveKit::<RevocableAccess, IgnoresUnlock>::KIT,
-        states: Some(437),
-    },
-];

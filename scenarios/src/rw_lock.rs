@@ -4,19 +4,18 @@
 //! their immediate predecessor even when it is a reader ([`SerialReaders`]: readers held back),
 //! a writer that does not count readers as in line ([`WriterIgnoresReaders`]: a writer with
 //! readers), and waiters that watch the directory's children ([`WatchParent`]: a herd).
+//!
+//! [`WatchParent`]: crate::mutation::WatchParent
 
 use zklab_recipes::lock::LockRequest;
 use zklab_recipes::parts::contender::{Gate, Line};
 use zklab_recipes::parts::exclusive::{Hold, Role};
 use zklab_recipes::rw_lock::{Access, RwLockOutcome, READ, WRITE};
 
-use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
+use crate::exclusive::RoleKit;
+use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
-use crate::monitor::herd::HERD;
-use crate::monitor::shared_line::{Rule, SharedLine, HELD_BACK};
-use crate::mutation::{Documented, WatchParent};
-use crate::scenario::{KnownBug, Scenario};
+use crate::monitor::shared_line::{Rule, SharedLine};
 
 /// Where the read/write lock keeps its nodes.
 pub const RW_LOCK_DIR: &str = "/locks/rw";
@@ -149,36 +148,3 @@ impl LineBug for WriterIgnoresReaders {
         }
     }
 }
-
-/// The read/write lock's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "rw-lock",
-        about:
-            "read/write lock: readers share it, a writer holds it alone; fenced reads and writes",
-        bug: None,
-        kit: &ExclusiveKit::<Access, Documented>::KIT,
-        states: Some(26_977),
-    },
-    Scenario {
-        name: "rw-lock-bug-serial-readers",
-        about: "a reader waits on its immediate predecessor even when that one is a reader",
-        bug: Some(KnownBug::new(&[&HELD_BACK], 3)),
-        kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
-        states: Some(2_578),
-    },
-    Scenario {
-        name: "rw-lock-bug-writer-ignores-readers",
-        about: "a writer counts only writers' nodes as in line, so it writes while readers read",
-        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 2)),
-        kit: &ExclusiveKit::<Miswired<WriterIgnoresReaders>, Documented>::KIT,
-        states: Some(136),
-    },
-    Scenario {
-        name: "rw-lock-bug-herd",
-        about: "every waiter watches the lock node's children (herd effect)",
-        bug: Some(KnownBug::new(&[&HERD], 3)),
-        kit: &ExclusiveKit::<Access, WatchParent>::KIT,
-        states: Some(2_825),
-    },
-];

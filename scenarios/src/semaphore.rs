@@ -3,22 +3,20 @@
 //! bugs: counting the leases from a listing taken before its own create ([`ListFirst`]: too many
 //! holders), and a waiter that waits on a node already gone ([`LostWakeup`]: held back while a
 //! lease is free).
+//!
+//! [`ListFirst`]: bugs::ListFirst
+//! [`LostWakeup`]: crate::mutation::LostWakeup
 
 pub mod bugs;
 
 use std::time::Duration;
 
-use zklab_models::model::NO_STUCK_STATE;
 use zklab_recipes::semaphore::{Lease, MARKER};
 
-use crate::exclusive::{ExclusiveKit, RoleKit};
-use crate::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
+use crate::exclusive::RoleKit;
+use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
-use crate::monitor::shared_line::{Rule, SharedLine, HELD_BACK};
-use crate::monitor::stuck_waiter::STUCK_WAITER;
-use crate::mutation::{Documented, LostWakeup};
-use crate::scenario::{KnownBug, Scenario};
-use crate::semaphore::bugs::ListFirst;
+use crate::monitor::shared_line::{Rule, SharedLine};
 
 /// Where the semaphore keeps its lease nodes.
 pub const SEMAPHORE_DIR: &str = "/semaphores/workers";
@@ -57,28 +55,3 @@ impl RoleKit for Lease {
         true
     }
 }
-
-/// The semaphore's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "semaphore",
-        about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
-        bug: None,
-        kit: &ExclusiveKit::<Lease, Documented>::KIT,
-        states: Some(33_264),
-    },
-    Scenario {
-        name: "semaphore-bug-list-first",
-        about: "counts the leases from a listing taken before its own create",
-        bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 3)),
-        kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
-        states: Some(2_312),
-    },
-    Scenario {
-        name: "semaphore-bug-lost-wakeup",
-        about: "a waiter whose node ahead is gone before its exists arrives waits on it anyway",
-        bug: Some(KnownBug::new(&[&STUCK_WAITER, &HELD_BACK], 3).breaking(NO_STUCK_STATE)),
-        kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
-        states: Some(23_269),
-    },
-];

@@ -11,6 +11,8 @@
 //!
 //! Herd-freedom is not asked: the transaction's end is meant to wake every site. Its known bug:
 //! a site that presumes a commit once it has voted commit ([`PresumeCommit`]).
+//!
+//! [`PresumeCommit`]: bugs::PresumeCommit
 
 pub mod bugs;
 pub mod monitor;
@@ -26,10 +28,8 @@ use zklab_recipes::two_phase_commit::{TwoPhaseCommit, TwoPhaseCommitMachine};
 use crate::host::{rounds_in_sessions, Host};
 use crate::kit::Kit;
 use crate::monitor::failure::NoFailures;
-use crate::mutation::{Documented, Mutated, Mutation};
-use crate::scenario::{KnownBug, ModelFault, Scenario};
-use crate::two_phase_commit::bugs::PresumeCommit;
-use crate::two_phase_commit::monitor::{TwoPhaseCommitSafety, DISAGREEMENT};
+use crate::mutation::{Mutated, Mutation};
+use crate::two_phase_commit::monitor::TwoPhaseCommitSafety;
 
 /// Where the transactions' nodes live.
 pub const TWO_PHASE_COMMIT_DIR: &str = "/two-phase-commit";
@@ -138,21 +138,3 @@ impl<X: Mutation> Kit for TwoPhaseCommitKit<X> {
         })
     }
 }
-
-/// The two-phase commit's scenarios.
-pub static SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "two-phase-commit",
-        about: "a coordinator and its sites decide transaction after transaction",
-        bug: None,
-        kit: &TwoPhaseCommitKit::<Documented>::KIT,
-        states: Some(582_791),
-    },
-    Scenario {
-        name: "two-phase-commit-bug-presume-commit",
-        about: "a site that voted commit takes the transaction, still undecided, as committed",
-        bug: Some(KnownBug::new(&[&DISAGREEMENT], 2).with_one(ModelFault::LostReply)),
-        kit: &TwoPhaseCommitKit::<PresumeCommit>::KIT,
-        states: Some(2_724),
-    },
-];

@@ -15,9 +15,9 @@ use zklab::scenarios::barrier::BarrierKit;
 use zklab::scenarios::mutation::SkipSync;
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};
-use zklab::sim::client::SimClient;
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use zklab::sim::service::{SimConfig, SimZk};
+use zklab::sim::sim_client::SimClient;
 use zklab::sim::trace::TraceEvent;
 
 /// Every follower applies each transaction this long after the leader.

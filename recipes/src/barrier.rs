@@ -370,7 +370,7 @@ mod tests {
     use super::*;
     use crate::client::{EventType, Stat, WatchedEvent};
     use crate::machine::Action;
-    use crate::testing::op;
+    use crate::test_steps::op;
 
     const PATH: &str = "/b/round";
     const SESSION: SessionId = 5;

@@ -470,7 +470,7 @@ mod tests {
     use super::*;
     use crate::client::{EventType, Stat, WatchedEvent, ZkEvent};
     use crate::machine::Action;
-    use crate::testing::op;
+    use crate::test_steps::op;
 
     const PATH: &str = "/app/config";
 

@@ -711,7 +711,7 @@ mod tests {
     use super::*;
     use crate::client::{Stat, WatchedEvent};
     use crate::machine::Action;
-    use crate::testing::{multi_ops, op};
+    use crate::test_steps::{multi_ops, op};
 
     const DIR: &str = "/db";
     const OWN: &str = "g-p-0000000004";

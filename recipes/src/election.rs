@@ -88,7 +88,7 @@ mod tests {
     use super::*;
     use crate::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
     use crate::machine::{Action, Input, Recipe};
-    use crate::testing::children;
+    use crate::test_steps::children;
 
     #[test]
     fn a_candidate_leads_only_after_listing_again_when_its_predecessor_goes() {

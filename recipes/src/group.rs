@@ -472,7 +472,7 @@ mod tests {
     use super::*;
     use crate::client::{EventType, Stat, WatchedEvent, ZkEvent};
     use crate::machine::Action;
-    use crate::testing::op;
+    use crate::test_steps::op;
 
     const DIR: &str = "/group";
     const SESSION: SessionId = 7;

@@ -36,6 +36,6 @@ pub mod rw_lock;
 pub mod semaphore;
 pub mod symmetry;
 #[cfg(test)]
-mod testing;
+mod test_steps;
 pub mod tree;
 pub mod two_phase_commit;

@@ -80,7 +80,7 @@ mod tests {
         CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent, ZkError,
     };
     use crate::machine::{Action, Input, Recipe};
-    use crate::testing::{children, op};
+    use crate::test_steps::{children, op};
 
     type Step = crate::machine::Step<LockOutcome>;
 

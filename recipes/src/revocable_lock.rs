@@ -126,7 +126,7 @@ mod tests {
     use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
     use crate::machine::{Action, Input, Recipe, Step, Timer};
     use crate::outcome::Outcome;
-    use crate::testing::{children, op};
+    use crate::test_steps::{children, op};
 
     const DIR: &str = "/locks/revocable";
     const GRACE: Duration = Duration::from_millis(300);

@@ -204,7 +204,7 @@ mod tests {
     use super::*;
     use crate::client::{Op, OpResult, Stat};
     use crate::machine::{Input, Recipe, Step};
-    use crate::testing::{children, op};
+    use crate::test_steps::{children, op};
 
     const DIR: &str = "/locks/rw";
 

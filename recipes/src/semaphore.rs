@@ -81,7 +81,7 @@ mod tests {
     use crate::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
     use crate::machine::{Action, Input, Recipe, Step};
     use crate::outcome::Outcome;
-    use crate::testing::{children, op};
+    use crate::test_steps::{children, op};
 
     const DIR: &str = "/sem";
 

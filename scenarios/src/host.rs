@@ -13,8 +13,8 @@ use madsim::rand::{thread_rng, Rng};
 use zklab_recipes::client::ZkClient;
 use zklab_recipes::outcome::Recorder;
 use zklab_recipes::parts::exclusive::Fence;
-use zklab_sim::client::{SimClient, TraceRecorder};
 use zklab_sim::service::SimZk;
+use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zklab_sim::trace::ClientId;
 
 use crate::resource::FencedResource;

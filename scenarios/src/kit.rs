@@ -12,11 +12,11 @@ use std::time::Duration;
 use zklab_models::check::{check, CheckOptions, CheckReport};
 use zklab_models::workload::Workload;
 use zklab_recipes::client::Op;
-use zklab_sim::client::SimClient;
+use zklab_sim::sim_client::SimClient;
 use zklab_sim::trace::Trace;
 
-use crate::follow;
 use crate::host::{ClientContext, Host};
+use crate::model_round;
 use crate::oracle::{self, Judgement, Property, Violation};
 use crate::real::{RealHost, TracedSession};
 
@@ -63,7 +63,7 @@ pub trait AnyKit: Sync {
     fn simulate(&'static self, context: ClientContext, rounds: u32) -> ClientRun<SimClient>;
 
     /// One simulated client playing the model's round from `session` on, for a run forced
-    /// through a counterexample ([`crate::follow`]).
+    /// through a counterexample ([`crate::model_round`]).
     fn follow(&'static self, context: ClientContext, session: SimClient) -> ClientRun<SimClient>;
 
     /// One client's loop against a real ZooKeeper.
@@ -112,7 +112,7 @@ impl<K: Kit> AnyKit for K {
     }
 
     fn follow(&'static self, context: ClientContext, session: SimClient) -> ClientRun<SimClient> {
-        Box::pin(async move { Some(follow::model_round(self, &context, session).await) })
+        Box::pin(async move { Some(model_round::play(self, &context, session).await) })
     }
 
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession> {

@@ -8,9 +8,9 @@
 
 pub mod catalogue;
 pub mod exclusive;
-pub mod follow;
 pub mod host;
 pub mod kit;
+pub mod model_round;
 pub mod monitor;
 pub mod mutation;
 pub mod oracle;

@@ -14,10 +14,10 @@ use futures::{FutureExt, StreamExt};
 use madsim::runtime::Runtime;
 use zklab_models::model::ORPHAN;
 use zklab_recipes::client::ZkClient;
-use zklab_sim::client::SimClient;
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::forced::ForcedStep;
 use zklab_sim::service::{SimConfig, SimZk};
+use zklab_sim::sim_client::SimClient;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::ClientContext;

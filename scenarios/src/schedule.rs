@@ -85,7 +85,7 @@ impl Schedule {
     /// A model checker's counterexample to `property`, found with `clients` clients, as a run of
     /// the real recipe code in the simulator: the model's round for each client, one server
     /// (the model's), no fault drawn, the model's initial tree, and every step of the
-    /// counterexample forced in its order ([`crate::follow`], [`zklab_sim::forced`]). It names
+    /// counterexample forced in its order ([`crate::model_round`], [`zklab_sim::forced`]). It names
     /// the violation of the property, if it is a declared one (the model's own "no stuck state"
     /// is not).
     pub fn of_counterexample(scenario: &str, clients: usize, property: &PropertyReport) -> Self {

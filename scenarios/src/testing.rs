@@ -35,10 +35,10 @@
 //! }
 //! ```
 
-mod client;
 mod kept;
 mod real;
 mod replay;
+mod test_client;
 
 use std::fmt;
 use std::future::Future;
@@ -52,9 +52,9 @@ use zklab_sim::log;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
-pub use self::client::TestClient;
 pub use self::real::ServerControl;
 pub use self::replay::{shell_quoted, SEEDS_VARIABLE, SEED_VARIABLE};
+pub use self::test_client::TestClient;
 
 use self::replay::Seeds;
 use crate::kit::ClientRun;

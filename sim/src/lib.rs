@@ -1,10 +1,11 @@
 //! zklab's simulated ZooKeeper.
 //!
 //! The pure server ([`server::Server`]) is ZooKeeper's semantics with no I/O and no clock: the
-//! simulator, the model checker and the conformance tests all drive it. Around it, under madsim,
-//! [`client::SimClient`] adds sessions with latency, heartbeats, reconnection and injected faults,
-//! and every event lands in one [`trace::Trace`]. [`local::LocalZk`] serves the pure server to
-//! in-process sessions with no wire and no faults, for the shell and the conformance cases.
+//! simulator, the model checker and the conformance tests all drive it. Around it, under
+//! madsim, [`sim_client::SimClient`] adds sessions with latency, heartbeats, reconnection and
+//! injected faults, and every event lands in one [`trace::Trace`]. [`local::LocalZk`] serves the
+//! pure server to in-process sessions with no wire and no faults, for the shell and the
+//! conformance cases.
 
 // Without `--cfg madsim`, madsim is tokio under another name and nothing would be simulated:
 // say so once, rather than with a page of unresolved imports.
@@ -17,8 +18,6 @@ rustflags = [\"--cfg\", \"madsim\"]
 rustdocflags = [\"--cfg\", \"madsim\"]"
 );
 
-#[cfg(madsim)]
-pub mod client;
 pub mod fault;
 pub mod forced;
 pub mod local;
@@ -32,6 +31,8 @@ pub mod replicas;
 pub mod server;
 pub mod service;
 pub mod session;
+#[cfg(madsim)]
+pub mod sim_client;
 #[cfg(test)]
 mod test_ops;
 pub mod trace;

@@ -12,9 +12,9 @@ use super::observe::{create_root, observe, Faults, Observation, SETTLE_BOUND};
 use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
 use crate::recipes::real::RealZk;
-use crate::sim::client::SimClient;
 use crate::sim::fault::{FaultPlan, FaultRates};
 use crate::sim::service::{SimConfig, SimZk};
+use crate::sim::sim_client::SimClient;
 
 /// How long the real server is given to apply a write whose reply it swallows, before its
 /// connection is dropped. It applies one in about a millisecond on loopback.

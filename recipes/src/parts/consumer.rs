@@ -574,7 +574,7 @@ mod tests {
     use super::*;
     use crate::client::{Stat, WatchedEvent};
     use crate::machine::Action;
-    use crate::testing::{children, multi_ops, op};
+    use crate::test_steps::{children, multi_ops, op};
 
     const DIR: &str = "/q";
     const SESSION: SessionId = 5;

@@ -245,7 +245,7 @@ impl Recipe for PutMachine {
 mod tests {
     use super::*;
     use crate::client::Stat;
-    use crate::testing::{children, multi_ops, op};
+    use crate::test_steps::{children, multi_ops, op};
 
     fn created(path: &str) -> OpReply {
         Ok(OpResult::Created {

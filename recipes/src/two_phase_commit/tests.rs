@@ -3,7 +3,7 @@
 use super::*;
 use crate::client::Stat;
 use crate::machine::Action;
-use crate::testing::children;
+use crate::test_steps::children;
 
 const DIR: &str = "/2pc";
 const NODE: &str = "0000000000000003-vote-site-1";

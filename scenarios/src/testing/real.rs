@@ -10,7 +10,7 @@ use zklab_recipes::client::SessionId;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::TraceEvent;
 
-use super::client::{RealPlace, TestClient};
+use super::test_client::{RealPlace, TestClient};
 use super::{Failure, Harness};
 use crate::oracle::{self, Violation};
 use crate::real::{RealTrace, TracedSession};

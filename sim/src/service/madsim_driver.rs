@@ -23,10 +23,10 @@ use madsim::time::{Instant, Sleep, TimeHandle};
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkError, ZkEvent};
 
 use super::{Output, Service, SimConfig};
-use crate::client::SimClient;
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
 use crate::forced::{ForcedKind, ForcedStep, FORCED_PATIENCE};
 use crate::server::Server;
+use crate::sim_client::SimClient;
 use crate::trace::{ClientId, Trace, TraceEvent};
 
 /// madsim's shortest sleep: a timer set for sooner goes off this long after it was set.

@@ -16,16 +16,16 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::ZkClient;
 use zklab_recipes::machine::{Driver, Input};
 use zklab_recipes::outcome::{Outcome, Recorder};
-use zklab_sim::client::{SimClient, TraceRecorder};
 use zklab_sim::forced::ForcedKind;
 use zklab_sim::service::SimZk;
+use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zklab_sim::trace::ClientId;
 
 use crate::host::ClientContext;
 
 /// The client of `context` playing `workload`'s round from `session` on; returns its last
 /// session, still open.
-pub async fn model_round<W: Workload>(
+pub async fn play<W: Workload>(
     workload: &W,
     context: &ClientContext,
     mut session: SimClient,

@@ -10,9 +10,9 @@ use std::time::Duration;
 use futures::future::Either;
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkClient, ZkError, ZkEvent};
 use zklab_recipes::outcome::Recorder;
-use zklab_sim::client::{SimClient, TraceRecorder};
 use zklab_sim::fault::FaultKind;
 use zklab_sim::service::SimZk;
+use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zklab_sim::trace::{ClientId, TraceEvent};
 
 use super::real::ServerControl;

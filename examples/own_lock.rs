@@ -20,7 +20,7 @@ use zklab::recipes::client::{
 };
 use zklab::recipes::machine::{Driver, Input, Recipe, Step};
 use zklab::recipes::outcome::Outcome;
-use zklab::recipes::symmetry::RenameSessions;
+use zklab::recipes::session_renaming::RenameSessions;
 use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};

@@ -10,8 +10,8 @@ use clap::Args;
 use serde::Serialize;
 use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
 
+use crate::command_server::CommandServer;
 use crate::progress::bar;
-use crate::server::RealServer;
 
 /// The options of `zklab conform`.
 #[derive(Args)]
@@ -44,22 +44,22 @@ pub struct ConformArgs {
 
 /// The server a run compares with: the one `--zk` names or a standalone one, a controller
 /// server with `--faults`, an ensemble with `--ensemble`.
-fn server_for(args: &ConformArgs) -> Result<RealServer, String> {
+fn server_for(args: &ConformArgs) -> Result<CommandServer, String> {
     if args.ensemble {
-        RealServer::ensemble()
+        CommandServer::ensemble()
     } else if args.faults {
-        RealServer::controller()
+        CommandServer::controller()
     } else {
-        RealServer::given_or_started(args.zk.as_deref())
+        CommandServer::given_or_started(args.zk.as_deref())
     }
 }
 
 /// How conformance reaches `server`, whose connect string is `hosts`.
-fn target<'a>(server: &'a RealServer, hosts: &'a str) -> Target<'a> {
+fn target<'a>(server: &'a CommandServer, hosts: &'a str) -> Target<'a> {
     match server {
-        RealServer::Given(_) | RealServer::Started(_) => Target::Hosts(hosts),
-        RealServer::Controller(controller) => Target::Controller(controller),
-        RealServer::Ensemble(ensemble) => Target::Ensemble(ensemble),
+        CommandServer::Given(_) | CommandServer::Started(_) => Target::Hosts(hosts),
+        CommandServer::Controller(controller) => Target::Controller(controller),
+        CommandServer::Ensemble(ensemble) => Target::Ensemble(ensemble),
     }
 }
 

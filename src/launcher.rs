@@ -17,7 +17,7 @@ mod installation;
 mod ports;
 mod probe;
 mod scratch;
-mod server;
+mod server_process;
 mod standalone;
 
 pub use controller::{ControlCommand, Controller};

@@ -3,7 +3,8 @@
 //! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage,
 //! 3 when `check` stopped at its timeout without finding a violation.
 
-mod check;
+mod check_command;
+mod command_server;
 mod conform_command;
 mod list_command;
 mod merge_command;
@@ -11,7 +12,6 @@ mod progress;
 mod real_command;
 mod replay_command;
 mod run_command;
-mod server;
 mod shell_command;
 mod shrink_command;
 mod sweep_summary;
@@ -23,7 +23,7 @@ use zklab::scenarios::runner::{self, RunOptions, SCENARIO_SERVERS};
 use zklab::sim::fault::FaultRates;
 use zklab::testing::shell_quoted;
 
-use crate::check::CheckArgs;
+use crate::check_command::CheckArgs;
 
 /// The model checker clones and drops states by the million: with the system allocator it
 /// spends a third of its time allocating, and mimalloc makes a check about 15% faster.
@@ -205,7 +205,7 @@ fn main() -> ExitCode {
         Command::List(args) => list_command::run(&args),
         Command::Run(args) => run_command::run(&args),
         Command::Merge(args) => merge_command::run(&args),
-        Command::Check(args) => check::run(&args),
+        Command::Check(args) => check_command::run(&args),
         Command::Conform(args) => conform_command::run(&args),
         Command::Real(args) => real_command::run(&args),
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),

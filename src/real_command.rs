@@ -14,8 +14,8 @@ use zklab::scenarios::{catalogue, regressions};
 use zklab::sim::fault::FaultCounts;
 use zklab::sim::trace::Trace;
 
-use crate::check::COUNTEREXAMPLES;
-use crate::server::RealServer;
+use crate::check_command::COUNTEREXAMPLES;
+use crate::command_server::CommandServer;
 
 /// The options of `zklab real`.
 #[derive(Args)]
@@ -72,11 +72,11 @@ pub fn run(args: &RealArgs) -> ExitCode {
         Err(message) => return crate::usage_error(&message),
     };
     let server = if args.faults.is_none() {
-        RealServer::given_or_started(args.zk.as_deref())
+        CommandServer::given_or_started(args.zk.as_deref())
     } else if args.faults.needs_ensemble() {
-        RealServer::ensemble()
+        CommandServer::ensemble()
     } else {
-        RealServer::controller()
+        CommandServer::controller()
     };
     let server = match server {
         Ok(server) => server,
@@ -184,10 +184,10 @@ fn keep_trace(scenario: &str, seed: u64, trace: &Trace) -> Result<String, String
 }
 
 /// How faults reach `server`: none for a server zklab did not start with a way to strike it.
-fn struck_by(server: &RealServer) -> Option<Struck<'_>> {
+fn struck_by(server: &CommandServer) -> Option<Struck<'_>> {
     match server {
-        RealServer::Controller(controller) => Some(Struck::Controller(controller)),
-        RealServer::Ensemble(ensemble) => Some(Struck::Ensemble(ensemble)),
-        RealServer::Given(_) | RealServer::Started(_) => None,
+        CommandServer::Controller(controller) => Some(Struck::Controller(controller)),
+        CommandServer::Ensemble(ensemble) => Some(Struck::Ensemble(ensemble)),
+        CommandServer::Given(_) | CommandServer::Started(_) => None,
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use zklab::recipes::client::ZkClient;
-use zklab::recipes::real::RealZk;
+use zklab::recipes::real_zk::RealZk;
 use zklab::shell::{run, Terminal};
 use zklab::sim::local::LocalZk;
 

@@ -22,7 +22,7 @@ use zklab::conform::{compare, conform, ConformOptions, ConformReport, RealServer
 use zklab::launcher::{installed_or_skip, Controller, Ensemble, Standalone};
 use zklab::real_faults::{RealFaults, Striker, Struck};
 use zklab::recipes::client::{CreateMode, Op, SessionEvent, ZkClient, ZkError, ZkEvent};
-use zklab::recipes::real::RealZk;
+use zklab::recipes::real_zk::RealZk;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;

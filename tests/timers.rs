@@ -10,7 +10,7 @@ use zklab::models::workload::Workload;
 use zklab::recipes::client::{CreateMode, Op, OpResult, SessionId, ZkClient};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step, Timer};
 use zklab::recipes::outcome::Outcome;
-use zklab::recipes::symmetry::RenameSessions;
+use zklab::recipes::session_renaming::RenameSessions;
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::sim::fault::{FaultPlan, FaultRates};
 use zklab::sim::service::{SimConfig, SimZk};

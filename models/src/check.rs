@@ -200,7 +200,7 @@ fn builder<W: Workload>(
 const DEEPENING_STATES: usize = 5_000_000;
 
 /// A short path that breaks `property` (empty if none does, or if a round of the search
-/// generates [`DEEPENING_STATES`] without finding one): depth-bounded searches of growing
+/// generates `DEEPENING_STATES` without finding one): depth-bounded searches of growing
 /// depth, each stopping at the first discovery, on one thread so the answer is the same every
 /// time. Not guaranteed minimal: stateright's depth bound shares one visited set, so a state first
 /// met by a longer path hides its shorter one. The path is replayed from the initial state, so

@@ -25,7 +25,7 @@ use zklab_recipes::client::{
 };
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::fault::FaultKind;
 use zklab_sim::property::{self, Monitor};
 use zklab_sim::server::{Notification, Server};
@@ -195,7 +195,7 @@ pub struct RecipeModel<W> {
     /// Raised to end a search early (see [`RecipeModel::with_halt`]).
     pub halt: Arc<AtomicBool>,
     /// The properties the workload's monitors judge, each once, in their order: the model
-    /// checks each (with its own condition: see [`RecipeModel::NEVER`]), before its own.
+    /// checks each (with its own condition: see `RecipeModel::NEVER`), before its own.
     pub judged: Vec<&'static property::Property>,
 }
 
@@ -208,7 +208,7 @@ impl<W: Workload> RecipeModel<W> {
     /// A model of `clients` clients running `workload`, with these fault budgets.
     ///
     /// Panics if the workload's monitors judge more properties than the model has conditions
-    /// for ([`RecipeModel::NEVER`]).
+    /// for (`RecipeModel::NEVER`).
     pub fn new(workload: W, clients: usize, budget: Budget) -> Self {
         let mut judged = workload.monitors().properties();
         let mut seen = BTreeSet::new();

@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
+use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 
 /// A value shared by every state that has not changed it; writing through it copies it first
 /// when another state still holds it.

@@ -11,7 +11,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
+use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 
 use crate::model::State;
 

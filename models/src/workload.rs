@@ -5,7 +5,7 @@ use std::fmt::Debug;
 
 use zklab_recipes::client::{CreateMode, Op, SessionId};
 use zklab_recipes::machine::Recipe;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::Monitor;
 
 /// A recipe as the model checker runs it: one round per client (for a lock: acquire, then

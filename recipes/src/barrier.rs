@@ -32,7 +32,7 @@ use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// What a barrier is called in outcomes.
 pub const GATE: &str = "barrier";

@@ -8,7 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// A session id, as the server assigns it.
 pub type SessionId = i64;

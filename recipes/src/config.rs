@@ -30,7 +30,7 @@ use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Heard, Reading};
 use crate::parts::link::{run_until, Delivery, Link, RecipeError};
 use crate::parts::parents::{dir_of, Parents};
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// The configuration's value at one version.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

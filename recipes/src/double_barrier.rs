@@ -59,8 +59,8 @@ use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{ask_until, Connection, Delivery, Link, RecipeError};
 use crate::parts::own_node::{Making, OwnNode};
-use crate::symmetry::{session_guid, RenameSessions};
-use crate::tree::child_path;
+use crate::session_renaming::{session_guid, RenameSessions};
+use crate::subtree::child_path;
 
 /// What a double barrier is called in outcomes.
 pub const GATE: &str = "double barrier";

@@ -31,8 +31,8 @@ use crate::outcome::Outcome;
 use crate::parts::follow::{Follow, Followed, Heard, Reading};
 use crate::parts::link::{Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// What a group machine tells its application.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -5,13 +5,15 @@
 //! requests, its timer) into steps (send this op, wait, done), and one async driver runs any
 //! machine over any [`client::ZkClient`]. Each recipe tells its application things in its own
 //! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
-//! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] (and of [`revocable_lock`]) and the leases of
-//! [`semaphore`] are the role part under their own names, and
-//! [`barrier`] is a controller and its waiters, [`double_barrier`] a group that enters and
-//! leaves together, [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and
-//! consumers that neither lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers set and readers follow, [`group`] members that join and a membership anyone follows, [`names`] names registered to values. The same machine runs in the simulator, in the
-//! model checker and against a real ZooKeeper ([`real`], feature `zookeeper`, on by default).
-//! What an application keeps of each recipe is one [`handle::Handle`] over the recipe's settings.
+//! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] (and of [`revocable_lock`]) and
+//! the leases of [`semaphore`] are the role part under their own names, and [`barrier`] is a
+//! controller and its waiters, [`double_barrier`] a group that enters and leaves together,
+//! [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and consumers that neither
+//! lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers
+//! set and readers follow, [`group`] members that join and a membership anyone follows, [`names`]
+//! names registered to values. The same machine runs in the simulator, in the model checker and
+//! against a real ZooKeeper ([`real_zk`], feature `zookeeper`, on by default). What an application
+//! keeps of each recipe is one [`handle::Handle`] over the recipe's settings.
 
 extern crate self as zklab_recipes;
 
@@ -30,12 +32,12 @@ pub mod parts;
 pub mod priority_queue;
 pub mod queue;
 #[cfg(feature = "zookeeper")]
-pub mod real;
+pub mod real_zk;
 pub mod revocable_lock;
 pub mod rw_lock;
 pub mod semaphore;
-pub mod symmetry;
+pub mod session_renaming;
+pub mod subtree;
 #[cfg(test)]
 mod test_steps;
-pub mod tree;
 pub mod two_phase_commit;

@@ -53,7 +53,7 @@ use crate::client::{SessionId, ZkClient};
 use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Recipe};
 use crate::parts::link::{ask_until, RecipeError};
-use crate::symmetry::session_guid;
+use crate::session_renaming::session_guid;
 
 pub use crate::parts::producer::PutMachine;
 

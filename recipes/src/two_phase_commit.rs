@@ -51,8 +51,8 @@ use crate::machine::{Input, Recipe, Step, Timer};
 use crate::outcome::Outcome;
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
 use crate::parts::parents::Parents;
-use crate::symmetry::{session_guid, RenameSessions};
-use crate::tree::child_path;
+use crate::session_renaming::{session_guid, RenameSessions};
+use crate::subtree::child_path;
 
 mod coordinator;
 mod site;

@@ -12,7 +12,7 @@ use zklab_models::workload::Workload;
 use zklab_recipes::client::{SessionId, ZkClient};
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::Monitor;
 
 use crate::host::{in_sessions, Host};

@@ -12,7 +12,7 @@ use std::hash::Hash;
 
 use zklab_recipes::client::{Op, OpResult, Stat};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 /// A bug: what it remembers, and how it changes the steps of the correct machine it is put
 /// into ([`Mutated`]).

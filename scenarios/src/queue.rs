@@ -44,7 +44,7 @@ use zklab_recipes::queue::{
     holds_an_item, Order, PutMachine, Queue, QueueOutcome, QueueRequest, TakeMachine, TakeMode,
     ITEM,
 };
-use zklab_recipes::symmetry::{session_guid, RenameSessions};
+use zklab_recipes::session_renaming::{session_guid, RenameSessions};
 
 use crate::host::{in_sessions, Host};
 use crate::kit::Kit;

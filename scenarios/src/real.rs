@@ -17,8 +17,8 @@ use zklab_recipes::client::{
 };
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_recipes::parts::exclusive::Fence;
-use zklab_recipes::real::RealZk;
-use zklab_recipes::tree::{delete_tree, read_tree, Znode};
+use zklab_recipes::real_zk::RealZk;
+use zklab_recipes::subtree::{delete_tree, read_tree, Znode};
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
 use crate::host::{Host, WORK_MS};

@@ -36,7 +36,7 @@
 //! ```
 
 mod kept;
-mod real;
+mod real_harness;
 mod replay;
 mod test_client;
 
@@ -52,7 +52,7 @@ use zklab_sim::log;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
-pub use self::real::ServerControl;
+pub use self::real_harness::ServerControl;
 pub use self::replay::{shell_quoted, SEEDS_VARIABLE, SEED_VARIABLE};
 pub use self::test_client::TestClient;
 

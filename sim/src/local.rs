@@ -192,7 +192,7 @@ impl ZkClient for LocalSession {
 mod tests {
     use futures::executor::block_on;
     use zklab_recipes::client::CreateMode;
-    use zklab_recipes::tree::{delete_tree, read_tree, Znode};
+    use zklab_recipes::subtree::{delete_tree, read_tree, Znode};
 
     use super::*;
 

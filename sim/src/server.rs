@@ -3,7 +3,7 @@
 use zklab_recipes::client::{
     EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
 };
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::path;
 use crate::session::Sessions;

@@ -3,10 +3,10 @@
 //! and every client, each session's connection as its client library keeps it, the leader's
 //! session tracker, and the fault injector.
 //!
-//! [`Service`] is synchronous and does no I/O: every input (a client's request, a heartbeat's
+//! `Service` is synchronous and does no I/O: every input (a client's request, a heartbeat's
 //! timer, the wire's next delivery falling due, a fault) comes with the time it happens at,
 //! and what it causes outside (a reply or an event for a client, a process to pause or kill,
-//! when to wake the core next) comes out as [`Output`]s, in order. Its randomness is a stream
+//! when to wake the core next) comes out as `Output`s, in order. Its randomness is a stream
 //! per concern, derived from the run's seed (`streams`). [`SimZk`] drives it under madsim; each
 //! concern lives in its own file:
 //!

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 
-use zklab_recipes::symmetry::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
+use zklab_recipes::session_renaming::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
 use zklab_recipes::client::SessionId;
 

@@ -8,7 +8,7 @@ use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
-use zklab_recipes::symmetry::{RenameSessions, SessionRenaming, StableHasher};
+use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 
 use crate::path;
 

@@ -4,7 +4,7 @@
 //! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use zklab_recipes::symmetry::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
+use zklab_recipes::session_renaming::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
 use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, WatchedEvent};
 

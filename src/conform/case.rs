@@ -105,7 +105,7 @@ const MAX_ORDERINGS: usize = 720;
 /// `steps` with every [`Step::Together`] sent at once given each order of its calls in turn
 /// (the orders of the first one vary slowest): the cases a simulated server runs to find the
 /// order a real one chose. The order the calls are listed in comes first; at most
-/// [`MAX_ORDERINGS`].
+/// `MAX_ORDERINGS`.
 pub fn orderings(steps: &[Step]) -> Vec<Vec<Step>> {
     let mut all = vec![Vec::new()];
     for step in steps {

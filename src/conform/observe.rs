@@ -12,7 +12,7 @@ use crate::recipes::client::{
     ZkEvent,
 };
 
-use crate::recipes::tree::{read_tree, Znode};
+use crate::recipes::subtree::{read_tree, Znode};
 use crate::sim::packet::too_long;
 use crate::sim::path::validate_op;
 

@@ -20,7 +20,7 @@ use crate::testing::ServerControl;
 use super::error::LaunchError;
 use super::installation::Installation;
 use super::ports::{free_ports, on_fresh_ports};
-use super::server::{wait_until, Server};
+use super::server_process::{wait_until, ServerProcess};
 
 /// How long one command may take; the server answers on loopback in milliseconds.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,7 +74,7 @@ impl fmt::Display for ControlCommand {
 /// A running `ControllerService` on free ports of 127.0.0.1, killed when dropped.
 #[derive(Debug)]
 pub struct Controller {
-    server: Server,
+    server: ServerProcess,
     command_port: u16,
 }
 
@@ -88,7 +88,7 @@ impl Controller {
         let ports = free_ports(4).map_err(|e| LaunchError::io("finding free ports", e))?;
         let (client, peer, election, command_port) = (ports[0], ports[1], ports[2], ports[3]);
         let quorum = format!("initLimit=10\nsyncLimit=5\nserver.1=127.0.0.1:{peer}:{election}\n");
-        let mut server = Server::prepare(
+        let mut server = ServerProcess::prepare(
             installation,
             "controller".into(),
             "RunController",

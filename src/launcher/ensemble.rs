@@ -7,13 +7,13 @@ use super::error::LaunchError;
 use super::installation::Installation;
 use super::ports::{free_ports, on_fresh_ports};
 use super::probe::Mode;
-use super::server::{wait_until, Server};
+use super::server_process::{wait_until, ServerProcess};
 
 /// Running `QuorumPeerMain`s on free ports of 127.0.0.1, all killed when dropped. Members are
 /// numbered from 0; member `i` has `myid` `i + 1`.
 #[derive(Debug)]
 pub struct Ensemble {
-    members: Vec<Server>,
+    members: Vec<ServerProcess>,
 }
 
 impl Ensemble {
@@ -39,7 +39,7 @@ impl Ensemble {
             .iter()
             .enumerate()
             .map(|(i, &port)| {
-                Server::prepare(
+                ServerProcess::prepare(
                     installation,
                     format!("member {i}"),
                     "org.apache.zookeeper.server.quorum.QuorumPeerMain",
@@ -133,17 +133,17 @@ impl Ensemble {
 
     /// Kills every member and waits for each to exit.
     pub fn stop(&mut self) -> Result<(), LaunchError> {
-        self.members.iter_mut().try_for_each(Server::kill)
+        self.members.iter_mut().try_for_each(ServerProcess::kill)
     }
 
-    fn member(&self, member: usize) -> Result<&Server, LaunchError> {
+    fn member(&self, member: usize) -> Result<&ServerProcess, LaunchError> {
         let size = self.size();
         self.members
             .get(member)
             .ok_or(LaunchError::NoSuchMember { member, size })
     }
 
-    fn member_mut(&mut self, member: usize) -> Result<&mut Server, LaunchError> {
+    fn member_mut(&mut self, member: usize) -> Result<&mut ServerProcess, LaunchError> {
         let size = self.size();
         self.members
             .get_mut(member)

@@ -4,12 +4,12 @@ use super::error::LaunchError;
 use super::installation::Installation;
 use super::ports::{free_ports, on_fresh_ports};
 use super::probe::Mode;
-use super::server::{wait_until, Server};
+use super::server_process::{wait_until, ServerProcess};
 
 /// A running `ZooKeeperServerMain` on a free port of 127.0.0.1, killed when dropped.
 #[derive(Debug)]
 pub struct Standalone {
-    server: Server,
+    server: ServerProcess,
 }
 
 impl Standalone {
@@ -20,7 +20,7 @@ impl Standalone {
 
     fn start_once(installation: &Installation) -> Result<Self, LaunchError> {
         let port = free_ports(1).map_err(|e| LaunchError::io("finding a free port", e))?[0];
-        let mut server = Server::prepare(
+        let mut server = ServerProcess::prepare(
             installation,
             "standalone".into(),
             "org.apache.zookeeper.server.ZooKeeperServerMain",

@@ -1,5 +1,5 @@
 //! `#[derive(RenameSessions)]`: renaming sessions throughout a value, field by field, for the
-//! model checker's symmetry reduction (see `zklab_recipes::symmetry`), and hashing a value as
+//! model checker's symmetry reduction (see `zklab_recipes::session_renaming`), and hashing a value as
 //! renamed without building it.
 //!
 //! Every field is renamed by its own `RenameSessions` impl, unless it says otherwise:
@@ -21,7 +21,7 @@ use syn::{
     Type,
 };
 
-/// Derives `zklab_recipes::symmetry::RenameSessions`.
+/// Derives `zklab_recipes::session_renaming::RenameSessions`.
 #[proc_macro_derive(RenameSessions, attributes(rename))]
 pub fn derive_rename_sessions(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -32,7 +32,7 @@ pub fn derive_rename_sessions(input: TokenStream) -> TokenStream {
 
 fn expand(mut input: DeriveInput) -> syn::Result<Tokens> {
     let krate = crate_path(&input)?;
-    let symmetry = quote!(#krate::symmetry);
+    let symmetry = quote!(#krate::session_renaming);
     let name = &input.ident;
     let params: Vec<Ident> = input
         .generics

@@ -18,8 +18,8 @@ use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Input, Recipe, Step};
 use crate::outcome::Outcome;
 use crate::parts::link::{Connection, Delivery, Link};
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// The marker of an item's node: `<tag>-item-<seq>`.
 pub const ITEM: &str = "-item-";

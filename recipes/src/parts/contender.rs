@@ -30,8 +30,8 @@ use std::time::Duration;
 use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
 use crate::machine::Timer;
 use crate::parts::own_node::{Making, OwnNode};
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// The line a contender gets into: which nodes of the directory are in it, and when it may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -28,7 +28,7 @@ use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
 use crate::parts::contender::{Contender, Line, Verdict, UNLOCK};
 use crate::parts::link::{Connection, Delivery, Link, RecipeError};
-use crate::symmetry::{session_guid, RenameSessions};
+use crate::session_renaming::{session_guid, RenameSessions};
 
 /// One recipe's names for a role, and the line its contenders get into.
 pub trait Role: Clone + Debug + Eq + Hash + Send + Sync + 'static {

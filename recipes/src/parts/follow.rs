@@ -7,7 +7,7 @@
 
 use crate::client::{Op, OpReply, OpResult, SessionEvent, ZkError, ZkEvent};
 use crate::parts::link::{Connection, Link};
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// What is read of the node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -12,7 +12,7 @@ use std::fmt;
 use crate::client::{Op, OpReply, SessionEvent, ZkClient, ZkError};
 use crate::machine::{Driver, Input, Recipe};
 use crate::outcome::Outcome;
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// Why a recipe's operation (take a role, let it go, set a barrier, wait at one) did not complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,8 +13,8 @@
 
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkError};
 use crate::parts::parents::Parents;
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// What the part asks of its owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

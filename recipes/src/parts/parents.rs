@@ -2,7 +2,7 @@
 //! when the create of its own node fails with NoNode.
 
 use crate::client::{CreateMode, Op};
-use crate::symmetry::RenameSessions;
+use crate::session_renaming::RenameSessions;
 
 /// The directory a node `path` lives in (`/` for a top-level node): what to create when the
 /// node's create fails with NoNode.

@@ -15,8 +15,8 @@ use crate::machine::{Input, Recipe, Step};
 use crate::parts::consumer::{QueueOutcome, QueueRequest, ITEM};
 use crate::parts::link::{Connection, Delivery, Link};
 use crate::parts::parents::Parents;
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// What follows a put's tag in its marker: `<tag>-put-<seq>`.
 const PUT: &str = "-put-";

@@ -5,8 +5,8 @@ use super::{tx_data, vote_site, Phase, TwoPhaseCommitMachine, TwoPhaseCommitOutc
 use super::{ABORT, ABORTED, COMMIT, COMMITTED};
 use crate::client::Op;
 use crate::machine::Step;
-use crate::symmetry::RenameSessions;
-use crate::tree::child_path;
+use crate::session_renaming::RenameSessions;
+use crate::subtree::child_path;
 
 /// A site's vote, as the coordinator has read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]

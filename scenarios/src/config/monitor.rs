@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::SessionId;
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 

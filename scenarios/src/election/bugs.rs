@@ -2,7 +2,7 @@
 
 use zklab_recipes::client::{EventType, Op, WatchedEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::mutation::{parent, sequence, Mutation, Traffic};
 

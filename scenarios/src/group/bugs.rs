@@ -2,7 +2,7 @@
 
 use zklab_recipes::client::{CreateMode, Op};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::mutation::Mutation;
 

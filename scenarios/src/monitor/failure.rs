@@ -1,7 +1,7 @@
 //! Recipe failures: no recipe gives up on an error it could not handle.
 
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 

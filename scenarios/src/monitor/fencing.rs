@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 

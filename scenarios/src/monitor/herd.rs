@@ -3,7 +3,7 @@
 //! that deleted the node (a watch it left on its own node's parent is no waiter woken).
 
 use zklab_recipes::client::SessionId;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 

@@ -3,7 +3,7 @@
 
 use zklab_recipes::client::{Op, OpResult};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::mutation::Mutation;
 

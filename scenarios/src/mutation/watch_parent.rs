@@ -5,7 +5,7 @@ use zklab_recipes::client::{
     EventType, Op, OpReply, OpResult, Stat, WatchedEvent, ZkError, ZkEvent,
 };
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::mutation::{parent, Mutation};
 

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
 use zklab_recipes::queue::{Order, CLAIM};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 

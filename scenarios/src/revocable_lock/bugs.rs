@@ -3,7 +3,7 @@
 use zklab_recipes::client::OpResult;
 use zklab_recipes::machine::{Input, Recipe, Step};
 use zklab_recipes::parts::contender::UNLOCK;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::mutation::Mutation;
 

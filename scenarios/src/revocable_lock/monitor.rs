@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::client::{CreateMode, Op, OpReply, OpResult, SessionId};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::parts::contender::UNLOCK;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_sim::path::parent;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};

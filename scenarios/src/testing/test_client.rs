@@ -15,7 +15,7 @@ use zklab_sim::service::SimZk;
 use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zklab_sim::trace::{ClientId, TraceEvent};
 
-use super::real::ServerControl;
+use super::real_harness::ServerControl;
 use crate::real::{RealRecorder, RealTrace, TracedSession};
 
 /// One client process of a [`Harness`](super::Harness) run, with its session.

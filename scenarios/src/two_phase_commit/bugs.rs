@@ -2,7 +2,7 @@
 
 use zklab_recipes::client::{EventType, Op, OpResult, WatchedEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, tx_data, vote_site, ABORT, COMMIT};
 
 use crate::mutation::{Mutation, Traffic};

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::symmetry::RenameSessions;
+use zklab_recipes::session_renaming::RenameSessions;
 use zklab_recipes::two_phase_commit::{parse_tx_data, vote_site, ABORT, COMMIT, TX};
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
@@ -203,7 +203,7 @@ impl Monitor for TwoPhaseCommitSafety {
 #[cfg(test)]
 mod tests {
     use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
-    use zklab_recipes::symmetry::session_guid;
+    use zklab_recipes::session_renaming::session_guid;
     use zklab_recipes::two_phase_commit::{tx_data, vote_node};
 
     use super::*;

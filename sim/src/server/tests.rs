@@ -3,7 +3,7 @@
 #[test]
 fn renaming_sessions_swaps_owners_names_and_watches_everywhere() {
     use zklab_recipes::client::CreateMode;
-    use zklab_recipes::symmetry::{session_guid, RenameSessions, SessionRenaming};
+    use zklab_recipes::session_renaming::{session_guid, RenameSessions, SessionRenaming};
     let mut server = Server::new();
     let (a, b) = (server.open_session(), server.open_session());
     let dir = Op::Create {

@@ -11,7 +11,7 @@ use super::case::Step;
 use super::observe::{create_root, observe, Faults, Observation, SETTLE_BOUND};
 use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
-use crate::recipes::real::RealZk;
+use crate::recipes::real_zk::RealZk;
 use crate::sim::fault::{FaultPlan, FaultRates};
 use crate::sim::service::{SimConfig, SimZk};
 use crate::sim::sim_client::SimClient;

@@ -10,7 +10,7 @@
 //! command port ([`Controller`]), which carries out the same faults.
 
 pub mod case;
-pub mod faults;
+pub mod case_faults;
 pub mod observe;
 
 use std::collections::BTreeMap;
@@ -18,15 +18,15 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::recipes::client::{ZkClient, ZkError};
-use crate::recipes::real::RealZk;
+use crate::recipes::real_zk::RealZk;
 use crate::sim::local::LocalZk;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use self::case::{cases, ensemble_cases, orderings, Case, Step, CONFIG};
-use self::faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
+use self::case_faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
 use crate::launcher::{Controller, Ensemble};
-use crate::recipes::tree::delete_tree;
+use crate::recipes::subtree::delete_tree;
 
 use self::observe::{create_root, observe, NoFaults, Observation};
 

@@ -33,7 +33,7 @@ const JVM_FLAGS: &[&str] = &[
 /// A server's process and files. Its directory holds `zoo.cfg`, `data/` (the `dataDir`) and
 /// `server.log` (stdout and stderr of every run, appended, so a restart keeps the history).
 #[derive(Debug)]
-pub(crate) struct Server {
+pub(crate) struct ServerProcess {
     name: String,
     java: PathBuf,
     classpath: std::ffi::OsString,
@@ -47,10 +47,10 @@ pub(crate) struct Server {
     dir: ScratchDir,
 }
 
-impl Server {
+impl ServerProcess {
     /// Writes the directory and `zoo.cfg` of a server named `name` (in errors) that will run
     /// `main_class` on `client_port`; `quorum` holds the config lines beyond a standalone's, and
-    /// `myid` is the member's id in a quorum. Nothing runs until [`Server::spawn`].
+    /// `myid` is the member's id in a quorum. Nothing runs until [`ServerProcess::spawn`].
     pub(crate) fn prepare(
         installation: &Installation,
         name: String,
@@ -80,7 +80,7 @@ impl Server {
         );
         let file = dir.path().join("zoo.cfg");
         fs::write(&file, config).map_err(|e| LaunchError::io(format!("writing {file:?}"), e))?;
-        Ok(Server {
+        Ok(ServerProcess {
             name,
             java: installation.java().to_path_buf(),
             classpath: installation.classpath_arg()?,
@@ -98,7 +98,7 @@ impl Server {
     }
 
     /// Runs `main` (a class, or a Java source file) with the `-D` `properties` and the extra
-    /// `jars` on the classpath, instead of what [`Server::prepare`] was given.
+    /// `jars` on the classpath, instead of what [`ServerProcess::prepare`] was given.
     pub(crate) fn launch_with(
         &mut self,
         main: impl Into<std::ffi::OsString>,
@@ -224,7 +224,7 @@ fn is_probe_echo(line: &str) -> bool {
     line.contains("Processing srvr command")
 }
 
-impl Drop for Server {
+impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.kill();
     }
@@ -234,9 +234,9 @@ impl Drop for Server {
 /// meanwhile ends the wait with its log; a timeout shows the logs of the started servers that do
 /// not serve (or of all started ones, when all serve but `ready` still says no).
 pub(crate) fn wait_until(
-    servers: &mut [Server],
+    servers: &mut [ServerProcess],
     waiting_for: &str,
-    ready: impl Fn(&[Server]) -> bool,
+    ready: impl Fn(&[ServerProcess]) -> bool,
 ) -> Result<(), LaunchError> {
     let started = Instant::now();
     loop {
@@ -247,8 +247,9 @@ pub(crate) fn wait_until(
             return Ok(());
         }
         if started.elapsed() > STARTUP_BOUND {
-            let started_ones: Vec<&Server> = servers.iter().filter(|s| s.is_started()).collect();
-            let silent: Vec<&&Server> =
+            let started_ones: Vec<&ServerProcess> =
+                servers.iter().filter(|s| s.is_started()).collect();
+            let silent: Vec<&&ServerProcess> =
                 started_ones.iter().filter(|s| s.mode().is_none()).collect();
             let shown: Vec<String> = if silent.is_empty() {
                 started_ones.iter().map(|s| s.log_tail()).collect()

@@ -11,9 +11,9 @@
 //! zkCli prints watch notifications the moment they arrive; the shell prints those that have
 //! arrived before it runs each command and when it stops.
 
+mod client_path;
 mod command;
 mod options;
-mod path;
 mod print;
 mod terminal;
 mod words;
@@ -120,7 +120,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
         let client = self.client;
         match command {
             Command::Create { path, data, mode } => {
-                path::check(&path, mode.is_sequential()).map_err(Failure::Message)?;
+                client_path::check(&path, mode.is_sequential()).map_err(Failure::Message)?;
                 let bytes = data.as_deref().unwrap_or_default().as_bytes();
                 let (created, stat) = client
                     .create(&path, bytes, mode)
@@ -137,7 +137,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 watch,
                 recursive,
             } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 if recursive {
                     self.list_subtree(&path, watch).await?;
                 } else {
@@ -152,7 +152,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 }
             }
             Command::Get { path, stat, watch } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 let (data, node) = client
                     .get_data(&path, watch)
                     .await
@@ -170,7 +170,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 }
             }
             Command::Stat { path, watch } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 let stat = client
                     .exists(&path, watch)
                     .await
@@ -184,7 +184,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 version,
                 stat,
             } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 let node = client
                     .set_data(&path, data.as_bytes(), version)
                     .await
@@ -194,14 +194,14 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 }
             }
             Command::Delete { path, version } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 client
                     .delete(&path, version)
                     .await
                     .map_err(|error| failed(error, &path))?;
             }
             Command::Sync { path } => {
-                path::check(&path, false).map_err(Failure::Message)?;
+                client_path::check(&path, false).map_err(Failure::Message)?;
                 match client.sync(&path).await {
                     Ok(()) => writeln!(self.out, "Sync is OK")?,
                     Err(error) => writeln!(self.out, "Sync has failed. rc={}", error.code())?,

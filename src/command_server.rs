@@ -10,7 +10,7 @@ use zklab::launcher::{Controller, Ensemble, Installation, Standalone};
 const ENSEMBLE_SIZE: usize = 3;
 
 /// A real server for one command.
-pub enum RealServer {
+pub enum CommandServer {
     /// A server someone else runs, by its connect string.
     Given(String),
     /// A standalone server started for this run.
@@ -21,39 +21,39 @@ pub enum RealServer {
     Ensemble(Mutex<Ensemble>),
 }
 
-impl RealServer {
+impl CommandServer {
     /// The server `--zk` names, else a fresh standalone one; the error says why none can be had
     /// (and how to install ZooKeeper when it is missing).
-    pub fn given_or_started(zk: Option<&str>) -> Result<RealServer, String> {
+    pub fn given_or_started(zk: Option<&str>) -> Result<CommandServer, String> {
         match zk {
-            Some(hosts) => Ok(RealServer::Given(hosts.to_owned())),
+            Some(hosts) => Ok(CommandServer::Given(hosts.to_owned())),
             None => Standalone::start(&installation()?)
-                .map(RealServer::Started)
+                .map(CommandServer::Started)
                 .map_err(|error| format!("could not start a ZooKeeper server: {error}")),
         }
     }
 
     /// A fresh controller server.
-    pub fn controller() -> Result<RealServer, String> {
+    pub fn controller() -> Result<CommandServer, String> {
         Controller::start(&installation()?)
-            .map(RealServer::Controller)
+            .map(CommandServer::Controller)
             .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
     }
 
     /// A fresh ensemble of [`ENSEMBLE_SIZE`] members.
-    pub fn ensemble() -> Result<RealServer, String> {
+    pub fn ensemble() -> Result<CommandServer, String> {
         Ensemble::start(&installation()?, ENSEMBLE_SIZE)
-            .map(|ensemble| RealServer::Ensemble(Mutex::new(ensemble)))
+            .map(|ensemble| CommandServer::Ensemble(Mutex::new(ensemble)))
             .map_err(|error| format!("could not start a ZooKeeper ensemble: {error}"))
     }
 
     /// The connect string.
     pub fn hosts(&self) -> String {
         match self {
-            RealServer::Given(hosts) => hosts.clone(),
-            RealServer::Started(standalone) => standalone.connect_string(),
-            RealServer::Controller(controller) => controller.connect_string(),
-            RealServer::Ensemble(ensemble) => ensemble
+            CommandServer::Given(hosts) => hosts.clone(),
+            CommandServer::Started(standalone) => standalone.connect_string(),
+            CommandServer::Controller(controller) => controller.connect_string(),
+            CommandServer::Ensemble(ensemble) => ensemble
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .connect_string(),

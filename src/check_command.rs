@@ -259,11 +259,22 @@ struct CheckJson<'r> {
 
 /// The faults each execution may take, by kind.
 #[derive(Serialize)]
-struct BudgetJson {
+pub(crate) struct BudgetJson {
     connection_loss: u8,
     lost_reply: u8,
     session_expiry: u8,
     pause: u8,
+}
+
+impl From<&Budget> for BudgetJson {
+    fn from(budget: &Budget) -> Self {
+        BudgetJson {
+            connection_loss: budget.connection_loss,
+            lost_reply: budget.lost_reply,
+            session_expiry: budget.session_expiry,
+            pause: budget.pause,
+        }
+    }
 }
 
 /// One property's verdict, with its counterexample when it fails.
@@ -306,19 +317,13 @@ fn report_json(
             }
         })
         .collect();
-    let budget = &options.budget;
     let json = CheckJson {
         model: name,
         clients: options.clients,
         symmetry: report.symmetry,
         partial_order: options.partial_order,
         zxids_forgotten: report.zxids_forgotten,
-        faults: BudgetJson {
-            connection_loss: budget.connection_loss,
-            lost_reply: budget.lost_reply,
-            session_expiry: budget.session_expiry,
-            pause: budget.pause,
-        },
+        faults: BudgetJson::from(&options.budget),
         states: report.states,
         unique_states: report.unique_states,
         max_depth: report.max_depth,

@@ -1,18 +1,26 @@
-//! `zklab list`: the catalogue, one scenario a line, or as the Markdown table the README shows.
+//! `zklab list`: the catalogue, one scenario a line, as the Markdown table the README shows, or
+//! as JSON for scripts.
 
 use std::process::ExitCode;
 
 use clap::Args;
+use serde::Serialize;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::scenario::Scenario;
+
+use crate::check_command::BudgetJson;
 
 /// The options of `list`.
 #[derive(Args)]
 pub(crate) struct ListArgs {
     /// Print the catalogue as a Markdown table, exactly as README.md shows it (a test compares
     /// the two).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     markdown: bool,
+    /// Print the catalogue as one JSON array: each scenario with its pinned state count and,
+    /// for a known bug, the model in which the checker breaks it (clients, faults, property).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Prints the catalogue; exit status 0.
@@ -20,10 +28,58 @@ pub(crate) fn run(args: &ListArgs) -> ExitCode {
     let scenarios: Vec<&Scenario> = catalogue::scenarios().collect();
     if args.markdown {
         print!("{}", markdown_table(&scenarios));
+    } else if args.json {
+        println!("{}", catalogue_json(&scenarios));
     } else {
         print!("{}", plain_list(&scenarios));
     }
     ExitCode::SUCCESS
+}
+
+/// A scenario as `--json` prints it.
+#[derive(Serialize)]
+struct ScenarioJson<'s> {
+    name: &'s str,
+    about: &'s str,
+    states: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    known_bug: Option<KnownBugJson<'s>>,
+}
+
+/// How a known bug is caught, as `--json` prints it.
+#[derive(Serialize)]
+struct KnownBugJson<'s> {
+    /// The violations the simulator may report first.
+    shows: Vec<&'s str>,
+    /// The model that breaks `breaks`: `zklab check <name> --clients <clients> --faults ..`.
+    clients: usize,
+    faults: BudgetJson,
+    breaks: &'s str,
+    /// Only a lagging follower shows it: the one-server model holds.
+    needs_a_follower: bool,
+}
+
+fn catalogue_json(scenarios: &[&Scenario]) -> String {
+    let json: Vec<ScenarioJson> = scenarios
+        .iter()
+        .map(|scenario| ScenarioJson {
+            name: scenario.name,
+            about: scenario.about,
+            states: scenario.states,
+            known_bug: scenario.bug.as_ref().map(|bug| KnownBugJson {
+                shows: bug
+                    .shows
+                    .iter()
+                    .map(|property| property.violation)
+                    .collect(),
+                clients: bug.clients,
+                faults: BudgetJson::from(&bug.budget),
+                breaks: bug.breaks,
+                needs_a_follower: bug.needs_a_follower,
+            }),
+        })
+        .collect();
+    serde_json::to_string(&json).expect("the catalogue is plain data")
 }
 
 /// One line a scenario: its name, padded to the longest, then what it exercises, and a tag on
@@ -85,6 +141,32 @@ mod tests {
             );
             assert_eq!(row.contains("known bug"), scenario.bug.is_some(), "{row}");
         }
+    }
+
+    #[test]
+    fn the_json_names_each_known_bugs_model() {
+        let scenarios: Vec<&Scenario> = catalogue::scenarios().collect();
+        let json: serde_json::Value =
+            serde_json::from_str(&catalogue_json(&scenarios)).expect("valid JSON");
+        let entries = json.as_array().expect("an array");
+        assert_eq!(entries.len(), scenarios.len());
+        let entry = |name: &str| {
+            entries
+                .iter()
+                .find(|entry| entry["name"] == name)
+                .unwrap_or_else(|| panic!("{name} listed"))
+        };
+        assert!(entry("lock").get("known_bug").is_none());
+        let give_up = &entry("lock-bug-give-up")["known_bug"];
+        assert_eq!(give_up["clients"], 2);
+        assert_eq!(give_up["breaks"], "no stuck state");
+        assert_eq!(give_up["shows"][0], "unowned-node");
+        assert_eq!(give_up["faults"]["lost_reply"], 1);
+        assert_eq!(give_up["faults"]["session_expiry"], 0);
+        assert_eq!(
+            entry("names-bug-no-sync")["known_bug"]["needs_a_follower"],
+            true
+        );
     }
 
     #[test]

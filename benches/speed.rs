@@ -13,14 +13,6 @@ fn main() {
     divan::main();
 }
 
-/// One of each fault the model knows, as `check --faults all` gives it.
-const ONE_OF_EACH: Budget = Budget {
-    connection_loss: 1,
-    lost_reply: 1,
-    session_expiry: 1,
-    pause: 1,
-};
-
 /// 200 seeds of the lock (5 clients, 10 rounds, every fault) on one thread: per seed, the
 /// simulator's whole cost.
 #[divan::bench(sample_count = 10)]
@@ -36,7 +28,7 @@ fn check_lock_2_clients_on_one_thread() {
     let lock = catalogue::find("lock").expect("the lock");
     let options = CheckOptions {
         clients: 2,
-        budget: ONE_OF_EACH,
+        budget: Budget::ONE_OF_EACH,
         threads: 1,
         symmetry: true,
         partial_order: true,

@@ -24,11 +24,6 @@ const fn budget(connection_loss: u8, lost_reply: u8, session_expiry: u8) -> Budg
     }
 }
 
-const ONE_OF_EACH: Budget = Budget {
-    pause: 1,
-    ..budget(1, 1, 1)
-};
-
 const NO_FAULTS: Budget = budget(0, 0, 0);
 
 /// Every known bug of the catalogue, with how it is caught (stated in its catalogue entry).
@@ -176,7 +171,7 @@ fn every_known_bug_fails_its_property_in_the_model_and_its_counterexample_forced
 fn a_bug_that_needs_a_lagging_follower_holds_in_the_one_server_model() {
     for (scenario, bug) in known_bugs().filter(|(_, bug)| bug.needs_a_follower) {
         // In its own model, and with one of each fault on top.
-        for budget in [bug.budget, ONE_OF_EACH] {
+        for budget in [bug.budget, Budget::ONE_OF_EACH] {
             let report = check(scenario.name, bug.clients, budget);
             assert!(report.complete, "{}", scenario.name);
             if budget == bug.budget {
@@ -193,7 +188,7 @@ fn a_bug_that_needs_a_lagging_follower_holds_in_the_one_server_model() {
 #[test]
 fn every_recipe_holds_every_property_in_the_model_in_its_pinned_number_of_states() {
     for scenario in catalogue::scenarios().filter(|s| s.bug.is_none()) {
-        let report = check(scenario.name, 2, ONE_OF_EACH);
+        let report = check(scenario.name, 2, Budget::ONE_OF_EACH);
         assert!(report.complete, "{}", scenario.name);
         if let Some(broken) = report.properties.iter().find(|p| !p.holds) {
             let steps = broken.counterexample.join("\n");

@@ -11,13 +11,6 @@ use zklab::models::workload::Workload;
 use zklab::scenarios::lock::LockKit;
 use zklab::scenarios::mutation::{BlindRetry, Documented, WatchParent};
 
-const ONE_OF_EACH: Budget = Budget {
-    connection_loss: 1,
-    lost_reply: 1,
-    session_expiry: 1,
-    pause: 1,
-};
-
 /// Options with both reductions (symmetry and partial order) on or off.
 fn options(clients: usize, budget: Budget, reduced: bool) -> CheckOptions {
     CheckOptions {
@@ -47,7 +40,12 @@ fn property<'r>(report: &'r CheckReport, name: &str) -> &'r PropertyReport {
 #[test]
 fn the_lock_holds_every_property_for_two_and_three_clients_with_one_of_each_fault() {
     for clients in [2, 3] {
-        let report = checked(LockKit::<Documented>::KIT, clients, ONE_OF_EACH, true);
+        let report = checked(
+            LockKit::<Documented>::KIT,
+            clients,
+            Budget::ONE_OF_EACH,
+            true,
+        );
         assert_eq!(report.properties.len(), 5);
         for property in &report.properties {
             assert!(
@@ -99,7 +97,7 @@ fn assert_counterexample<W: Workload>(
 
 #[test]
 fn blind_retry_gets_stuck_after_a_lost_create_reply() {
-    let report = checked(LockKit::<BlindRetry>::KIT, 2, ONE_OF_EACH, true);
+    let report = checked(LockKit::<BlindRetry>::KIT, 2, Budget::ONE_OF_EACH, true);
     let failing: Vec<&str> = report
         .properties
         .iter()
@@ -121,7 +119,12 @@ fn blind_retry_gets_stuck_after_a_lost_create_reply() {
         stuck.counterexample
     );
     assert!(stuck.mermaid.starts_with("sequenceDiagram"));
-    assert_counterexample(LockKit::<BlindRetry>::KIT, 2, ONE_OF_EACH, "no stuck state");
+    assert_counterexample(
+        LockKit::<BlindRetry>::KIT,
+        2,
+        Budget::ONE_OF_EACH,
+        "no stuck state",
+    );
 }
 
 #[test]
@@ -144,8 +147,8 @@ fn the_herd_lock_wakes_every_waiter_even_without_faults() {
 
 #[test]
 fn the_reductions_explore_fewer_states_and_agree() {
-    let with = checked(LockKit::<Documented>::KIT, 2, ONE_OF_EACH, true);
-    let without = checked(LockKit::<Documented>::KIT, 2, ONE_OF_EACH, false);
+    let with = checked(LockKit::<Documented>::KIT, 2, Budget::ONE_OF_EACH, true);
+    let without = checked(LockKit::<Documented>::KIT, 2, Budget::ONE_OF_EACH, false);
     assert!(
         with.unique_states < without.unique_states,
         "{} vs {}",
@@ -165,7 +168,7 @@ fn a_timeout_ends_even_a_one_thread_search_early_and_says_it_is_incomplete() {
     let one_thread = CheckOptions {
         threads: 1,
         timeout: Some(std::time::Duration::ZERO),
-        ..options(3, ONE_OF_EACH, true)
+        ..options(3, Budget::ONE_OF_EACH, true)
     };
     let report = check(LockKit::<Documented>::KIT, &one_thread, &quiet);
     assert!(!report.complete);
@@ -183,7 +186,8 @@ fn a_timeout_ends_even_a_one_thread_search_early_and_says_it_is_incomplete() {
 /// Checked on states of random walks through the 3-client lock.
 #[test]
 fn every_reordering_of_a_state_hashes_alike_and_as_built() {
-    let model = RecipeModel::new(LockKit::<Documented>::KIT, 3, ONE_OF_EACH).with_symmetry(true);
+    let model =
+        RecipeModel::new(LockKit::<Documented>::KIT, 3, Budget::ONE_OF_EACH).with_symmetry(true);
     let orders = [
         [0, 1, 2],
         [0, 2, 1],

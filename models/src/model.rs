@@ -112,6 +112,14 @@ impl Budget {
         session_expiry: 0,
         pause: 0,
     };
+
+    /// One fault of each kind, as `check --faults all` gives it.
+    pub const ONE_OF_EACH: Budget = Budget {
+        connection_loss: 1,
+        lost_reply: 1,
+        session_expiry: 1,
+        pause: 1,
+    };
 }
 
 /// The whole world at one moment. It hashes as every reordering of its clients does when

@@ -152,7 +152,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         in_simulator.push(script_replay_command(&path.display().to_string()));
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             report_json(model.name, &options, &report, &in_simulator)
         );
@@ -191,12 +191,12 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_sim
         (false, true) => "kept (the recipe reads them)",
         (false, false) => "kept",
     };
-    println!(
+    outln!(
         "{name}: {} clients, faults {}, symmetry {symmetry}, partial-order reduction {partial_order}, zxids {zxids}",
         options.clients,
         describe_budget(&options.budget)
     );
-    println!(
+    outln!(
         "{} states, {} unique, max depth {}, {:.2} s",
         report.states,
         report.unique_states,
@@ -204,7 +204,7 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_sim
         report.elapsed.as_secs_f64()
     );
     if !report.complete {
-        println!("INCOMPLETE: the search stopped at the timeout; properties without a counterexample are unrefuted, not proven");
+        outln!("INCOMPLETE: the search stopped at the timeout; properties without a counterexample are unrefuted, not proven");
     }
     let verdict = if report.complete {
         "holds"
@@ -214,10 +214,10 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_sim
     let mut in_simulator = in_simulator.iter();
     for property in &report.properties {
         if property.holds {
-            println!("  {verdict:<9} {}", property.name);
+            outln!("  {verdict:<9} {}", property.name);
             continue;
         }
-        println!(
+        outln!(
             "  FAILS  {}: counterexample ({} steps, {}):",
             property.name,
             property.counterexample.len(),
@@ -228,14 +228,14 @@ fn print_report(name: &str, options: &CheckOptions, report: &CheckReport, in_sim
             }
         );
         for (i, step) in property.counterexample.iter().enumerate() {
-            println!("    {:>3}. {step}", i + 1);
+            outln!("    {:>3}. {step}", i + 1);
         }
-        println!("  as a Mermaid sequence diagram:");
+        outln!("  as a Mermaid sequence diagram:");
         for line in property.mermaid.lines() {
-            println!("    {line}");
+            outln!("    {line}");
         }
         if let Some(command) = in_simulator.next() {
-            println!("  replay it on the recipe's code in the simulator: {command}");
+            outln!("  replay it on the recipe's code in the simulator: {command}");
         }
     }
 }

@@ -87,7 +87,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         Err(error) => return crate::unusable_server(&hosts, error),
     };
     if args.json {
-        println!("{}", report_json(&report, &options, args, status.elapsed()));
+        outln!("{}", report_json(&report, &options, args, status.elapsed()));
     } else {
         print_report(&report, status.elapsed());
     }
@@ -99,7 +99,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
 }
 
 fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
-    println!(
+    outln!(
         "{} cases, {} mismatching ({:.1} s)",
         report.cases,
         report.mismatches,
@@ -110,10 +110,10 @@ fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
         .iter()
         .map(|(kind, n)| format!("{kind} {n}"))
         .collect();
-    println!("exercised: {}", outcomes.join(", "));
+    outln!("exercised: {}", outcomes.join(", "));
     if let Some(mismatch) = &report.first_mismatch {
-        println!("first mismatch, shrunk:\n{}", mismatch.case);
-        println!("{}", mismatch.difference);
+        outln!("first mismatch, shrunk:\n{}", mismatch.case);
+        outln!("{}", mismatch.difference);
     }
 }
 

@@ -27,11 +27,11 @@ pub(crate) struct ListArgs {
 pub(crate) fn run(args: &ListArgs) -> ExitCode {
     let scenarios: Vec<&Scenario> = catalogue::scenarios().collect();
     if args.markdown {
-        print!("{}", markdown_table(&scenarios));
+        out!("{}", markdown_table(&scenarios));
     } else if args.json {
-        println!("{}", catalogue_json(&scenarios));
+        outln!("{}", catalogue_json(&scenarios));
     } else {
-        print!("{}", plain_list(&scenarios));
+        out!("{}", plain_list(&scenarios));
     }
     ExitCode::SUCCESS
 }

@@ -3,6 +3,9 @@
 //! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage,
 //! 3 when `check` stopped at its timeout without finding a violation.
 
+#[macro_use]
+mod stdout;
+
 mod check_command;
 mod command_server;
 mod conform_command;
@@ -201,7 +204,7 @@ fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_some() {
         let _ = tracing::subscriber::set_global_default(zklab::sim::log::subscriber());
     }
-    match cli.command {
+    let status = match cli.command {
         Command::List(args) => list_command::run(&args),
         Command::Run(args) => run_command::run(&args),
         Command::Merge(args) => merge_command::run(&args),
@@ -211,7 +214,8 @@ fn main() -> ExitCode {
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay(args) => replay_command::run(&args),
         Command::Shrink(args) => shrink_command::run(&args),
-    }
+    };
+    stdout::finish(status)
 }
 
 /// Reports a real server the command could not work with; exit status 2, as for bad usage:

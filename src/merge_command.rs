@@ -58,8 +58,8 @@ pub fn run(args: &MergeArgs) -> ExitCode {
         for sweep in &merged {
             print_summary(sweep);
             for failure in sweep.failures.iter().skip(1) {
-                println!("failing seed {}: {}", failure.seed, failure.violation);
-                println!("  replay: {}", failure.replay);
+                outln!("failing seed {}: {}", failure.seed, failure.violation);
+                outln!("  replay: {}", failure.replay);
             }
         }
     }

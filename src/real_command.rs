@@ -141,9 +141,9 @@ pub fn run(args: &RealArgs) -> ExitCode {
             seconds: report.elapsed.as_secs_f64(),
         };
         let summary = serde_json::to_string(&summary).expect("a report is plain data");
-        println!("{summary}");
+        outln!("{summary}");
     } else {
-        println!(
+        outln!(
             "{} on {hosts}: {} clients x {} rounds in {:.3} s, {} violations",
             scenario.name,
             args.clients,
@@ -158,13 +158,13 @@ pub fn run(args: &RealArgs) -> ExitCode {
             } else {
                 struck.join(", ")
             };
-            println!("faults struck: {struck}");
+            outln!("faults struck: {struck}");
         }
         for violation in &violations {
-            println!("VIOLATION {violation}");
+            outln!("VIOLATION {violation}");
         }
         if let Some(path) = &kept {
-            println!("the run's trace, as its clients saw it: {path}");
+            outln!("the run's trace, as its clients saw it: {path}");
         }
     }
     if violations.is_empty() {

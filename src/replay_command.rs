@@ -114,20 +114,20 @@ pub fn tell(
         return usage_error(&message);
     }
     for (symbol, meaning) in LEGEND {
-        println!("-- {symbol} {meaning}");
+        outln!("-- {symbol} {meaning}");
     }
-    print!("{}", shown.render());
+    out!("{}", shown.render());
     let part = match shown.entries().len() {
         all if all == events => String::new(),
         some => format!(" ({some} shown)"),
     };
-    println!("-- {title}: {events} events{part}, digest {digest:016x}",);
+    outln!("-- {title}: {events} events{part}, digest {digest:016x}",);
     if report.violations.is_empty() {
-        println!("-- every property holds");
+        outln!("-- every property holds");
         ExitCode::SUCCESS
     } else {
         for violation in &report.violations {
-            println!("-- VIOLATION {violation}");
+            outln!("-- VIOLATION {violation}");
         }
         ExitCode::from(1)
     }

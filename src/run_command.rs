@@ -197,7 +197,7 @@ pub fn print_json(summaries: &[SweepSummary]) {
         [one] => serde_json::to_string(one),
         all => serde_json::to_string(all),
     };
-    println!("{}", printed.expect("a summary is plain data"));
+    outln!("{}", printed.expect("a summary is plain data"));
 }
 
 /// Prints a summary as text: the verdict and rate, the faults, and the first failing seed with
@@ -207,7 +207,7 @@ pub fn print_summary(summary: &SweepSummary) {
         .shard
         .as_ref()
         .map_or(String::new(), |shard| format!(" (shard {shard})"));
-    println!(
+    outln!(
         "{}{shard}: {} seeds, {} failing, {:.0} seeds/s ({:.2} s)",
         summary.scenario,
         summary.seeds,
@@ -221,7 +221,7 @@ pub fn print_summary(summary: &SweepSummary) {
             .iter()
             .map(|range| format!("{}..{}", range.start, range.end))
             .collect();
-        println!("seeds covered (with gaps): {}", ranges.join(", "));
+        outln!("seeds covered (with gaps): {}", ranges.join(", "));
     }
     let count = |counts: &std::collections::BTreeMap<String, u64>, kind: FaultKind| {
         counts.get(&json_key(kind)).copied().unwrap_or(0)
@@ -230,7 +230,7 @@ pub fn print_summary(summary: &SweepSummary) {
         .iter()
         .map(|&kind| format!("{kind}={}", count(&summary.faults_injected, kind)))
         .collect();
-    println!("faults injected: {}", injected.join(" "));
+    outln!("faults injected: {}", injected.join(" "));
     let struck: Vec<String> = FaultKind::ALL
         .iter()
         .filter(|&&kind| count(&summary.faults_injected, kind) > 0)
@@ -239,8 +239,8 @@ pub fn print_summary(summary: &SweepSummary) {
             format!("{kind}={:.0}%", 100.0 * share)
         })
         .collect();
-    println!("seeds struck: {}", struck.join(" "));
-    println!(
+    outln!("seeds struck: {}", struck.join(" "));
+    outln!(
         "max wake-ups per deletion: {}",
         summary.max_wakeups_per_deletion
     );
@@ -250,19 +250,19 @@ pub fn print_summary(summary: &SweepSummary) {
             .iter()
             .filter(|regression| regression.violation.is_some())
             .collect();
-        println!(
+        outln!(
             "kept schedules replayed first: {}, {} failing",
             summary.regressions.len(),
             failing.len()
         );
         for regression in failing {
             let violation = regression.violation.as_deref().unwrap_or_default();
-            println!("{}: {violation}", regression.file);
-            println!("replay the kept schedule with: {}", regression.replay);
+            outln!("{}: {violation}", regression.file);
+            outln!("replay the kept schedule with: {}", regression.replay);
         }
     }
     if let Some(first) = summary.failures.first() {
-        println!("first failing seed {}: {}", first.seed, first.violation);
-        println!("replay it with: {}", first.replay);
+        outln!("first failing seed {}: {}", first.seed, first.violation);
+        outln!("replay it with: {}", first.replay);
     }
 }

@@ -13,7 +13,8 @@ use zklab::sim::local::LocalZk;
 /// The session timeout zkCli asks for unless told otherwise (`-timeout`).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Runs the shell: exit 0, 1 when it could not write its output, 2 when no server can be used.
+/// Runs the shell: exit 0 (a closed pipe too), 1 when it could not write its output otherwise,
+/// 2 when no server can be used.
 /// On a terminal it prompts and edits lines, with a history of the session's commands.
 pub fn run_stdio(zk: Option<&str>) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
@@ -29,6 +30,8 @@ pub fn run_stdio(zk: Option<&str>) -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader closed the pipe (`zklab shell < script | head`): nothing more to say.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::from(1)

@@ -116,27 +116,29 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
             file,
         };
         let json = serde_json::to_string(&summary).expect("a summary is plain data");
-        println!("{json}");
+        outln!("{json}");
         return ExitCode::from(1);
     }
-    println!(
+    outln!(
         "-- {} seed {}: {}",
-        scenario.name, args.seed, shrunk.property.violation
+        scenario.name,
+        args.seed,
+        shrunk.property.violation
     );
-    println!("-- from {}", described(&shrunk.original));
-    println!(
+    outln!("-- from {}", described(&shrunk.original));
+    outln!(
         "-- to   {} ({} runs, {:.2} s)",
         described(&shrunk.shrunk),
         shrunk.runs,
         shrunk.elapsed.as_secs_f64()
     );
     for line in shrunk.schedule.to_text().lines() {
-        println!("-- {line}");
+        outln!("-- {line}");
     }
     let title = format!("{} shrunk from seed {}", scenario.name, args.seed);
     let status = tell(&title, shrunk.report, true, None, &args.svg, &args.html);
-    println!("-- saved to {file}");
-    println!("-- replay: {}", script_replay_command(&file));
+    outln!("-- saved to {file}");
+    outln!("-- replay: {}", script_replay_command(&file));
     status
 }
 

@@ -516,3 +516,48 @@ fn an_unreachable_server_is_an_error_not_a_pass() {
         );
     }
 }
+
+/// Runs zklab with its stdout read by nobody: the pipe is closed before zklab has written all
+/// it has to (each command here prints more than a pipe holds), as `zklab ... | head -1` does.
+fn with_stdout_closed(args: &[&str], stdin: &[u8]) -> (Option<i32>, String) {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zklab runs");
+    drop(child.stdout.take());
+    let mut input = child.stdin.take().expect("stdin");
+    // The shell may stop reading once its output is gone: a refused write is no failure here.
+    let _ = input.write_all(stdin);
+    drop(input);
+    let mut stderr = String::new();
+    let mut err = child.stderr.take().expect("stderr");
+    err.read_to_string(&mut stderr).expect("stderr read");
+    let status = child.wait().expect("zklab ends");
+    (status.code(), stderr)
+}
+
+#[test]
+fn a_closed_pipe_ends_a_command_quietly_with_its_own_status() {
+    let (code, stderr) = with_stdout_closed(&["replay", "lock", "--seed", "42"], b"");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+
+    let (code, stderr) = with_stdout_closed(&["replay", "lock-bug-herd", "--seed", "0"], b"");
+    assert_eq!(
+        code,
+        Some(1),
+        "a violation is still told by the status: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let script = "ls /\n".repeat(20_000);
+    let (code, stderr) = with_stdout_closed(&["shell"], script.as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}

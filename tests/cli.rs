@@ -282,14 +282,18 @@ fn every_commands_help_gives_its_exit_statuses() {
 }
 
 #[test]
-fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
+fn an_unknown_scenario_is_a_usage_error_pointing_to_the_one_meant() {
     let output = zklab(&["run", "lokc"]);
     assert_eq!(output.status.code(), Some(2));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(
-        err.contains("unknown scenario `lokc`") && err.contains("lock-bug-herd"),
+        err.contains("unknown scenario `lokc`; did you mean `lock`?"),
         "{err}"
     );
+    let output = zklab(&["check", "lock-bug-heard"]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("did you mean `lock-bug-herd`?"), "{err}");
 }
 
 #[test]

@@ -422,17 +422,55 @@ pub fn property(violation: &str) -> Option<&'static Property> {
         .find(|property| property.violation == violation)
 }
 
-/// The scenario of that name, or an error that lists the known ones.
+/// The scenario of that name, or an error that points to the one meant: the nearest name when
+/// one is a slip of a few letters away, else the recipes (`zklab list` names every scenario).
 pub fn find(name: &str) -> Result<&'static Scenario, String> {
     scenarios()
         .find(|scenario| scenario.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = scenarios().map(|s| s.name).collect();
-            format!(
-                "unknown scenario `{name}`; known scenarios: {}",
-                known.join(", ")
-            )
+        .ok_or_else(|| match nearest(name) {
+            Some(meant) => format!(
+                "unknown scenario `{name}`; did you mean `{meant}`? (`zklab list` names them all)"
+            ),
+            None => {
+                let recipes: Vec<&str> = scenarios()
+                    .filter(|scenario| scenario.bug.is_none())
+                    .map(|scenario| scenario.name)
+                    .collect();
+                format!(
+                    "unknown scenario `{name}`; the recipes are {}, and `zklab list` names their \
+                     known bugs too",
+                    recipes.join(", ")
+                )
+            }
         })
+}
+
+/// The scenario name nearest to `name`, if it is a slip away: at most a quarter of its letters
+/// (and at least two: a swap of two letters) added, dropped or changed.
+fn nearest(name: &str) -> Option<&'static str> {
+    let allowed = (name.chars().count() / 4).max(2);
+    scenarios()
+        .map(|scenario| (edits(name, scenario.name), scenario.name))
+        .filter(|(distance, _)| *distance <= allowed)
+        .min()
+        .map(|(_, nearest)| nearest)
+}
+
+/// How many letters must be added, dropped or changed to turn `from` into `to`.
+fn edits(from: &str, to: &str) -> usize {
+    let to: Vec<char> = to.chars().collect();
+    // `row[j]`: the edits from the letters of `from` seen so far to the first `j` of `to`.
+    let mut row: Vec<usize> = (0..=to.len()).collect();
+    for (i, letter) in from.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, other) in to.iter().enumerate() {
+            let changed = diagonal + usize::from(letter != *other);
+            diagonal = row[j + 1];
+            row[j + 1] = changed.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[to.len()]
 }
 
 /// The scenario of that name, if its workload can run with `clients` clients; else why not.
@@ -440,4 +478,30 @@ pub fn find_fitting(name: &str, clients: usize) -> Result<&'static Scenario, Str
     let scenario = find(name)?;
     scenario.fits(clients)?;
     Ok(scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_count_letters_added_dropped_or_changed() {
+        assert_eq!(edits("lock", "lock"), 0);
+        assert_eq!(edits("lokc", "lock"), 2);
+        assert_eq!(edits("lock-bug-heard", "lock-bug-herd"), 1);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn a_slip_is_pointed_to_its_scenario_and_a_stranger_to_the_recipes() {
+        let slip = find("lock-bug-heard").map(|s| s.name).unwrap_err();
+        assert!(slip.contains("did you mean `lock-bug-herd`?"), "{slip}");
+        let stranger = find("zookeeper").map(|s| s.name).unwrap_err();
+        assert!(
+            stranger.contains("the recipes are lock, election"),
+            "{stranger}"
+        );
+        assert!(!stranger.contains("-bug-"), "{stranger}");
+    }
 }

@@ -45,32 +45,32 @@ pub enum Change<'a> {
     },
 }
 
-/// The nodes `op` made or took away, given the server's `reply`, inside a multi too.
-pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> Vec<Change<'a>> {
-    let mut found = Vec::new();
-    collect_changes(op, reply.as_ref().ok(), &mut found);
-    found
+/// The nodes `op` made or took away, given the server's `reply`, inside a multi too. An
+/// iterator rather than a list: monitors ask this of every applied op, and most ops change one
+/// node or none. A server refuses a multi inside a multi, so a multi's ops are read one level
+/// deep.
+pub fn changes<'a>(op: &'a Op, reply: &'a OpReply) -> impl Iterator<Item = Change<'a>> {
+    let (alone, ops, results): (_, &[Op], &[OpReply]) = match (op, reply) {
+        (Op::Multi(ops), Ok(OpResult::Multi(results))) => (None, ops, results),
+        _ => (change(op, reply), &[], &[]),
+    };
+    let within = ops.iter().zip(results);
+    alone
+        .into_iter()
+        .chain(within.filter_map(|(op, result)| change(op, result)))
 }
 
-fn collect_changes<'a>(op: &'a Op, result: Option<&'a OpResult>, found: &mut Vec<Change<'a>>) {
-    match (op, result) {
-        (Op::Create { mode, data, .. }, Some(OpResult::Created { path, .. })) => {
-            found.push(Change::Created {
-                path,
-                mode: *mode,
-                data,
-            });
-        }
-        (Op::Delete { path, .. }, Some(OpResult::Deleted)) => found.push(Change::Deleted(path)),
-        (Op::SetData { path, data, .. }, Some(OpResult::SetData(_))) => {
-            found.push(Change::Set { path, data });
-        }
-        (Op::Multi(ops), Some(OpResult::Multi(results))) => {
-            for (op, result) in ops.iter().zip(results) {
-                collect_changes(op, result.as_ref().ok(), found);
-            }
-        }
-        _ => {}
+/// The node one op (not a multi) made or took away, given its `reply`.
+fn change<'a>(op: &'a Op, reply: &'a OpReply) -> Option<Change<'a>> {
+    match (op, reply.as_ref().ok()?) {
+        (Op::Create { mode, data, .. }, OpResult::Created { path, .. }) => Some(Change::Created {
+            path,
+            mode: *mode,
+            data,
+        }),
+        (Op::Delete { path, .. }, OpResult::Deleted) => Some(Change::Deleted(path)),
+        (Op::SetData { path, data, .. }, OpResult::SetData(_)) => Some(Change::Set { path, data }),
+        _ => None,
     }
 }
 

@@ -233,20 +233,25 @@ impl Tree {
     /// Deletes the node at `path` if `version` matches (-1 matches any). Errors in ZooKeeper's
     /// order: NoNode, BadVersion, NotEmpty. The undo record holds the deleted node.
     pub fn delete(&mut self, path: &str, version: i32, zxid: Zxid) -> Result<Undo, ZkError> {
-        let node = self.nodes.get(path).ok_or(ZkError::NoNode)?;
-        check_version(node, version)?;
-        if !node.children.is_empty() {
-            return Err(ZkError::NotEmpty);
-        }
-        let parent = self
-            .nodes
-            .get_mut(path::parent(path))
-            .ok_or(ZkError::NoNode)?;
-        let parent_pzxid = parent.pzxid;
-        parent.children.remove(path::name(path));
-        parent.pzxid = zxid;
+        // The node comes out at once and goes back if it may not go: two searches of the tree's
+        // long paths for a delete, not three (a refused delete is rare).
         let node = self.nodes.remove(path).ok_or(ZkError::NoNode)?;
-        Ok(Undo::Delete { node, parent_pzxid })
+        let refused = check_version(&node, version).err().or_else(|| {
+            let has_children = !node.children.is_empty();
+            has_children.then_some(ZkError::NotEmpty)
+        });
+        match (refused, self.nodes.get_mut(path::parent(path))) {
+            (None, Some(parent)) => {
+                let parent_pzxid = parent.pzxid;
+                parent.children.remove(path::name(path));
+                parent.pzxid = zxid;
+                Ok(Undo::Delete { node, parent_pzxid })
+            }
+            (refused, _) => {
+                self.nodes.insert(path.to_owned(), node);
+                Err(refused.unwrap_or(ZkError::NoNode))
+            }
+        }
     }
 
     /// Replaces the data of the node at `path` if `version` matches (-1 matches any); the version

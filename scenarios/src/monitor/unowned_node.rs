@@ -97,6 +97,10 @@ impl Monitor for UnownedNode {
             }
             _ => {}
         }
+        // Most entries come while every node is known: none to age, none to report.
+        if self.unknown.is_empty() {
+            return None;
+        }
         for (since, (client, _)) in self.unknown.values_mut() {
             let hearing = self.hearing.hearing_since(*client, entry.at);
             *since = (*since).max(hearing.unwrap_or(entry.at));

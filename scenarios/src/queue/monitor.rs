@@ -179,7 +179,6 @@ impl Monitor for QueueDelivery {
                     session: *session,
                 };
                 let twice = changes(op, reply)
-                    .into_iter()
                     .filter_map(|change| self.applied(by, change))
                     .next();
                 (&ITEM_TWICE, twice?)

@@ -6,6 +6,7 @@
 #[macro_use]
 mod stdout;
 
+mod allocator;
 mod check_command;
 mod command_server;
 mod conform_command;
@@ -19,7 +20,6 @@ mod shell_command;
 mod shrink_command;
 mod sweep_summary;
 
-use std::alloc::{GlobalAlloc, Layout};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -28,81 +28,6 @@ use zklab::sim::fault::FaultRates;
 use zklab::testing::shell_quoted;
 
 use crate::check_command::CheckArgs;
-
-/// The model checker clones and drops states by the million: with the system allocator it
-/// spends a third of its time allocating, and mimalloc makes a check about 15% faster.
-#[global_allocator]
-static ALLOCATOR: Mimalloc = Mimalloc;
-
-/// mimalloc, asked for a block of the usual alignment through its plain entry points. The
-/// `mimalloc` crate asks for every block through the aligned ones, whose alignment arithmetic
-/// is about a third of a small allocation's instructions (1.2% of a lock sweep's); `mi_malloc`
-/// aligns a block to 16 bytes, or to its size if smaller, which is all the standard library's
-/// own allocator counts on from `malloc` too.
-struct Mimalloc;
-
-/// The alignment `mi_malloc` gives every block at least as large (`MI_MAX_ALIGN_SIZE`).
-const PLAIN_ALIGN: usize = 16;
-
-impl Mimalloc {
-    /// Whether a block of `size` bytes aligned to `align` can come from the plain entry points.
-    fn plain(size: usize, align: usize) -> bool {
-        align <= PLAIN_ALIGN && align <= size
-    }
-}
-
-// SAFETY: every block comes from mimalloc and goes back to it (`mi_free` takes any of its
-// blocks, and `mi_realloc` any block whose new size `plain` accepts); a plain block is aligned
-// as `plain` requires, the others as mimalloc's aligned entry points guarantee.
-unsafe impl GlobalAlloc for Mimalloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if Self::plain(layout.size(), layout.align()) {
-            // SAFETY: a size mimalloc may be asked for; any pointer it returns is the block's.
-            unsafe { libmimalloc_sys::mi_malloc(layout.size()).cast() }
-        } else {
-            // SAFETY: the caller's contract, passed on.
-            unsafe { mimalloc::MiMalloc.alloc(layout) }
-        }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if Self::plain(layout.size(), layout.align()) {
-            // SAFETY: as in `alloc`.
-            unsafe { libmimalloc_sys::mi_zalloc(layout.size()).cast() }
-        } else {
-            // SAFETY: the caller's contract, passed on.
-            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
-        }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, passed on; `mi_free` takes a block of either kind.
-        unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if Self::plain(new_size, layout.align()) {
-            // SAFETY: `ptr` is a live mimalloc block (the caller's contract); the new block is
-            // aligned as `plain` requires.
-            unsafe { libmimalloc_sys::mi_realloc(ptr.cast(), new_size).cast() }
-        } else {
-            // SAFETY: the caller's contract, passed on.
-            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
-        }
-    }
-}
-
-/// mimalloc's `mi_option_purge_delay` (its place in `mi_option_e`, mimalloc.h), which
-/// libmimalloc-sys gives no name.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// A sweep builds and drops a runtime for every seed. mimalloc gives freed memory back to the
-/// system 10 ms later by default, and the kernel then clears the same pages again for the next
-/// seed: kept, a lock sweep runs about 5% faster. A run's memory is its peak either way.
-fn keep_freed_memory() {
-    // SAFETY: sets one of mimalloc's options, which it reads at each purge; no memory is touched.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
-}
 
 /// Deterministic simulation and model checking for ZooKeeper recipes.
 #[derive(Parser)]
@@ -256,7 +181,7 @@ impl Setup {
 }
 
 fn main() -> ExitCode {
-    keep_freed_memory();
+    allocator::keep_freed_memory();
     let cli = Cli::parse();
     runner::quiet_panics_inside_seeds();
     // `RUST_LOG` prints every trace event as it happens, stamped with the sim time.

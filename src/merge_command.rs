@@ -34,10 +34,11 @@ enum Written {
 pub fn run(args: &MergeArgs) -> ExitCode {
     let mut parts = Vec::new();
     for file in &args.files {
-        let read = std::fs::read_to_string(file)
-            .map_err(|error| error.to_string())
-            .and_then(|text| serde_json::from_str::<Written>(&text).map_err(|e| e.to_string()));
-        match read {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(error) => return usage_error(&format!("{}: {error}", file.display())),
+        };
+        match serde_json::from_str::<Written>(&text) {
             Ok(Written::One(sweep)) => parts.push(*sweep),
             Ok(Written::Many(sweeps)) => parts.extend(sweeps),
             Err(error) => {

@@ -300,6 +300,7 @@ fn an_unknown_scenario_is_a_usage_error_pointing_to_the_one_meant() {
 fn bad_options_are_usage_errors() {
     for args in [
         &["run", "lock", "--faults", "meteor"][..],
+        &["run", "lock", "--faults", "none,crash"],
         &["run", "lock", "--faults", "all,crash=500"],
         &["run", "lock", "--faults", "lost-reply=2"],
         &["run", "lock", "--seeds", "many"],
@@ -444,6 +445,14 @@ fn shards_of_a_sweep_merge_into_the_whole_with_every_failing_seed() {
     assert_eq!(twice.status.code(), Some(2));
     let not_json = zklab(&["merge", env!("CARGO_MANIFEST_DIR")]);
     assert_eq!(not_json.status.code(), Some(2));
+    // A file that is not there is said to be missing, not to hold the wrong JSON.
+    let missing = zklab(&["merge", "/nonexistent/shard.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("No such file") && !err.contains("not the JSON"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -8,7 +8,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use zklab_models::model::ORPHAN;
@@ -273,39 +273,65 @@ impl ZkClient for TracedSession {
     }
 }
 
-/// The run's own session, which clears the recipe's directory before the run and reads what is
-/// left after it. The faults the run strikes reach it too, so it repeats a call that lost its
-/// connection (it only reads, and deletes whatever the version), until its session ends.
-struct Patient(RealZk);
+/// The run's own client, which clears the recipe's directory before the run and reads what is
+/// left after it. The faults the run strikes reach it too: it repeats a call that lost its
+/// connection (it only reads, and deletes whatever the version), and opens a new session when
+/// its own expired (a leader's death can outlast a session on a busy machine). Its sessions are
+/// the harness's, not the recipe's: their ends are no verdict.
+struct Patient {
+    hosts: String,
+    session_timeout: Duration,
+    session: Mutex<Arc<RealZk>>,
+}
+
+impl Patient {
+    async fn connect(hosts: &str, session_timeout: Duration) -> Result<Patient, ZkError> {
+        let session = RealZk::connect(hosts, session_timeout).await?;
+        Ok(Patient {
+            hosts: hosts.to_owned(),
+            session_timeout,
+            session: Mutex::new(Arc::new(session)),
+        })
+    }
+
+    fn current(&self) -> Arc<RealZk> {
+        Arc::clone(&self.session.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
 
 impl ZkClient for Patient {
     async fn call(&self, op: Op) -> OpReply {
         loop {
-            match self.0.call(op.clone()).await {
+            match self.current().call(op.clone()).await {
                 Err(ZkError::ConnectionLoss) => tokio::time::sleep(RECONNECT_PAUSE).await,
+                Err(ZkError::SessionExpired) => {
+                    let session = RealZk::connect(&self.hosts, self.session_timeout).await?;
+                    *self.session.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Arc::new(session);
+                }
                 reply => return reply,
             }
         }
     }
 
-    fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
-        self.0.next_event()
+    async fn next_event(&self) -> Option<ZkEvent> {
+        self.current().next_event().await
     }
 
     fn try_next_event(&self) -> Option<ZkEvent> {
-        self.0.try_next_event()
+        self.current().try_next_event()
     }
 
     fn session_id(&self) -> SessionId {
-        self.0.session_id()
+        self.current().session_id()
     }
 
-    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
-        self.0.close()
+    async fn close(&self) -> Result<(), ZkError> {
+        self.current().close().await
     }
 
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
-        self.0.sleep(duration)
+    async fn sleep(&self, duration: Duration) {
+        self.current().sleep(duration).await
     }
 }
 
@@ -408,7 +434,7 @@ pub async fn run(
     trace: RealTrace,
 ) -> Result<RealReport, ZkError> {
     let root = scenario.kit.root();
-    let admin = Patient(RealZk::connect(hosts, options.session_timeout).await?);
+    let admin = Patient::connect(hosts, options.session_timeout).await?;
     // A fresh recipe directory: what an earlier run left must not count against this one.
     delete_tree(&admin, root).await?;
     let resource = {

@@ -223,6 +223,11 @@ impl FaultRates {
                 rates = rates.with_all(&FaultKind::ALL);
                 continue;
             }
+            if item == "none" {
+                return Err(format!(
+                    "`none` stands alone (no fault at all), not in a list: `{spec}`"
+                ));
+            }
             let (name, rate) = match item.split_once('=') {
                 Some((name, rate)) => (name.trim(), Some(rate.trim())),
                 None => (item, None),
@@ -340,6 +345,8 @@ mod tests {
     fn a_spec_names_kinds_at_their_default_rate_or_at_a_given_one_later_items_winning() {
         assert_eq!(FaultRates::parse("none"), Ok(FaultRates::none()));
         assert_eq!(FaultRates::parse("all"), Ok(FaultRates::all()));
+        let listed = FaultRates::parse("none,crash").unwrap_err();
+        assert!(listed.contains("`none` stands alone"), "{listed}");
         let mut expected = FaultRates::all();
         expected.set(FaultKind::Crash, 0.05);
         assert_eq!(FaultRates::parse("all, crash=0.05"), Ok(expected));

@@ -471,11 +471,11 @@ pub async fn run(
             Ok(Ok(session)) => sessions.extend(session.map(|session| (client, session))),
             Ok(Err(_)) | Err(_) => {
                 stop.abort();
-                violations.push(Violation {
-                    property: &LIVENESS,
-                    at: started.elapsed(),
-                    message: format!("c{client} did not finish within {:?}", options.time_bound),
-                });
+                violations.push(Violation::new(
+                    &LIVENESS,
+                    started.elapsed(),
+                    format!("c{client} did not finish within {:?}", options.time_bound),
+                ));
             }
         }
     }
@@ -512,11 +512,11 @@ pub async fn run(
         .map(|node| format!("{}{}", node.path, owner(&node)))
         .collect();
     if !left.is_empty() {
-        violations.push(Violation {
-            property: &ORPHAN,
-            at: elapsed,
-            message: format!("left after every client finished: {}", left.join(", ")),
-        });
+        violations.push(Violation::new(
+            &ORPHAN,
+            elapsed,
+            format!("left after every client finished: {}", left.join(", ")),
+        ));
     }
     let _ = delete_tree(&admin, root).await;
     let _ = admin.close().await;

@@ -190,11 +190,7 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
             } else {
                 &PANIC
             };
-            vec![Violation {
-                property,
-                at,
-                message,
-            }]
+            vec![Violation::new(property, at, message)]
         }
     };
     (recorded, violations)
@@ -333,11 +329,7 @@ pub(crate) async fn run_clients(
                 names.join(", "),
                 options.liveness_bound()
             );
-            return Err(Violation {
-                property: &LIVENESS,
-                at: start.elapsed(),
-                message,
-            });
+            return Err(Violation::new(&LIVENESS, start.elapsed(), message));
         }
         futures::select_biased! {
             done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
@@ -373,10 +365,12 @@ fn orphans(
             .map(|(path, owner)| format!("{path} (owner s{owner})"))
             .collect::<Vec<_>>()
     });
-    (!left.is_empty()).then(|| Violation {
-        property: &ORPHAN,
-        at,
-        message: format!("{} left after {when}: {}", left.len(), left.join(", ")),
+    (!left.is_empty()).then(|| {
+        Violation::new(
+            &ORPHAN,
+            at,
+            format!("{} left after {when}: {}", left.len(), left.join(", ")),
+        )
     })
 }
 

@@ -235,7 +235,7 @@ impl Tree {
     pub fn delete(&mut self, path: &str, version: i32, zxid: Zxid) -> Result<Undo, ZkError> {
         // The node comes out at once and goes back if it may not go: two searches of the tree's
         // long paths for a delete, not three (a refused delete is rare).
-        let node = self.nodes.remove(path).ok_or(ZkError::NoNode)?;
+        let (key, node) = self.nodes.remove_entry(path).ok_or(ZkError::NoNode)?;
         let refused = check_version(&node, version).err().or_else(|| {
             let has_children = !node.children.is_empty();
             has_children.then_some(ZkError::NotEmpty)
@@ -248,7 +248,7 @@ impl Tree {
                 Ok(Undo::Delete { node, parent_pzxid })
             }
             (refused, _) => {
-                self.nodes.insert(path.to_owned(), node);
+                self.nodes.insert(key, node);
                 Err(refused.unwrap_or(ZkError::NoNode))
             }
         }

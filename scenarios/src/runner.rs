@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures::channel::mpsc;
@@ -154,6 +154,11 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
 /// Where a simulation puts the service it starts, so its trace outlives a panic.
 pub(crate) type Slot = Arc<Mutex<Option<SimZk>>>;
 
+/// The slot's service, even when a panic left the slot poisoned.
+fn lock_slot(slot: &Slot) -> MutexGuard<'_, Option<SimZk>> {
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// What the service of a run recorded.
 #[derive(Default)]
 pub(crate) struct Recorded {
@@ -173,9 +178,16 @@ pub(crate) fn in_runtime<F: Future<Output = Vec<Violation>>>(
     let simulation = simulate(service.clone());
     let was_in_seed = IN_SEED.with(|flag| flag.replace(true));
     let outcome = catch_unwind(AssertUnwindSafe(|| runtime.block_on(simulation)));
+    let zk = lock_slot(&service).take();
+    let recorded = zk.as_ref().map(report_of).unwrap_or_default();
+    if let Some(zk) = zk {
+        // Whatever the run left waiting would otherwise outlive the runtime.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async move { zk.end_tasks() })
+        }));
+    }
     IN_SEED.with(|flag| flag.set(was_in_seed));
     drop(runtime);
-    let recorded = take_report(&service);
     let violations = match outcome {
         Ok(violations) => violations,
         Err(panic) => {
@@ -274,7 +286,7 @@ pub(crate) fn start_service(options: &RunOptions, slot: &Slot) -> SimZk {
             script: options.script.clone(),
         },
     );
-    *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(zk.clone());
+    *lock_slot(slot) = Some(zk.clone());
     zk
 }
 
@@ -466,24 +478,17 @@ pub fn sweep(
 pub async fn simulate_trace(scenario: &'static Scenario, options: RunOptions) -> Trace {
     let slot: Slot = Arc::default();
     simulate(scenario, options, slot.clone()).await;
-    take_report(&slot).trace
+    let zk = lock_slot(&slot).take();
+    zk.as_ref().map(report_of).unwrap_or_default().trace
 }
 
-/// What the service a run left in its slot recorded (nothing if it never started), taken out
-/// without copying.
-fn take_report(slot: &Mutex<Option<SimZk>>) -> Recorded {
-    let zk = slot
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take();
-    zk.map(|zk| {
-        let struck = zk.take_struck();
-        let (trace, faults) = zk.take_report();
-        Recorded {
-            trace,
-            faults,
-            struck,
-        }
-    })
-    .unwrap_or_default()
+/// What the service of a run recorded, taken out without copying.
+fn report_of(zk: &SimZk) -> Recorded {
+    let struck = zk.take_struck();
+    let (trace, faults) = zk.take_report();
+    Recorded {
+        trace,
+        faults,
+        struck,
+    }
 }

@@ -118,7 +118,9 @@ pub(super) fn simulate(
             });
         }
         let faults = SimFaults { zk, follower };
-        observe(&clients, &observer, steps, root, &faults).await
+        let observed = observe(&clients, &observer, steps, root, &faults).await;
+        faults.zk.end_tasks();
+        observed
     })
 }
 

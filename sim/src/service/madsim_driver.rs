@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
 use madsim::runtime::Handle;
-use madsim::task::NodeId;
+use madsim::task::{AbortHandle, NodeId};
 use madsim::time::{Instant, Sleep, TimeHandle};
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkError, ZkEvent};
 
@@ -68,6 +68,8 @@ struct Driver {
     heartbeats: BTreeMap<SessionId, mpsc::UnboundedSender<()>>,
     /// The core's outputs being carried out (kept to reuse its allocation).
     outputs: Vec<Output>,
+    /// The service's own tasks, ended with the run (see [`SimZk::end_tasks`]).
+    tasks: Vec<AbortHandle>,
 }
 
 /// The driver, locked at the current sim time; what the core asked while it was locked is
@@ -129,7 +131,7 @@ impl Driver {
                 Output::Pause { client, duration } => {
                     let node = self.nodes[&client];
                     Handle::current().pause(node);
-                    madsim::task::spawn(async move {
+                    self.spawn(async move {
                         madsim::time::sleep(duration).await;
                         Handle::current().resume(node);
                     });
@@ -138,6 +140,12 @@ impl Driver {
             }
         }
         self.outputs = outputs;
+    }
+
+    /// Spawns one of the service's own tasks on the current node.
+    fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.retain(|task| !task.is_finished());
+        self.tasks.push(madsim::task::spawn(task).abort_handle());
     }
 
     /// A timer for `at` on the service's clock.
@@ -200,6 +208,7 @@ impl SimZk {
             events: BTreeMap::new(),
             heartbeats: BTreeMap::new(),
             outputs: Vec::new(),
+            tasks: Vec::new(),
         };
         let zk = SimZk {
             driver: Arc::new(Mutex::new(driver)),
@@ -212,9 +221,28 @@ impl SimZk {
                 SimZk { driver }.note(text);
             }
         }));
-        madsim::task::spawn(zk.clone().pump());
-        madsim::task::spawn(zk.clone().inject_faults());
+        zk.spawn(zk.clone().pump());
+        zk.spawn(zk.clone().inject_faults());
         zk
+    }
+
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.lock().spawn(task);
+    }
+
+    /// Ends every task of the run, the clients' processes and the service's own, so that
+    /// dropping the runtime frees them: madsim keeps a task still waiting when its runtime is
+    /// dropped alive for good, with all it holds (this service among it). Call it last in the
+    /// future the runtime blocks on, or in one it blocks on after the run: the runtime drops
+    /// the tasks before it returns.
+    pub fn end_tasks(&self) {
+        let mut driver = self.lock();
+        for &node in driver.nodes.values() {
+            Handle::current().kill(node);
+        }
+        for task in driver.tasks.drain(..) {
+            task.abort();
+        }
     }
 
     fn lock(&self) -> Locked<'_> {
@@ -276,7 +304,7 @@ impl SimZk {
             driver.heartbeats.insert(session, beat_tx);
             (session, forced)
         };
-        madsim::task::spawn(self.clone().heartbeat(session, beat_rx));
+        self.spawn(self.clone().heartbeat(session, beat_rx));
         SimClient::new(self.clone(), client, session, events_rx, forced)
     }
 
@@ -432,7 +460,7 @@ impl SimZk {
     pub fn force_order(&self, steps: Vec<ForcedStep>) {
         self.lock().core.force_order(steps);
         let zk = self.clone();
-        madsim::task::spawn(async move {
+        self.spawn(async move {
             loop {
                 madsim::time::sleep(FORCED_PATIENCE / 4).await;
                 if !zk.lock().core.check_forced_patience() {

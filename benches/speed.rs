@@ -7,7 +7,7 @@ use std::hint::black_box;
 use zklab::models::check::CheckOptions;
 use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
-use zklab::scenarios::runner::{sweep, RunOptions};
+use zklab::scenarios::runner::{run_every_seed, sweep, RunOptions};
 
 fn main() {
     divan::main();
@@ -18,7 +18,7 @@ fn main() {
 #[divan::bench(sample_count = 10)]
 fn sweep_lock_200_seeds_on_one_thread() {
     let lock = catalogue::find("lock").expect("the lock");
-    let report = sweep(lock, 0, 200, &RunOptions::default(), 1, &|_, _, _| {});
+    let report = sweep(lock, 0, 200, &RunOptions::default(), 1, &run_every_seed);
     black_box(report);
 }
 

@@ -25,7 +25,7 @@ use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
-use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
+use zklab::scenarios::runner::{run_every_seed, run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};
 
 /// Where the lock lives: one ephemeral node.
@@ -252,7 +252,7 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let report = sweep(&MY_LOCK, 0, 1000, &options, 2, &|_, _, _| {});
+    let report = sweep(&MY_LOCK, 0, 1000, &options, 2, &run_every_seed);
     println!(
         "sweep: {} seeds, {} failing",
         report.seeds,

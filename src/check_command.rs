@@ -34,8 +34,9 @@ pub struct CheckArgs {
     /// Number of clients, 1 to 5.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
     clients: u8,
-    /// Faults: `none`, `all`, or a comma-separated list of connection-loss, lost-reply,
-    /// session-expiry, pause (a timer goes off before the world is quiet).
+    /// Faults: `none`, `all`, or a comma-separated list of connection-loss, lost-reply (of any
+    /// write; lost-create-reply names the same), session-expiry, pause (a timer goes off before
+    /// the world is quiet).
     #[arg(long, default_value = "all")]
     faults: String,
     /// How many of each chosen fault may strike in one execution, 1 to 3.
@@ -76,6 +77,11 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
     let kinds: Vec<FaultKind> = match spec {
         "none" => Vec::new(),
         "all" => MODEL_FAULTS.to_vec(),
+        list if list.split(',').any(|name| name.trim() == "none") => {
+            return Err(format!(
+                "`none` stands alone (no fault at all), not in a list: `{spec}`"
+            ))
+        }
         list => list
             .split(',')
             .map(|name| name.trim().parse::<FaultKind>())
@@ -85,12 +91,14 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
     for kind in kinds {
         match kind {
             FaultKind::ConnectionLoss => budget.connection_loss = each,
-            FaultKind::LostReply => budget.lost_reply = each,
+            // The model loses the reply of any write, a create's among them.
+            FaultKind::LostReply | FaultKind::LostCreateReply => budget.lost_reply = each,
             FaultKind::SessionExpiry => budget.session_expiry = each,
             FaultKind::Pause => budget.pause = each,
             other => {
                 return Err(format!(
-                    "the model checker does not inject {other}; it injects connection-loss, lost-reply, session-expiry, pause"
+                    "the model checker does not inject {other}; it injects connection-loss, lost-reply \
+                     (lost-create-reply among them), session-expiry, pause"
                 ))
             }
         }

@@ -10,6 +10,7 @@ mod allocator;
 mod check_command;
 mod command_server;
 mod conform_command;
+mod interrupt;
 mod list_command;
 mod merge_command;
 mod progress;
@@ -53,7 +54,7 @@ enum Command {
     /// Run a scenario over many seeds with injected faults.
     #[command(
         after_help = "Exit status: 0 every seed holds, 1 a property was violated, 2 bad \
-                            usage."
+                            usage, 130 stopped by Ctrl-C (the seeds run so far are reported)."
     )]
     Run(run_command::RunArgs),
     /// Join the `run --json` outputs of a sweep's shards into one report.
@@ -78,7 +79,9 @@ enum Command {
     /// Run a scenario's workload against a real ZooKeeper, judged by the same oracles.
     #[command(
         after_help = "Exit status: 0 every property holds, 1 a property was violated, \
-                            2 bad usage, or no server can be used or struck."
+                            2 bad usage, or no server can be used or struck, 3 faults were \
+                            asked for and none struck before the workload ended (proves \
+                            nothing of them)."
     )]
     Real(real_command::RealArgs),
     /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real
@@ -143,14 +146,16 @@ fn parse_faults(spec: &str) -> Result<String, String> {
 }
 
 impl Setup {
-    pub(crate) fn options(&self) -> RunOptions {
-        RunOptions {
+    /// The options a seed runs with; an error for faults none of which could strike.
+    pub(crate) fn options(&self) -> Result<RunOptions, String> {
+        FaultRates::check_strikable(&self.faults, self.servers)?;
+        Ok(RunOptions {
             clients: self.clients,
             rounds: self.rounds,
             faults: FaultRates::parse(&self.faults).expect("validated by clap"),
             ..RunOptions::default()
         }
-        .on_servers(self.servers)
+        .on_servers(self.servers))
     }
 
     /// The exact command that replays `seed` of `scenario` with these options, naming this

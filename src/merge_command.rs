@@ -40,6 +40,9 @@ pub fn run(args: &MergeArgs) -> ExitCode {
         };
         match serde_json::from_str::<Written>(&text) {
             Ok(Written::One(sweep)) => parts.push(*sweep),
+            Ok(Written::Many(sweeps)) if sweeps.is_empty() => {
+                return usage_error(&format!("{}: holds no sweep", file.display()))
+            }
             Ok(Written::Many(sweeps)) => parts.extend(sweeps),
             Err(error) => {
                 return usage_error(&format!(

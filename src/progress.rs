@@ -2,16 +2,22 @@
 //! seeds and cases, a spinner with the counts for a model check. Drawn only when stderr is a
 //! terminal and the output is not JSON.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// A bar of `total` `unit`s (seeds, cases), hidden when `hidden`; its message says how many
 /// failed so far.
 pub fn bar(total: u64, unit: &str, hidden: bool) -> ProgressBar {
+    // The bar takes what the terminal's width leaves, so the line never wraps.
     let template = format!(
-        "[{{bar:30}}] {{pos}}/{{len}} {unit}, {{msg}}, {{per_sec}}, {{elapsed}} spent, {{eta}} left"
+        "[{{wide_bar}}] {{pos}}/{{len}} {unit}, {{msg}}, {{rate}}, {{elapsed}} spent, {{eta}} left"
     );
     let style = ProgressStyle::with_template(&template)
         .expect("a valid template")
+        .with_key("rate", |state: &ProgressState, out: &mut dyn fmt::Write| {
+            let _ = write!(out, "{:.0}/s", state.per_sec());
+        })
         .progress_chars("#>.");
     ProgressBar::with_draw_target(Some(total), target(hidden)).with_style(style)
 }

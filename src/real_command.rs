@@ -167,11 +167,17 @@ pub fn run(args: &RealArgs) -> ExitCode {
             outln!("the run's trace, as its clients saw it: {path}");
         }
     }
-    if violations.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    if !violations.is_empty() {
+        return ExitCode::from(1);
     }
+    if !args.faults.is_none() && struck.is_empty() {
+        eprintln!(
+            "the workload ended before any fault struck: the run says nothing about faults \
+             (give it more --rounds)"
+        );
+        return ExitCode::from(3);
+    }
+    ExitCode::SUCCESS
 }
 
 /// Writes the trace of a run that broke a property to

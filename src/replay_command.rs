@@ -81,7 +81,7 @@ fn what_to_run(args: &ReplayArgs) -> Result<(String, u64, RunOptions), String> {
         let (Some(scenario), Some(seed)) = (&args.scenario, args.seed) else {
             return Err("give a scenario and --seed, or --script FILE".to_owned());
         };
-        return Ok((scenario.clone(), seed, args.setup.options()));
+        return Ok((scenario.clone(), seed, args.setup.options()?));
     };
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("cannot read the schedule {}: {error}", path.display()))?;

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
+use std::ops::ControlFlow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,6 +14,7 @@ use zklab::scenarios::scenario::Scenario;
 use zklab::scenarios::{catalogue, regressions, runner};
 use zklab::sim::fault::FaultKind;
 
+use crate::interrupt;
 use crate::progress::bar;
 use crate::sweep_summary::{json_key, shard_of, Regression, SweepSummary};
 use crate::{script_replay_command, usage_error, Setup};
@@ -48,6 +50,14 @@ pub struct RunArgs {
     /// order: two builds that write the same file ran every seed the same, byte for byte.
     #[arg(long, value_name = "FILE")]
     digests: Option<PathBuf>,
+    /// Stop at the first failing seed: `--max-failures 1`. The kept schedules replayed first
+    /// are reported whatever they show.
+    #[arg(long, conflicts_with = "max_failures")]
+    fail_fast: bool,
+    /// Stop once N seeds have failed, counted over every scenario run. Seeds already under way
+    /// on other threads finish, and are reported too.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_failures: Option<u64>,
 }
 
 /// `K/N` with 1 <= K <= N.
@@ -81,8 +91,8 @@ pub fn run(args: &RunArgs) -> ExitCode {
         }
         Ok(scenarios)
     });
-    let scenarios = match fitting {
-        Ok(scenarios) => scenarios,
+    let (scenarios, options) = match fitting.and_then(|found| Ok((found, args.setup.options()?))) {
+        Ok(usable) => usable,
         Err(message) => return usage_error(&message),
     };
     let Some(end) = args.start_seed.checked_add(args.seeds) else {
@@ -115,11 +125,21 @@ pub fn run(args: &RunArgs) -> ExitCode {
         }
         None => None,
     };
-    let mut failed = false;
+    let max_failures = match args.fail_fast {
+        true => Some(1),
+        false => args.max_failures,
+    };
+    let limit_reached = |failures: u64| max_failures.is_some_and(|limit| failures >= limit);
+    interrupt::stop_on_ctrl_c();
+    let mut failures_so_far = 0;
     let mut summaries = Vec::new();
     let mut digest_lines = String::new();
     let replays_kept = args.shard.is_none_or(|(k, _)| k == 1);
+    let scenario_count = scenarios.len();
     for scenario in scenarios {
+        if interrupt::interrupted() || limit_reached(failures_so_far) {
+            break;
+        }
         let kept = match replays_kept {
             true => replay_kept(&args.regressions, scenario.name),
             false => Ok(Vec::new()),
@@ -134,7 +154,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             scenario,
             seeds.start,
             count,
-            &args.setup.options(),
+            &options,
             threads,
             &|report, done, failures| {
                 if args.digests.is_some() {
@@ -142,20 +162,31 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     digests.lock().expect("no panic holds it").push(digest);
                 }
                 status.set_position(done);
+                if interrupt::interrupted() {
+                    status.set_message("stopping after the seeds under way (Ctrl-C quits now)");
+                    return ControlFlow::Break(());
+                }
                 status.set_message(format!("{failures} failing"));
+                match limit_reached(failures_so_far + failures) {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
             },
         );
         status.finish_and_clear();
+        failures_so_far += report.failures.len() as u64;
         let mut digests = digests.into_inner().expect("no panic holds it");
         digests.sort_unstable();
         for (seed, digest) in digests {
             let _ = writeln!(digest_lines, "{} {seed} {digest:016x}", scenario.name);
         }
-        let summary = SweepSummary {
+        let mut summary = SweepSummary {
             regressions: kept,
             ..SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup)
         };
-        failed |= summary.failed();
+        if report.seeds < count {
+            summary.stopped = Some(why_stopped(args, report.seeds, count));
+        }
         if !args.json {
             print_summary(&summary);
         }
@@ -168,12 +199,43 @@ pub fn run(args: &RunArgs) -> ExitCode {
     }
     if args.json {
         print_json(&summaries);
+    } else if scenario_count > 1 {
+        print_total(&summaries, scenario_count);
     }
-    if failed {
-        ExitCode::from(1)
+    let failed = summaries.iter().any(SweepSummary::failed);
+    interrupt::status_of_run(ExitCode::from(u8::from(failed)))
+}
+
+/// Why a sweep ran only `done` of its `count` seeds.
+fn why_stopped(args: &RunArgs, done: u64, count: u64) -> String {
+    let cause = if interrupt::interrupted() {
+        "interrupted (Ctrl-C)".to_owned()
+    } else if args.fail_fast {
+        "stopped at the first failure (--fail-fast)".to_owned()
     } else {
-        ExitCode::SUCCESS
-    }
+        let limit = args.max_failures.unwrap_or_default();
+        format!("stopped at {limit} failures (--max-failures {limit})")
+    };
+    format!("{cause} after {done} of {count} seeds")
+}
+
+/// The last line of `run all`: the scenarios swept and their seeds, and which failed.
+fn print_total(summaries: &[SweepSummary], scenario_count: usize) {
+    let seeds: u64 = summaries.iter().map(|summary| summary.seeds).sum();
+    let failing: Vec<&str> = summaries
+        .iter()
+        .filter(|summary| summary.failed())
+        .map(|summary| summary.scenario.as_str())
+        .collect();
+    let verdict = match failing.as_slice() {
+        [] => "every one held".to_owned(),
+        names => format!("{} failed: {}", names.len(), names.join(", ")),
+    };
+    outln!();
+    outln!(
+        "all: {} of {scenario_count} scenarios swept, {seeds} seeds in all; {verdict}",
+        summaries.len()
+    );
 }
 
 /// Replays every schedule of `scenario` kept in `directory`.
@@ -264,5 +326,8 @@ pub fn print_summary(summary: &SweepSummary) {
     if let Some(first) = summary.failures.first() {
         outln!("first failing seed {}: {}", first.seed, first.violation);
         outln!("replay it with: {}", first.replay);
+    }
+    if let Some(stopped) = &summary.stopped {
+        outln!("{stopped}");
     }
 }

@@ -80,8 +80,8 @@ impl From<Size> for SizeSummary {
 /// cannot be shrunk, or the schedule cannot be written.
 pub fn run(args: &ShrinkArgs) -> ExitCode {
     let found = catalogue::find_fitting(&args.scenario, args.setup.clients as usize);
-    let scenario = match found {
-        Ok(scenario) => scenario,
+    let (scenario, options) = match found.and_then(|found| Ok((found, args.setup.options()?))) {
+        Ok(usable) => usable,
         Err(message) => return usage_error(&message),
     };
     let spinner = spinner(args.json);
@@ -89,7 +89,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
         spinner.set_message(format!("shrinking: {}", described(size)));
         spinner.tick();
     };
-    let shrunk = shrink::shrink(scenario, args.seed, &args.setup.options(), &progress);
+    let shrunk = shrink::shrink(scenario, args.seed, &options, &progress);
     spinner.finish_and_clear();
     let shrunk = match shrunk {
         Ok(shrunk) => shrunk,

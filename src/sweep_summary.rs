@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
+use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::SweepReport;
 use zklab::scenarios::scenario::Scenario;
 use zklab::sim::fault::{FaultCounts, FaultKind};
@@ -47,6 +48,9 @@ pub struct SweepSummary {
     pub seeds_per_sec: f64,
     /// Wall time, in seconds (added up over shards).
     pub seconds: f64,
+    /// Why the sweep stopped before its last seed, if it did: Ctrl-C, or a limit on failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// A failing seed.
@@ -74,7 +78,8 @@ pub struct Regression {
 }
 
 impl SweepSummary {
-    /// The summary of `report`, a sweep of `seeds` of `scenario` under `setup`.
+    /// The summary of `report`, a sweep of `seeds` of `scenario` under `setup` (of which it ran
+    /// the first `report.seeds`).
     pub fn new(
         scenario: &Scenario,
         report: &SweepReport,
@@ -92,10 +97,11 @@ impl SweepSummary {
                 replay: setup.replay_command(scenario.name, *seed),
             })
             .collect();
+        let covered = seeds.start..seeds.start + report.seeds;
         SweepSummary {
             scenario: scenario.name.to_owned(),
             seeds: report.seeds,
-            seed_ranges: vec![seeds],
+            seed_ranges: vec![covered],
             shard,
             clients: setup.clients,
             rounds: setup.rounds,
@@ -108,6 +114,7 @@ impl SweepSummary {
             max_wakeups_per_deletion: report.max_wakeups_per_deletion,
             seeds_per_sec: report.seeds_per_sec(),
             seconds: report.elapsed.as_secs_f64(),
+            stopped: None,
         }
     }
 
@@ -131,9 +138,46 @@ impl SweepSummary {
         )
     }
 
+    /// Refuses a part no `run --json` writes: a scenario zklab does not have, a backward range
+    /// of seeds, a count of seeds that its ranges do not add up to, a failing seed outside them.
+    fn check(&self) -> Result<(), String> {
+        catalogue::find(&self.scenario)?;
+        let name = &self.scenario;
+        let mut covered: u64 = 0;
+        for range in &self.seed_ranges {
+            if range.start > range.end {
+                return Err(format!(
+                    "{name}: seeds {}..{} run backward",
+                    range.start, range.end
+                ));
+            }
+            covered = covered.saturating_add(range.end - range.start);
+        }
+        if covered != self.seeds {
+            return Err(format!(
+                "{name}: \"seeds\": {} but its seed ranges hold {covered}",
+                self.seeds
+            ));
+        }
+        let outside = self.failures.iter().find(|failure| {
+            !self
+                .seed_ranges
+                .iter()
+                .any(|range| range.contains(&failure.seed))
+        });
+        if let Some(failure) = outside {
+            return Err(format!(
+                "{name}: failing seed {} lies outside the seeds it ran",
+                failure.seed
+            ));
+        }
+        Ok(())
+    }
+
     /// Adds `other`, another part of the same sweep.
-    fn absorb(&mut self, other: SweepSummary) {
-        self.seeds += other.seeds;
+    fn absorb(&mut self, other: SweepSummary) -> Result<(), String> {
+        let too_many = || format!("{}: the counts added up pass {}", self.scenario, u64::MAX);
+        self.seeds = self.seeds.checked_add(other.seeds).ok_or_else(too_many)?;
         self.seed_ranges.extend(other.seed_ranges);
         self.failures.extend(other.failures);
         self.regressions.extend(other.regressions);
@@ -142,13 +186,19 @@ impl SweepSummary {
             (&mut self.seeds_struck, other.seeds_struck),
         ] {
             for (kind, count) in theirs {
-                *mine.entry(kind).or_default() += count;
+                let sum = mine.entry(kind).or_default();
+                *sum = sum.checked_add(count).ok_or_else(too_many)?;
             }
         }
         self.max_wakeups_per_deletion = self
             .max_wakeups_per_deletion
             .max(other.max_wakeups_per_deletion);
         self.seconds += other.seconds;
+        self.stopped = match (self.stopped.take(), other.stopped) {
+            (Some(mine), Some(theirs)) => Some(format!("{mine}; {theirs}")),
+            (mine, theirs) => mine.or(theirs),
+        };
+        Ok(())
     }
 }
 
@@ -163,16 +213,17 @@ pub fn json_key(kind: FaultKind) -> String {
 }
 
 /// Merges the parts of sweeps into one summary per sweep (per scenario and setup), in the order
-/// each was first seen: seeds and counts added up, failures by seed. Two parts that ran a seed
-/// twice are an error.
+/// each was first seen: seeds and counts added up, failures by seed. A part that does not add
+/// up, and two parts that ran a seed twice, are errors.
 pub fn merge(parts: Vec<SweepSummary>) -> Result<Vec<SweepSummary>, String> {
     let mut merged: Vec<SweepSummary> = Vec::new();
     for part in parts {
+        part.check()?;
         match merged
             .iter_mut()
             .find(|sweep| sweep.setup() == part.setup())
         {
-            Some(sweep) => sweep.absorb(part),
+            Some(sweep) => sweep.absorb(part)?,
             None => merged.push(SweepSummary {
                 shard: None,
                 ..part
@@ -242,6 +293,7 @@ mod tests {
             max_wakeups_per_deletion: count as usize,
             seeds_per_sec: 1.0,
             seconds: count as f64,
+            stopped: None,
         }
     }
 
@@ -284,5 +336,26 @@ mod tests {
             .contains("seeds 0..50 and 40..60 overlap"));
         let gap = merge(vec![part("lock", 0..10, &[]), part("lock", 20..30, &[])]).unwrap();
         assert_eq!(gap[0].seed_ranges, [0..10, 20..30]);
+    }
+
+    #[test]
+    fn a_part_that_does_not_add_up_is_refused() {
+        let refused = |part: SweepSummary| merge(vec![part]).unwrap_err();
+        let counted_wrong = SweepSummary {
+            seeds: 999,
+            ..part("lock", 0..50, &[])
+        };
+        assert!(refused(counted_wrong).contains("\"seeds\": 999 but its seed ranges hold 50"));
+        let backward = SweepSummary {
+            seed_ranges: Vec::from([Range { start: 50, end: 0 }]),
+            ..part("lock", 0..0, &[])
+        };
+        assert!(refused(backward).contains("seeds 50..0 run backward"));
+        assert!(refused(part("lock-bug-heard", 0..5, &[])).contains("lock-bug-herd"));
+        assert!(refused(part("lock", 0..5, &[7])).contains("failing seed 7 lies outside"));
+        let mut huge = part("lock", 0..5, &[]);
+        huge.faults_injected.insert("crash".to_owned(), u64::MAX);
+        let overflow = merge(vec![huge.clone(), part("lock", 5..10, &[])]);
+        assert!(overflow.unwrap_err().contains("pass 18446744073709551615"));
     }
 }

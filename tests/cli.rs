@@ -209,6 +209,18 @@ fn rust_log_tells_each_trace_event_as_a_tracing_line_at_its_sim_time() {
 }
 
 #[test]
+fn rust_log_warn_tells_nothing_of_a_run_that_holds() {
+    let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
+        .args(["run", "lock", "--seeds", "20"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("zklab runs");
+    assert!(output.status.success());
+    let told = String::from_utf8_lossy(&output.stderr);
+    assert!(told.is_empty(), "{told}");
+}
+
+#[test]
 fn replay_explains_its_symbols_and_shows_one_client_or_the_story_up_to_the_violation() {
     let whole = stdout(&zklab(&["replay", "lock-bug-herd", "--seed", "0"]));
     assert!(
@@ -320,6 +332,25 @@ fn bad_options_are_usage_errors() {
         &["run", "lock", "--shard", "3/2"],
         &["run", "lock", "--shard", "0/2"],
         &["run", "lock", "--shard", "half"],
+        &["run", "lock", "--faults", "stale-read", "--servers", "1"],
+        &[
+            "run",
+            "lock",
+            "--faults",
+            "crash,leader-change=0.5",
+            "--servers",
+            "1",
+        ],
+        &[
+            "replay",
+            "lock",
+            "--seed",
+            "1",
+            "--faults",
+            "server-crash",
+            "--servers",
+            "1",
+        ],
         &["merge"],
         &["check", "lock", "--threads", "0"],
         &["check", "lock", "--threads", "1000000"],
@@ -453,6 +484,29 @@ fn shards_of_a_sweep_merge_into_the_whole_with_every_failing_seed() {
         err.contains("No such file") && !err.contains("not the JSON"),
         "{err}"
     );
+    // Files no `run --json` writes: refused, each with what is wrong.
+    let edited = |key: &str, value: serde_json::Value| {
+        let mut part: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        part[key] = value;
+        part
+    };
+    for (part, says) in [
+        (edited("seeds", 999.into()), "\"seeds\": 999 but"),
+        (
+            edited("seed_ranges", serde_json::json!([{"start": 4, "end": 0}])),
+            "run backward",
+        ),
+        (edited("scenario", "lock-bug-heard".into()), "lock-bug-herd"),
+        (serde_json::json!([]), "holds no sweep"),
+    ] {
+        let file = dir.join("edited.json");
+        std::fs::write(&file, part.to_string()).unwrap();
+        let refused = zklab(&["merge", file.to_str().unwrap()]);
+        assert_eq!(refused.status.code(), Some(2), "{part}");
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert!(err.contains(says), "{says}: {err}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -475,10 +529,32 @@ fn the_replay_command_is_quoted_for_the_shell() {
 }
 
 #[test]
+fn check_takes_the_fault_names_run_takes() {
+    let json = json_of(
+        &["check", "lock", "--faults", "lost-create-reply", "--json"],
+        0,
+    );
+    assert_eq!(json["faults"]["lost_reply"], 1, "{json}");
+}
+
+#[test]
+fn a_standalone_server_runs_every_fault_that_can_strike_it() {
+    let output = zklab(&["run", "lock", "--seeds", "2", "--servers", "1"]);
+    assert_eq!(output.status.code(), Some(0));
+    let output = zklab(&["run", "lock", "--faults", "stale-read", "--servers", "1"]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("stale-read cannot strike a standalone server"),
+        "{err}"
+    );
+}
+
+#[test]
 fn check_usage_errors() {
     for args in [
         &["check", "lokc"][..],
         &["check", "lock", "--faults", "partition"],
+        &["check", "lock", "--faults", "none,pause"],
         &["check", "lock", "--clients", "9"],
     ] {
         let output = zklab(args);

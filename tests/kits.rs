@@ -8,7 +8,7 @@ mod support;
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
-use zklab::scenarios::runner::{run_seed, sweep, RunOptions};
+use zklab::scenarios::runner::{run_every_seed, run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};
 use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::FaultKind;
@@ -79,7 +79,14 @@ fn check_with(name: &str, clients: usize, budget: Budget, reductions: Reductions
 #[test]
 fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
     for scenario in catalogue::scenarios().filter(|s| s.bug.is_none()) {
-        let report = sweep(scenario, 0, 1000, &RunOptions::default(), 2, &|_, _, _| {});
+        let report = sweep(
+            scenario,
+            0,
+            1000,
+            &RunOptions::default(),
+            2,
+            &run_every_seed,
+        );
         let failures: Vec<String> = report
             .failures
             .iter()

@@ -4,8 +4,9 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -389,7 +390,7 @@ fn orphans(
 /// The result of running many seeds.
 #[derive(Clone, Debug)]
 pub struct SweepReport {
-    /// How many seeds ran.
+    /// How many seeds ran: the first this many of the sweep's.
     pub seeds: u64,
     /// Each failing seed with its first violation, by seed.
     pub failures: Vec<(u64, Violation)>,
@@ -410,22 +411,30 @@ impl SweepReport {
     }
 }
 
+/// A sweep's `progress` that tells nothing and never stops the sweep.
+pub fn run_every_seed(_: &SeedReport, _: u64, _: u64) -> ControlFlow<()> {
+    ControlFlow::Continue(())
+}
+
 /// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed,
-/// on the thread that ran it, with its report, the seeds done and the failures so far.
+/// on the thread that ran it, with its report, the seeds done and the failures so far; when it
+/// breaks, no thread starts another seed, and the seeds already under way finish. The seeds
+/// run are always the first [`SweepReport::seeds`] of the `count`.
 pub fn sweep(
     scenario: &'static Scenario,
     first: u64,
     count: u64,
     options: &RunOptions,
     threads: usize,
-    progress: &(dyn Fn(&SeedReport, u64, u64) + Sync),
+    progress: &(dyn Fn(&SeedReport, u64, u64) -> ControlFlow<()> + Sync),
 ) -> SweepReport {
     let started = Instant::now();
+    let stopping = AtomicBool::new(false);
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let merged = Mutex::new(SweepReport {
-        seeds: count,
+        seeds: 0,
         failures: Vec::new(),
         faults: FaultCounts::default(),
         seeds_struck: FaultCounts::default(),
@@ -437,6 +446,9 @@ pub fn sweep(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
+                if stopping.load(Ordering::Relaxed) {
+                    break;
+                }
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= count {
                     break;
@@ -457,17 +469,21 @@ pub fn sweep(
                 }
                 drop(merged);
                 let failures = failed.fetch_add(u64::from(failing), Ordering::Relaxed);
-                progress(
+                let told = progress(
                     &report,
                     done.fetch_add(1, Ordering::Relaxed) + 1,
                     failures + u64::from(failing),
                 );
+                if told.is_break() {
+                    stopping.store(true, Ordering::Relaxed);
+                }
             });
         }
     });
     let mut report = merged
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    report.seeds = done.into_inner();
     report.failures.sort_by_key(|(seed, _)| *seed);
     report.elapsed = started.elapsed();
     report

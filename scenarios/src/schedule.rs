@@ -211,7 +211,7 @@ impl Schedule {
     }
 
     /// Refuses what no run can be: no client, no round, an ensemble of a size the simulator has
-    /// not, a fault for a client the run does not have.
+    /// not, a fault for a client the run does not have or at a time past the run's end.
     fn check(&self) -> Result<(), String> {
         if !(1..=64).contains(&self.clients) {
             return Err(format!("clients {}: 1 to 64", self.clients));
@@ -236,6 +236,19 @@ impl Schedule {
                 fault.kind,
                 fault.client,
                 self.clients - 1
+            ));
+        }
+        // Nothing strikes past the run's liveness bound; a time past it is a typo (and one too
+        // large for the simulator's clock would stop the run).
+        let bound = self.options().liveness_bound();
+        let late = |time: Duration| time > bound;
+        if let Some(fault) = self.faults.iter().find(|f| late(f.at) || late(f.duration)) {
+            return Err(format!(
+                "a {} fault at {} s lasting {} s: a run of this workload ends within {} s",
+                fault.kind,
+                seconds(fault.at),
+                seconds(fault.duration),
+                bound.as_secs()
             ));
         }
         if let Some(fault) = self.faults.iter().find(|f| f.kind.needs_followers()) {
@@ -386,6 +399,15 @@ mod tests {
                 "strikes c9, but the run has clients c0 to c1",
             ),
             ("fault x crash c0", "line 13: `x` is not a time"),
+            (
+                "fault 18446744073709551615.999999999 crash c0",
+                "a crash fault at 18446744073709551615.999999999 s lasting 0.000000000 s: a run \
+                 of this workload ends within 600 s",
+            ),
+            (
+                "fault 1 partition c0 99999999",
+                "a run of this workload ends within 600 s",
+            ),
             ("fault 1.5 bogus c0", "line 13: unknown fault kind `bogus`"),
             ("colour blue", "line 13: `colour` is not an item"),
             (

@@ -192,7 +192,16 @@ impl FaultRates {
 
     /// Sets one kind's rate.
     pub fn set(&mut self, kind: FaultKind, rate: f64) {
-        let slot = match kind {
+        *self.slot(kind) = rate;
+    }
+
+    /// One kind's rate.
+    pub fn rate(&self, kind: FaultKind) -> f64 {
+        *self.clone().slot(kind)
+    }
+
+    fn slot(&mut self, kind: FaultKind) -> &mut f64 {
+        match kind {
             FaultKind::ConnectionLoss => &mut self.connection_loss,
             FaultKind::LostReply => &mut self.lost_reply,
             FaultKind::LostCreateReply => &mut self.lost_create_reply,
@@ -204,8 +213,7 @@ impl FaultRates {
             FaultKind::StaleRead => &mut self.stale_read,
             FaultKind::ServerCrash => &mut self.server_crash,
             FaultKind::LeaderChange => &mut self.leader_change,
-        };
-        *slot = rate;
+        }
     }
 
     /// Parses `none`, or a comma-separated list of `all` and kinds, each kind at its default
@@ -240,6 +248,33 @@ impl FaultRates {
             rates.set(kind, rate);
         }
         Ok(rates)
+    }
+
+    /// Refuses a `spec` (as [`FaultRates::parse`] takes) that names a kind needing followers,
+    /// at a rate above zero, for a standalone server (`servers` 1): no fault of that kind could
+    /// strike, and a run would pass having injected none. `all` on one server is no error: it
+    /// means every kind that can strike there.
+    pub fn check_strikable(spec: &str, servers: usize) -> Result<(), String> {
+        if servers > 1 || spec == "none" {
+            return Ok(());
+        }
+        let named = FaultRates::parse(spec)?;
+        let unstrikable: Vec<&str> = FaultKind::ALL
+            .into_iter()
+            .filter(|kind| kind.needs_followers() && named.rate(*kind) > 0.0)
+            .filter(|kind| {
+                let mut names = spec.split(',').filter_map(|item| item.split('=').next());
+                names.any(|name| name.trim() == kind.name())
+            })
+            .map(FaultKind::name)
+            .collect();
+        if unstrikable.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{} cannot strike a standalone server: they need followers (--servers 3 or 5)",
+            unstrikable.join(", ")
+        ))
     }
 
     /// The per-second rate of a process or session fault (zero for a message fault).

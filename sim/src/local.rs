@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
 
+use crate::packet;
 use crate::server::{Notification, Server};
 
 /// One pure server shared by any number of sessions.
@@ -127,6 +128,14 @@ impl ZkClient for LocalSession {
             .is_none_or(|inbox| inbox.closed);
         let reply = if closed {
             Err(ZkError::Closed)
+        } else if packet::too_long(&op) {
+            // The server drops the connection unanswered, as the simulated service's does; the
+            // client connects again at once, its session and watches intact.
+            if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
+                inbox.push(ZkEvent::Session(SessionEvent::Disconnected));
+                inbox.push(ZkEvent::Session(SessionEvent::SyncConnected));
+            }
+            Err(ZkError::ConnectionLoss)
         } else {
             let applied = shared.server.apply(self.session, &op, now_ms());
             shared.deliver(applied.notifications);
@@ -212,5 +221,25 @@ mod tests {
         assert_eq!(block_on(read_tree(&session, "/t")), Ok(Vec::new()));
         block_on(session.close()).expect("closed");
         assert_eq!(block_on(read_tree(&session, "/")), Err(ZkError::Closed));
+    }
+
+    #[test]
+    fn a_request_longer_than_a_server_reads_loses_the_connection_and_applies_nothing() {
+        let zk = LocalZk::new();
+        let session = zk.connect();
+        let big = vec![0; 2 << 20];
+        let created = block_on(session.create("/big", &big, CreateMode::Persistent));
+        assert_eq!(created, Err(ZkError::ConnectionLoss));
+        let events: Vec<ZkEvent> = std::iter::from_fn(|| session.try_next_event()).collect();
+        assert_eq!(
+            events,
+            [
+                ZkEvent::Session(SessionEvent::Disconnected),
+                ZkEvent::Session(SessionEvent::SyncConnected)
+            ]
+        );
+        assert_eq!(block_on(session.exists("/big", false)), Ok(None));
+        let fits = vec![0; packet::MAX_REQUEST_LEN - 100];
+        block_on(session.create("/fits", &fits, CreateMode::Persistent)).expect("created");
     }
 }

@@ -119,6 +119,16 @@ impl Visit for Text {
     }
 }
 
+/// `filter`, without madsim's warning, once per seed, that it could not seed std's `HashMap`:
+/// no `HashMap` order reaches a trace, so a run is deterministic all the same.
+fn quiet_about_std_hashes(filter: EnvFilter) -> EnvFilter {
+    filter.add_directive(
+        "madsim::sim::rand=error"
+            .parse()
+            .expect("a valid directive"),
+    )
+}
+
 /// The subscriber a simulation runs under: the code under test's events (INFO and up) captured
 /// into the trace, and, when `RUST_LOG` is set, every event it enables written to standard
 /// error, stamped with the sim time.
@@ -128,7 +138,7 @@ pub fn subscriber() -> impl Subscriber + Send + Sync {
             .with_writer(std::io::stderr)
             .with_ansi(std::io::stderr().is_terminal())
             .with_timer(SimClock)
-            .with_filter(EnvFilter::from_default_env())
+            .with_filter(quiet_about_std_hashes(EnvFilter::from_default_env()))
     });
     let capture = Capture.with_filter(filter_fn(|metadata| {
         metadata.is_event()

@@ -534,8 +534,8 @@ fn prelude() -> Vec<Step> {
 /// Cases for an ensemble, of 2 to [`MAX_SESSIONS`] sessions: session 0 is attached to a
 /// follower, which dies while the other sessions take up to half of `max_steps` steps, and
 /// restarts; up to a quarter of `max_steps` come before and after, and before those, session 0
-/// leaves a few watches to re-register. Session 0 syncs before each call: its follower may not
-/// have applied a write that another session has seen already.
+/// leaves a few watches to re-register. Syncs keep every read up to date
+/// ([`synced_across_servers`]).
 pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
     (2..=MAX_SESSIONS)
         .prop_flat_map(move |sessions| {
@@ -554,12 +554,8 @@ pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
                         .chain([Step::Away { session: 0 }])
                         .chain(away)
                         .chain([Step::Back { session: 0 }])
-                        .chain(after)
-                        .flat_map(|step| match step {
-                            Step::Call { session: 0, .. } => vec![synced(0), step],
-                            step => vec![step],
-                        })
-                        .collect();
+                        .chain(after);
+                    let steps = synced_across_servers(steps);
                     Case { sessions, steps }
                 })
         })
@@ -583,6 +579,25 @@ fn watching_read() -> impl Strategy<Value = Op> {
             Just(Op::GetChildren { path, watch: true }),
         ]
     })
+}
+
+/// `steps`, with a sync before every call of session 0 (its follower may not have applied a
+/// write that another session has seen already) and before a call of another session that
+/// follows a step of session 0 (the leader may apply a write a moment after the follower that
+/// answered it).
+fn synced_across_servers(steps: impl Iterator<Item = Step>) -> Vec<Step> {
+    let mut last_session = None;
+    let mut synced_steps = Vec::new();
+    for step in steps {
+        if let Step::Call { session, .. } = step {
+            if session == 0 || last_session == Some(0) {
+                synced_steps.push(synced(session));
+            }
+        }
+        last_session = Some(step.session());
+        synced_steps.push(step);
+    }
+    synced_steps
 }
 
 /// A sync of `/a` by `session`.
@@ -667,5 +682,37 @@ mod tests {
             })
             .collect();
         assert_eq!(first_orders, vec![vec![0, 1], vec![0, 1, 2]]);
+    }
+
+    #[test]
+    fn a_read_after_a_step_through_the_follower_syncs_first() {
+        let read = |session| Step::Call {
+            session,
+            op: Op::GetData {
+                path: "/a".to_owned(),
+                watch: false,
+            },
+        };
+        let steps = [
+            read(1),
+            read(0),
+            read(1),
+            read(2),
+            Step::Close { session: 0 },
+            read(2),
+        ];
+        let synced_steps = synced_across_servers(steps.clone().into_iter());
+        let expected = [
+            read(1),
+            synced(0),
+            read(0),
+            synced(1),
+            read(1),
+            read(2),
+            Step::Close { session: 0 },
+            synced(2),
+            read(2),
+        ];
+        assert_eq!(synced_steps, expected);
     }
 }

@@ -197,6 +197,9 @@ pub async fn observe<C: ZkClient>(
         }
         last_events.push(events);
     }
+    // The observer is attached to the leader, which may apply a write a moment after the
+    // follower that answered it.
+    let _ = observer.sync("/").await;
     let mut tree = read_tree(observer, root).await?;
     tree.extend(read_tree(observer, CONFIG).await?);
     let ids: Vec<SessionId> = sessions.iter().map(ZkClient::session_id).collect();

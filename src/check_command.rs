@@ -12,7 +12,7 @@ use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::regressions;
 use zklab::scenarios::schedule::Schedule;
-use zklab::sim::fault::FaultKind;
+use zklab::sim::fault::{refuse_none_in_list, FaultKind};
 
 use crate::progress::spinner;
 use crate::replay_command::write_pictures;
@@ -77,15 +77,12 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
     let kinds: Vec<FaultKind> = match spec {
         "none" => Vec::new(),
         "all" => MODEL_FAULTS.to_vec(),
-        list if list.split(',').any(|name| name.trim() == "none") => {
-            return Err(format!(
-                "`none` stands alone (no fault at all), not in a list: `{spec}`"
-            ))
+        list => {
+            refuse_none_in_list(list)?;
+            list.split(',')
+                .map(|name| name.trim().parse::<FaultKind>())
+                .collect::<Result<_, _>>()?
         }
-        list => list
-            .split(',')
-            .map(|name| name.trim().parse::<FaultKind>())
-            .collect::<Result<_, _>>()?,
     };
     let mut budget = Budget::default();
     for kind in kinds {

@@ -1,14 +1,11 @@
 //! The `zklab` command line as a user meets it: exit codes, JSON, replay commands, usage errors.
 
+#[path = "support/zklab_command.rs"]
+mod zklab_command;
+
 use std::process::{Command, Output};
 
-fn zklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zklab"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("zklab runs")
-}
+use zklab_command::{zklab, zklab_logging};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -176,11 +173,10 @@ fn run_writes_every_seeds_digest_in_seed_order_as_replay_prints_it() {
 
 #[test]
 fn rust_log_tells_each_trace_event_as_a_tracing_line_at_its_sim_time() {
-    let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
-        .args(["replay", "lock", "--seed", "42"])
-        .env("RUST_LOG", "zklab::trace=info")
-        .output()
-        .expect("zklab runs");
+    let output = zklab_logging(
+        &["replay", "lock", "--seed", "42"],
+        Some("zklab::trace=info"),
+    );
     assert!(output.status.success());
     let trace = stdout(&output);
     let told = String::from_utf8_lossy(&output.stderr);
@@ -210,11 +206,7 @@ fn rust_log_tells_each_trace_event_as_a_tracing_line_at_its_sim_time() {
 
 #[test]
 fn rust_log_warn_tells_nothing_of_a_run_that_holds() {
-    let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
-        .args(["run", "lock", "--seeds", "20"])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("zklab runs");
+    let output = zklab_logging(&["run", "lock", "--seeds", "20"], Some("warn"));
     assert!(output.status.success());
     let told = String::from_utf8_lossy(&output.stderr);
     assert!(told.is_empty(), "{told}");

@@ -1,16 +1,13 @@
 //! A long `zklab run` stops when asked and reports the seeds it ran: Ctrl-C, `--fail-fast` and
 //! `--max-failures`. The seeds a stopped sweep reports are always its first ones.
 
+#[path = "support/zklab_command.rs"]
+mod zklab_command;
+
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn zklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zklab"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("zklab runs")
-}
+use zklab_command::zklab;
 
 /// The sweep's JSON, checked to cover its first `seeds` seeds, each failing one listed.
 fn stopped_sweep(output: &Output, code: i32) -> serde_json::Value {

@@ -225,16 +225,12 @@ impl FaultRates {
         if spec == "none" {
             return Ok(FaultRates::none());
         }
+        refuse_none_in_list(spec)?;
         let mut rates = FaultRates::none();
         for item in spec.split(',').map(str::trim) {
             if item == "all" {
                 rates = rates.with_all(&FaultKind::ALL);
                 continue;
-            }
-            if item == "none" {
-                return Err(format!(
-                    "`none` stands alone (no fault at all), not in a list: `{spec}`"
-                ));
             }
             let (name, rate) = match item.split_once('=') {
                 Some((name, rate)) => (name.trim(), Some(rate.trim())),
@@ -289,6 +285,17 @@ impl FaultRates {
             FaultKind::LeaderChange => self.leader_change,
             _ => 0.0,
         }
+    }
+}
+
+/// Refuses a list of faults (any `--faults` value but `none` itself) that names `none`: it means
+/// no fault at all, so it stands alone.
+pub fn refuse_none_in_list(spec: &str) -> Result<(), String> {
+    match spec.split(',').any(|item| item.trim() == "none") {
+        true => Err(format!(
+            "`none` stands alone (no fault at all), not in a list: `{spec}`"
+        )),
+        false => Ok(()),
     }
 }
 

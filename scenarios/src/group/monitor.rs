@@ -9,8 +9,9 @@
 //! - **Not stale at the end.** A client that finishes as a live member (its session made a
 //!   member node that stands) must hold a view equal to the group's members then. A change of
 //!   membership less than [`GRACE`] before is not held against it: its news may be on the way.
-//!   Nor is a change made while the client could not hear (disconnected, paused or cut off)
-//!   until [`GRACE`] after it can again: its news waits for a connection.
+//!   Nor is a change whose news reached the client (or was made, if no watch told it) while it
+//!   could not hear (disconnected, paused or cut off), until [`GRACE`] after it can again: a
+//!   lagging follower may hand a watch event to a client paused since the change.
 //!
 //! A real server's trace has no applied ops: neither rule judges it. The model has no end of a
 //! client: there, a watcher that misses a change never reaches its goal, which its "no stuck
@@ -83,6 +84,9 @@ pub struct GroupViews {
     /// When the membership last changed.
     #[rename(keep)]
     changed_at: Duration,
+    /// When each client last received a watch event on the group's directory.
+    #[rename(keep)]
+    news_at: BTreeMap<Client, Duration>,
     /// When each client could not hear the server.
     #[rename(keep)]
     hearing: Hearing,
@@ -98,6 +102,7 @@ impl GroupViews {
             served: BTreeMap::new(),
             views: BTreeMap::new(),
             changed_at: Duration::ZERO,
+            news_at: BTreeMap::new(),
             hearing: Hearing::default(),
         }
     }
@@ -155,7 +160,9 @@ impl GroupViews {
             .any(|(name, by)| by.0 == view.session && !self.ghosts.contains(name));
         let names: Vec<String> = self.members.keys().cloned().collect();
         let quiet = at.saturating_sub(self.changed_at) >= GRACE;
-        let quiet = quiet && !self.hearing.missed(client, self.changed_at, at);
+        let news_at = self.news_at.get(&Client(client)).copied();
+        let sent = news_at.unwrap_or_default().max(self.changed_at);
+        let quiet = quiet && !self.hearing.missed(client, sent, at);
         (live && quiet && view.members != Outcome::digest_names(&names)).then(|| {
             format!(
                 "c{client} finished a member with a view other than the group's {} members: {}",
@@ -209,6 +216,10 @@ impl Monitor for GroupViews {
                 };
                 (&GROUP_GHOST, self.viewed(*client, viewed)?)
             }
+            TraceEvent::Watch { client, event, .. } if event.path == self.dir => {
+                self.news_at.insert(Client(*client), entry.at);
+                return None;
+            }
             TraceEvent::Finished { client } => (&GROUP_STALE, self.finished(*client, entry.at)?),
             _ => return None,
         };
@@ -224,7 +235,7 @@ impl Monitor for GroupViews {
 mod tests {
     use super::*;
     use crate::monitor::traces::{at, created, ended, first_broken, outcome};
-    use zklab_recipes::client::{SessionEvent, Stat};
+    use zklab_recipes::client::{EventType, SessionEvent, Stat, WatchedEvent};
 
     fn listed(client: ClientId, session: SessionId, names: &[&str]) -> TraceEvent {
         let children: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
@@ -335,5 +346,45 @@ mod tests {
         };
         cut.insert(3, at(5, partition));
         assert_eq!(first(cut), None);
+    }
+
+    #[test]
+    fn news_a_lagging_follower_handed_to_a_paused_member_is_not_held_against_it() {
+        let pause = TraceEvent::Fault {
+            kind: zklab_sim::fault::FaultKind::Pause,
+            client: 0,
+            detail: String::new(),
+            lasts: Duration::from_secs(3),
+        };
+        let told = TraceEvent::Watch {
+            client: 0,
+            session: 2,
+            event: WatchedEvent {
+                event_type: EventType::NodeChildrenChanged,
+                path: "/g".into(),
+            },
+            zxid: 4,
+            cause: "/g/b".into(),
+            deletion: false,
+        };
+        let run = |told_at: Option<u64>| {
+            let mut entries = vec![
+                at(0, created(0, 2, "/g/a")),
+                at(1, listed(0, 2, &["a"])),
+                at(2, viewed(0, 2, &["a"])),
+                at(10, created(1, 3, "/g/b")),
+                at(400, pause.clone()),
+                at(3_000, TraceEvent::Finished { client: 0 }),
+            ];
+            entries.extend(told_at.map(|ms| at(ms, told.clone())));
+            entries.sort_by_key(|entry| entry.at);
+            entries
+        };
+        // Told 600 ms after the change, 200 ms into its pause: it could not act on it yet.
+        assert_eq!(first(run(Some(600))), None);
+        // Told before the pause: it could have listed again.
+        assert_eq!(first(run(Some(100))), Some(&GROUP_STALE));
+        // Never told, and the change came before the pause.
+        assert_eq!(first(run(None)), Some(&GROUP_STALE));
     }
 }

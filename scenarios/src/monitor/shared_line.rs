@@ -596,17 +596,11 @@ mod tests {
 
     #[test]
     fn a_waiter_whose_process_died_is_not_held_back() {
-        let crash = |client| TraceEvent::Fault {
-            kind: FaultKind::Crash,
-            client,
-            detail: "process killed".to_owned(),
-            lasts: Duration::MAX,
-        };
-        let mut events = vec![created(0, 1, "/rw/a-lease-0000000001"), crash(0)];
+        let mut events = vec![created(0, 1, "/rw/a-lease-0000000001"), crashed(0)];
         events.extend((0..20).map(|_| created(1, 9, "/rw/other")));
         assert_eq!(leases().first_in(&trace(events.clone())), None);
         // Another client's death does not excuse it.
-        events[1] = crash(1);
+        events[1] = crashed(1);
         let violation = leases().first_in(&trace(events)).expect("held back");
         assert_eq!(violation.property, &HELD_BACK);
     }

@@ -4,12 +4,14 @@
 //! again; a sequential node's name is never given out again, so such a watch never fires. A
 //! client whose session then sends nothing more for longer than a bound waits for good, until
 //! some unrelated fault (an expiry) happens to wake it. The lost wake-up of a lock waiter whose
-//! predecessor vanished between its listing and its `exists` is this.
+//! predecessor vanished between its listing and its `exists` is this. A client whose process
+//! died waits for nothing: the reply that would have sent it listing again never reached it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_sim::fault::FaultKind;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
@@ -25,6 +27,9 @@ pub struct StuckWaiter {
     bound: Duration,
     /// Sessions waiting on a watch that cannot fire: since when, which client, on which node.
     waiting: BTreeMap<SessionId, (Duration, (ClientId, String))>,
+    /// Clients whose process died or was stopped: whatever the server applied for them later
+    /// was sent before, and nobody is left to act on its reply.
+    dead: BTreeSet<ClientId>,
 }
 
 impl StuckWaiter {
@@ -33,6 +38,7 @@ impl StuckWaiter {
         StuckWaiter {
             bound,
             waiting: BTreeMap::new(),
+            dead: BTreeSet::new(),
         }
     }
 }
@@ -46,9 +52,18 @@ impl Monitor for StuckWaiter {
                 op: Op::Exists { path, watch: true },
                 reply: Ok(OpResult::Exists(None)),
                 ..
-            } if is_sequential(path) => {
+            } if is_sequential(path) && !self.dead.contains(client) => {
                 self.waiting
                     .insert(*session, (entry.at, (*client, path.clone())));
+            }
+            TraceEvent::Fault {
+                kind: FaultKind::Crash,
+                client,
+                ..
+            }
+            | TraceEvent::Stranded { client } => {
+                self.dead.insert(*client);
+                self.waiting.retain(|_, (_, (waiter, _))| waiter != client);
             }
             TraceEvent::Request { session, .. } | TraceEvent::SessionEnded { session, .. } => {
                 self.waiting.remove(session);
@@ -78,7 +93,7 @@ pub(crate) fn is_sequential(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::at;
+    use crate::monitor::traces::{at, crashed};
     use zklab_sim::trace::Trace;
 
     fn watch_on_gone(ms: u64, path: &str) -> TraceEntry {
@@ -138,6 +153,20 @@ mod tests {
         let mut monitor = StuckWaiter::new(Duration::from_secs(1));
         for e in [watch_on_gone(0, "/barrier/ready"), later(5000)] {
             assert_eq!(monitor.observe(&e), None);
+        }
+    }
+
+    #[test]
+    fn a_client_whose_process_died_waits_for_nothing() {
+        // Crashed after its watch was set, or before the server applied the `exists` it sent.
+        for story in [
+            [watch_on_gone(0, "/l/a-lock-0000000001"), at(4, crashed(0))],
+            [at(0, crashed(0)), watch_on_gone(4, "/l/a-lock-0000000001")],
+        ] {
+            let mut monitor = StuckWaiter::new(Duration::from_secs(1));
+            for e in story.into_iter().chain([later(5000)]) {
+                assert_eq!(monitor.observe(&e), None);
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
 use zklab_recipes::outcome::Outcome;
+use zklab_sim::fault::FaultKind;
 use zklab_sim::property::{Monitor, Property};
 use zklab_sim::trace::{ClientId, Trace, TraceEntry, TraceEvent};
 
@@ -27,6 +28,16 @@ pub(crate) fn applied(session: SessionId, op: Op, reply: OpResult) -> TraceEntry
             reply: Ok(reply),
         },
     )
+}
+
+/// `client`'s process died.
+pub(crate) fn crashed(client: ClientId) -> TraceEvent {
+    TraceEvent::Fault {
+        kind: FaultKind::Crash,
+        client,
+        detail: "process killed".to_owned(),
+        lasts: Duration::MAX,
+    }
 }
 
 /// The property of the first violation `monitor` finds among `entries`.

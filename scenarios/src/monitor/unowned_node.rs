@@ -123,7 +123,7 @@ impl Monitor for UnownedNode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::at;
+    use crate::monitor::traces::{at, crashed};
     use zklab_recipes::client::{CreateMode, Stat, ZkError};
 
     fn created(ms: u64, path: &str) -> TraceEntry {
@@ -218,17 +218,7 @@ mod tests {
     #[test]
     fn the_node_of_a_process_that_died_is_left_to_its_sessions_expiry() {
         let mut monitor = UnownedNode::new(Duration::from_secs(1));
-        let crash = |client| {
-            at(
-                300,
-                TraceEvent::Fault {
-                    kind: FaultKind::Crash,
-                    client,
-                    detail: "process killed".to_owned(),
-                    lasts: Duration::MAX,
-                },
-            )
-        };
+        let crash = |client| at(300, crashed(client));
         let path = "/l/g-lock-0000000001";
         // Another client's death changes nothing.
         for entry in [created(0, path), lost(1), crash(4)] {

@@ -1,12 +1,15 @@
 //! The binary's allocator: mimalloc, which the model checker's millions of cloned and dropped
-//! states want, asked through its cheapest entry points and keeping what it frees.
+//! states want, asked through its cheapest entry points and keeping what it frees, and counted
+//! per thread so that `--memory` can hold a seed to its share.
 
 use std::alloc::{GlobalAlloc, Layout};
+
+use zklab::scenarios::heap::CountingAllocator;
 
 /// The model checker clones and drops states by the million: with the system allocator it
 /// spends a third of its time allocating, and mimalloc makes a check about 15% faster.
 #[global_allocator]
-static ALLOCATOR: Mimalloc = Mimalloc;
+static ALLOCATOR: CountingAllocator<Mimalloc> = CountingAllocator(Mimalloc);
 
 /// mimalloc, asked for a block of the usual alignment through its plain entry points. The
 /// `mimalloc` crate asks for every block through the aligned ones, whose alignment arithmetic

@@ -12,6 +12,7 @@ mod command_server;
 mod conform_command;
 mod interrupt;
 mod list_command;
+mod memory_budget;
 mod merge_command;
 mod progress;
 mod real_command;
@@ -54,7 +55,9 @@ enum Command {
     /// Run a scenario over many seeds with injected faults.
     #[command(
         after_help = "Exit status: 0 every seed holds, 1 a property was violated, 2 bad \
-                            usage, 130 stopped by Ctrl-C (the seeds run so far are reported)."
+                            usage, a workload too large for --memory, or a seed that passed its \
+                            share of it (the seeds run so far are reported), 130 stopped by \
+                            Ctrl-C (the seeds run so far are reported)."
     )]
     Run(run_command::RunArgs),
     /// Join the `run --json` outputs of a sweep's shards into one report.
@@ -98,7 +101,8 @@ enum Command {
     /// Run one seed, or a schedule `shrink` wrote, and print its whole trace, or draw it.
     #[command(
         after_help = "Exit status: 0 every property holds, 1 a property was violated, \
-                            2 bad usage or a picture that cannot be written."
+                            2 bad usage, a picture that cannot be written, or a seed larger \
+                            than --memory."
     )]
     Replay(replay_command::ReplayArgs),
     /// Shrink a failing seed to its story: the fewest faults, clients, rounds and servers that
@@ -132,6 +136,11 @@ pub(crate) struct Setup {
     /// (sessions spread over them; a follower's reads can lag behind the leader's writes).
     #[arg(long, default_value_t = SCENARIO_SERVERS, value_parser = parse_servers)]
     servers: usize,
+    /// The most heap the run may hold (`4GiB`, `512MiB`), shared among the seeds running at
+    /// once: a workload one seed of which would need more is refused with the figure, fewer
+    /// seeds run at once when only a few fit, and a seed that passes its share stops the run.
+    #[arg(long, default_value = memory_budget::DEFAULT_MEMORY, value_parser = memory_budget::parse_memory)]
+    memory: u64,
 }
 
 fn parse_servers(count: &str) -> Result<usize, String> {

@@ -10,6 +10,7 @@ use zklab::scenarios::runner::{self, RunOptions, SeedReport};
 use zklab::scenarios::schedule::Schedule;
 use zklab::sim::picture::{Timeline, LEGEND};
 
+use crate::memory_budget;
 use crate::{usage_error, Setup};
 
 /// What `zklab replay` takes.
@@ -48,7 +49,7 @@ pub struct ReplayArgs {
 
 /// Runs `zklab replay`: exit 0 when every property holds, 1 when one is violated, 2 on bad usage.
 pub fn run(args: &ReplayArgs) -> ExitCode {
-    let (name, seed, options) = match what_to_run(args) {
+    let (name, seed, mut options) = match what_to_run(args) {
         Ok(run) => run,
         Err(message) => return usage_error(&message),
     };
@@ -63,7 +64,24 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
             options.clients - 1
         ));
     }
+    let memory = args.setup.memory;
+    if let Err(message) = memory_budget::fit(scenario, seed, &mut options, 1, memory) {
+        return usage_error(&message);
+    }
     let report = runner::run_seed(scenario, seed, &options);
+    if report.over_budget {
+        return usage_error(&format!(
+            "{} seed {seed} held more than the memory budget, {} (--memory), and was stopped \
+             at {:.1} s of sim time; raise --memory to replay it",
+            scenario.name,
+            memory_budget::shown(memory),
+            report
+                .trace
+                .entries()
+                .last()
+                .map_or(0.0, |entry| entry.at.as_secs_f64())
+        ));
+    }
     let title = format!("{} seed {seed}", scenario.name);
     tell(
         &title,

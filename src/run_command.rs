@@ -10,11 +10,13 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
+use zklab::scenarios::runner::{RunOptions, SweepReport};
 use zklab::scenarios::scenario::Scenario;
 use zklab::scenarios::{catalogue, regressions, runner};
 use zklab::sim::fault::FaultKind;
 
 use crate::interrupt;
+use crate::memory_budget;
 use crate::progress::bar;
 use crate::sweep_summary::{json_key, shard_of, Regression, SweepSummary};
 use crate::{script_replay_command, usage_error, Setup};
@@ -112,7 +114,30 @@ pub fn run(args: &RunArgs) -> ExitCode {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |threads| threads as usize,
     );
+    // Every scenario is fitted to the memory budget before any runs.
     let count = seeds.end - seeds.start;
+    let threads = threads
+        .min(usize::try_from(count).unwrap_or(usize::MAX))
+        .max(1);
+    let mut fitted = Vec::new();
+    for scenario in scenarios {
+        let mut options = options.clone();
+        let memory = args.setup.memory;
+        let fit = match memory_budget::fit(scenario, seeds.start, &mut options, threads, memory) {
+            Ok(fit) => fit,
+            Err(message) => return usage_error(&message),
+        };
+        if fit.threads < threads {
+            eprintln!(
+                "{}: a seed would take about {}, so {} run at once, not {threads}, within --memory {}",
+                scenario.name,
+                memory_budget::shown(fit.need.unwrap_or_default()),
+                fit.threads,
+                memory_budget::shown(memory)
+            );
+        }
+        fitted.push((scenario, options, fit.threads));
+    }
     // Opened before the sweep, so that a path it cannot write is told at once.
     let digests_file = match args
         .digests
@@ -132,11 +157,12 @@ pub fn run(args: &RunArgs) -> ExitCode {
     let limit_reached = |failures: u64| max_failures.is_some_and(|limit| failures >= limit);
     interrupt::stop_on_ctrl_c();
     let mut failures_so_far = 0;
+    let mut over_budget = false;
     let mut summaries = Vec::new();
     let mut digest_lines = String::new();
     let replays_kept = args.shard.is_none_or(|(k, _)| k == 1);
-    let scenario_count = scenarios.len();
-    for scenario in scenarios {
+    let scenario_count = fitted.len();
+    for (scenario, options, threads) in fitted {
         if interrupt::interrupted() || limit_reached(failures_so_far) {
             break;
         }
@@ -185,8 +211,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
             ..SweepSummary::new(scenario, &report, seeds.clone(), shard.clone(), &args.setup)
         };
         if report.seeds < count {
-            summary.stopped = Some(why_stopped(args, report.seeds, count));
+            summary.stopped = Some(why_stopped(args, &report, count, &options));
         }
+        over_budget |= !report.left_out.is_empty();
         if !args.json {
             print_summary(&summary);
         }
@@ -202,13 +229,24 @@ pub fn run(args: &RunArgs) -> ExitCode {
     } else if scenario_count > 1 {
         print_total(&summaries, scenario_count);
     }
+    if over_budget {
+        return ExitCode::from(2);
+    }
     let failed = summaries.iter().any(SweepSummary::failed);
     interrupt::status_of_run(ExitCode::from(u8::from(failed)))
 }
 
-/// Why a sweep ran only `done` of its `count` seeds.
-fn why_stopped(args: &RunArgs, done: u64, count: u64) -> String {
-    let cause = if interrupt::interrupted() {
+/// Why a sweep ran only some of its `count` seeds.
+fn why_stopped(args: &RunArgs, report: &SweepReport, count: u64, options: &RunOptions) -> String {
+    let done = report.seeds;
+    let cause = if let Some(seed) = report.left_out.first() {
+        let share = options.memory_budget.unwrap_or_default();
+        format!(
+            "seed {seed} was stopped unjudged, its heap past its share of the memory budget, {} \
+             (run fewer --threads, or raise --memory),",
+            memory_budget::shown(share)
+        )
+    } else if interrupt::interrupted() {
         "interrupted (Ctrl-C)".to_owned()
     } else if args.fail_fast {
         "stopped at the first failure (--fail-fast)".to_owned()

@@ -9,6 +9,7 @@ use serde::Serialize;
 use zklab::scenarios::shrink::{self, Size};
 use zklab::scenarios::{catalogue, regressions};
 
+use crate::memory_budget;
 use crate::progress::spinner;
 use crate::replay_command::tell;
 use crate::{script_replay_command, usage_error, Setup};
@@ -80,10 +81,17 @@ impl From<Size> for SizeSummary {
 /// cannot be shrunk, or the schedule cannot be written.
 pub fn run(args: &ShrinkArgs) -> ExitCode {
     let found = catalogue::find_fitting(&args.scenario, args.setup.clients as usize);
-    let (scenario, options) = match found.and_then(|found| Ok((found, args.setup.options()?))) {
+    let (scenario, mut options) = match found.and_then(|found| Ok((found, args.setup.options()?))) {
         Ok(usable) => usable,
         Err(message) => return usage_error(&message),
     };
+    // A seed too large for the budget is refused; those that fit run whole, since a seed
+    // stopped for memory would read as one that holds.
+    let memory = args.setup.memory;
+    if let Err(message) = memory_budget::fit(scenario, args.seed, &mut options, 1, memory) {
+        return usage_error(&message);
+    }
+    options.memory_budget = None;
     let spinner = spinner(args.json);
     let progress = |size: &Size| {
         spinner.set_message(format!("shrinking: {}", described(size)));

@@ -66,6 +66,23 @@ pub struct FailingSeed {
     pub replay: String,
 }
 
+/// The seeds a sweep from `first` ran: its first ones, but for those it left out.
+fn covered(first: u64, report: &SweepReport) -> Vec<Range<u64>> {
+    let end = first + report.seeds + report.left_out.len() as u64;
+    let mut ranges = Vec::new();
+    let mut start = first;
+    for &seed in &report.left_out {
+        ranges.push(start..seed);
+        start = seed + 1;
+    }
+    ranges.push(start..end);
+    if report.left_out.is_empty() {
+        return ranges;
+    }
+    ranges.retain(|range| !range.is_empty());
+    ranges
+}
+
 /// A kept schedule, replayed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Regression {
@@ -79,7 +96,7 @@ pub struct Regression {
 
 impl SweepSummary {
     /// The summary of `report`, a sweep of `seeds` of `scenario` under `setup` (of which it ran
-    /// the first `report.seeds`).
+    /// the first `report.seeds`, besides those it left out).
     pub fn new(
         scenario: &Scenario,
         report: &SweepReport,
@@ -97,11 +114,10 @@ impl SweepSummary {
                 replay: setup.replay_command(scenario.name, *seed),
             })
             .collect();
-        let covered = seeds.start..seeds.start + report.seeds;
         SweepSummary {
             scenario: scenario.name.to_owned(),
             seeds: report.seeds,
-            seed_ranges: vec![covered],
+            seed_ranges: covered(seeds.start, report),
             shard,
             clients: setup.clients,
             rounds: setup.rounds,

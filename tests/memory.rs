@@ -4,52 +4,21 @@
 
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
+use zklab::scenarios::heap::{self, CountingAllocator};
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::sim::fault::FaultRates;
 
-/// The system allocator, counting the bytes each thread holds.
-struct CountingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
-}
-
-fn count(bytes: isize) {
-    let _ = LIVE_BYTES.try_with(|live| live.set(live.get() + bytes));
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        System.alloc(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        System.dealloc(ptr, layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as isize - layout.size() as isize);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
 
 /// Bytes this thread still holds after running `seeds` of `scenario` with `options`.
-fn live_after(scenario: &str, seeds: std::ops::Range<u64>, options: &RunOptions) -> isize {
+fn live_after(scenario: &str, seeds: std::ops::Range<u64>, options: &RunOptions) -> i64 {
     let scenario = support::scenario(scenario);
     for seed in seeds {
         let report = run_seed(scenario, seed, options);
         drop(report);
     }
-    LIVE_BYTES.with(Cell::get)
+    heap::live_on_this_thread()
 }
 
 /// Runs 40 seeds to settle the buffers a sweep keeps for reuse, then 100 more: those may keep
@@ -87,4 +56,37 @@ fn a_failing_seed_frees_what_it_allocated() {
 #[test]
 fn a_stuck_seed_frees_what_it_allocated() {
     assert_seeds_free_their_memory("lock-bug-lost-wakeup", &RunOptions::default());
+}
+
+/// A seed that holds more heap than its budget stops, unjudged, and says so; within its budget
+/// it runs the same story as without one.
+#[test]
+fn a_seed_past_its_memory_budget_stops_and_one_within_runs_unchanged() {
+    let scenario = support::scenario("lock");
+    let options = RunOptions {
+        rounds: 40,
+        ..RunOptions::default()
+    };
+    let free = run_seed(scenario, 3, &options);
+    assert!(free.heap_peak > 100_000, "counted: {}", free.heap_peak);
+    assert!(!free.over_budget);
+    let within = RunOptions {
+        memory_budget: Some(free.heap_peak * 2),
+        ..options.clone()
+    };
+    let report = run_seed(scenario, 3, &within);
+    assert!(!report.over_budget);
+    assert_eq!(report.trace.digest(), free.trace.digest());
+    let past = RunOptions {
+        memory_budget: Some(free.heap_peak / 3),
+        ..options
+    };
+    let report = run_seed(scenario, 3, &past);
+    assert!(
+        report.over_budget,
+        "peak {} of {}",
+        report.heap_peak, free.heap_peak
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    assert!(report.trace.entries().len() < free.trace.entries().len());
 }

@@ -174,6 +174,33 @@ fn a_dead_waiter_and_news_that_reached_a_paused_member_are_no_violations() {
     holds("group", &RunOptions::default(), [42561]);
 }
 
+/// 64 lock clients of 1,000 rounds each failed liveness under every fault: the bound granted
+/// 50 ms a round, and the holders' turns took some 75 ms each. The recipes whose clients take
+/// turns must finish within half of what the bound grants for their rounds.
+#[test]
+fn the_liveness_bound_grants_a_large_workload_its_turns() {
+    let options = RunOptions {
+        clients: 64,
+        rounds: 30,
+        ..RunOptions::default()
+    };
+    let allowance = options.liveness_bound() - options.time_bound;
+    for scenario in ["lock", "rw-lock", "semaphore", "election"] {
+        let report = run_seed(support::scenario(scenario), 1, &options);
+        assert!(
+            report.violations.is_empty(),
+            "{scenario}: {:?}",
+            report.violations
+        );
+        let took = report.trace.entries().last().expect("a story").at;
+        assert!(
+            took * 2 <= allowance,
+            "{scenario}: {took:?} for 64 clients of 30 rounds, against an allowance of \
+             {allowance:?}"
+        );
+    }
+}
+
 /// The group's last member, alone once the others had crashed, lost a session every dozen
 /// seconds to faults, and each rejoin restarted its 30 s wait for quiet: it never finished.
 #[test]

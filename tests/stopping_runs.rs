@@ -102,3 +102,71 @@ fn run_all_ends_with_a_line_for_the_whole_run() {
         "{last}"
     );
 }
+
+/// Its standard error, which must say every one of `words`.
+fn says(output: &Output, words: &[&str]) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for word in words {
+        assert!(stderr.contains(word), "{word:?} missing from: {stderr}");
+    }
+}
+
+#[test]
+fn a_workload_too_large_for_the_memory_budget_is_refused_with_what_it_would_take() {
+    let run = [
+        "run",
+        "lock",
+        "--clients",
+        "64",
+        "--rounds",
+        "10000",
+        "--seeds",
+        "1",
+    ];
+    let output = zklab(&run);
+    assert_eq!(output.status.code(), Some(2));
+    says(&output, &["would take about", "GiB", "4.0 GiB (--memory)"]);
+    // The refusal names the budget it was held to.
+    let output = zklab(&[&run[..], &["--memory", "1MiB"]].concat());
+    says(&output, &["more than the memory budget of 1.0 MiB"]);
+    for bad in ["4", "lots", "0GiB"] {
+        let output = zklab(&["run", "lock", "--seeds", "1", "--memory", bad]);
+        assert_eq!(output.status.code(), Some(2), "--memory {bad}");
+        says(&output, &["is not a size", "4GiB"]);
+    }
+}
+
+#[test]
+fn a_seed_past_its_share_of_the_memory_budget_stops_the_run_and_is_left_out() {
+    let run = [
+        "run",
+        "lock",
+        "--seeds",
+        "3",
+        "--threads",
+        "1",
+        "--rounds",
+        "40",
+    ];
+    let run = [&run[..], &["--memory", "1MiB"]].concat();
+    let output = zklab(&[&run[..], &["--json"]].concat());
+    assert_eq!(output.status.code(), Some(2));
+    let sweep: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the report is whole JSON");
+    assert_eq!(sweep["seeds"], 0, "{sweep}");
+    assert_eq!(sweep["seed_ranges"], serde_json::json!([]));
+    let stopped = sweep["stopped"].as_str().expect("says it stopped");
+    assert!(
+        stopped.starts_with("seed 0 was stopped unjudged") && stopped.contains("512 KiB"),
+        "{stopped}"
+    );
+    let replay = [
+        "replay", "lock", "--seed", "0", "--rounds", "40", "--memory", "1MiB",
+    ];
+    let replay = zklab(&replay);
+    assert_eq!(replay.status.code(), Some(2));
+    says(
+        &replay,
+        &["lock seed 0 held more than the memory budget, 1.0 MiB"],
+    );
+}

@@ -8,6 +8,7 @@
 
 pub mod catalogue;
 pub mod exclusive;
+pub mod heap;
 pub mod host;
 pub mod kit;
 pub mod model_round;

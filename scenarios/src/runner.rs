@@ -21,6 +21,7 @@ use zklab_sim::service::{SimConfig, SimZk};
 use zklab_sim::sim_client::SimClient;
 use zklab_sim::trace::{ClientId, Trace, TraceEvent};
 
+use crate::heap;
 use crate::host::ClientContext;
 use crate::kit::{AnyKit, ClientRun};
 use crate::monitor::wait_for::DEADLOCK;
@@ -55,6 +56,10 @@ pub struct RunOptions {
     pub time_bound: Duration,
     /// The simulated service's timing.
     pub sim: SimConfig,
+    /// The most heap a seed may hold, in bytes: past it the seed stops, unjudged
+    /// ([`SeedReport::over_budget`]). Counted only where [`heap::CountingAllocator`] is the
+    /// global allocator; `None`, no bound.
+    pub memory_budget: Option<u64>,
 }
 
 /// The servers a scenario runs on unless told otherwise: an ensemble of three, as ZooKeeper is
@@ -76,14 +81,18 @@ impl Default for RunOptions {
                 servers: SCENARIO_SERVERS,
                 ..SimConfig::default()
             },
+            memory_budget: None,
         }
     }
 }
 
 /// The sim time the liveness bound grants per round of each client on top of
-/// [`RunOptions::time_bound`]: a long workload is not starvation. Generous: a lock round under no
-/// faults takes about 20 ms, and rounds of different clients may not overlap.
-pub const ROUND_ALLOWANCE: Duration = Duration::from_millis(50);
+/// [`RunOptions::time_bound`]: a long workload is not starvation. Rounds of different clients
+/// may not overlap (a lock's holders take turns), so the allowance must cover a round's whole
+/// cost, faults included: with 64 clients under every fault the slowest recipes (the
+/// read/write lock, the semaphore) take some 80 ms a round on an ensemble, and a lock round
+/// without faults some 35 ms. Three times the slowest.
+pub const ROUND_ALLOWANCE: Duration = Duration::from_millis(250);
 
 impl RunOptions {
     /// The same options on a simulated ensemble of `servers` servers.
@@ -115,6 +124,12 @@ pub struct SeedReport {
     pub violations: Vec<Violation>,
     /// The most sessions one deletion woke.
     pub max_wakeups_per_deletion: usize,
+    /// The most heap the seed held at once, in bytes (zero unless [`heap::CountingAllocator`]
+    /// counts).
+    pub heap_peak: u64,
+    /// Whether the seed was stopped for holding more than [`RunOptions::memory_budget`]: its
+    /// story is cut short and nothing was judged.
+    pub over_budget: bool,
 }
 
 thread_local! {
@@ -135,20 +150,28 @@ pub fn quiet_panics_inside_seeds() {
 
 /// Runs one seed of a scenario.
 pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) -> SeedReport {
+    heap::begin_seed(Trace::spare_bytes());
     let (recorded, mut violations) =
         in_runtime(seed, |slot| simulate(scenario, options.clone(), slot));
-    let judgement = scenario
-        .kit
-        .judge(&recorded.trace, options.sim.session_timeout);
-    violations.extend(judgement.violations);
-    violations.sort_by_key(|violation| violation.at);
+    let over_budget = heap::seed_stopped();
+    let mut max_wakeups_per_deletion = 0;
+    if !over_budget {
+        let judgement = scenario
+            .kit
+            .judge(&recorded.trace, options.sim.session_timeout);
+        violations.extend(judgement.violations);
+        violations.sort_by_key(|violation| violation.at);
+        max_wakeups_per_deletion = judgement.max_wakeups_per_deletion;
+    }
     SeedReport {
         seed,
         trace: recorded.trace,
         faults: recorded.faults,
         struck: recorded.struck,
         violations,
-        max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
+        max_wakeups_per_deletion,
+        heap_peak: heap::seed_peak(),
+        over_budget,
     }
 }
 
@@ -247,7 +270,8 @@ async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) 
     let quorum = scenario.kit.quorum_to_finish();
     let (finished, start) = match run_clients(&zk, &options, quorum, each).await {
         Ok(finished) => finished,
-        Err(liveness) => return vec![liveness],
+        Err(Unfinished::Late(liveness)) => return vec![liveness],
+        Err(Unfinished::OverBudget) => return Vec::new(),
     };
 
     let mut violations = Vec::new();
@@ -294,6 +318,14 @@ pub(crate) fn start_service(options: &RunOptions, slot: &Slot) -> SimZk {
 /// The clients that finished, each with the session it ended with, and when the run began.
 pub(crate) type Finished = (BTreeMap<ClientId, Option<SimClient>>, madsim::time::Instant);
 
+/// Why the clients of a run did not all finish.
+pub(crate) enum Unfinished {
+    /// A client still worked past the liveness bound: the violation.
+    Late(Violation),
+    /// The seed held more heap than [`RunOptions::memory_budget`].
+    OverBudget,
+}
+
 /// Runs `each` client's loop on a node of its own, and waits until every client has finished or
 /// crashed. A client still working past the liveness bound is a violation, unless crashes left
 /// fewer than `quorum` working (see [`Workload::quorum_to_finish`]): then the run strands those
@@ -305,7 +337,7 @@ pub(crate) async fn run_clients(
     options: &RunOptions,
     quorum: usize,
     each: impl Fn(ClientId) -> ClientRun<SimClient>,
-) -> Result<Finished, Violation> {
+) -> Result<Finished, Unfinished> {
     let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
     let handle = madsim::runtime::Handle::current();
     for client in 0..options.clients {
@@ -329,6 +361,9 @@ pub(crate) async fn run_clients(
         if pending.is_empty() {
             return Ok((finished, start));
         }
+        if options.memory_budget.is_some_and(heap::stop_if_over) {
+            return Err(Unfinished::OverBudget);
+        }
         if start.elapsed() >= options.liveness_bound() {
             if zk.any_crashed() && pending.len() < quorum {
                 for &client in &pending {
@@ -342,7 +377,11 @@ pub(crate) async fn run_clients(
                 names.join(", "),
                 options.liveness_bound()
             );
-            return Err(Violation::new(&LIVENESS, start.elapsed(), message));
+            return Err(Unfinished::Late(Violation::new(
+                &LIVENESS,
+                start.elapsed(),
+                message,
+            )));
         }
         futures::select_biased! {
             done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
@@ -390,8 +429,13 @@ fn orphans(
 /// The result of running many seeds.
 #[derive(Clone, Debug)]
 pub struct SweepReport {
-    /// How many seeds ran: the first this many of the sweep's.
+    /// How many seeds ran: the first this many of the sweep's, besides those [`left_out`].
+    ///
+    /// [`left_out`]: SweepReport::left_out
     pub seeds: u64,
+    /// The seeds stopped for holding more heap than [`RunOptions::memory_budget`], by seed:
+    /// not counted, nothing of them merged. The sweep stops at the first.
+    pub left_out: Vec<u64>,
     /// Each failing seed with its first violation, by seed.
     pub failures: Vec<(u64, Violation)>,
     /// The faults injected across all seeds.
@@ -418,8 +462,9 @@ pub fn run_every_seed(_: &SeedReport, _: u64, _: u64) -> ControlFlow<()> {
 
 /// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed,
 /// on the thread that ran it, with its report, the seeds done and the failures so far; when it
-/// breaks, no thread starts another seed, and the seeds already under way finish. The seeds
-/// run are always the first [`SweepReport::seeds`] of the `count`.
+/// breaks, or a seed passes its memory budget, no thread starts another seed, and the seeds
+/// already under way finish. The seeds run are always the first of the `count`, but for
+/// [`SweepReport::left_out`].
 pub fn sweep(
     scenario: &'static Scenario,
     first: u64,
@@ -435,6 +480,7 @@ pub fn sweep(
     let failed = AtomicU64::new(0);
     let merged = Mutex::new(SweepReport {
         seeds: 0,
+        left_out: Vec::new(),
         failures: Vec::new(),
         faults: FaultCounts::default(),
         seeds_struck: FaultCounts::default(),
@@ -459,6 +505,11 @@ pub fn sweep(
                 let mut merged = merged
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if report.over_budget {
+                    merged.left_out.push(seed);
+                    stopping.store(true, Ordering::Relaxed);
+                    continue;
+                }
                 merged.faults.merge(&report.faults);
                 merged.seeds_struck.merge(&report.faults.struck());
                 merged.max_wakeups_per_deletion = merged
@@ -484,6 +535,7 @@ pub fn sweep(
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     report.seeds = done.into_inner();
+    report.left_out.sort_unstable();
     report.failures.sort_by_key(|(seed, _)| *seed);
     report.elapsed = started.elapsed();
     report

@@ -61,7 +61,9 @@ use crate::kit::ClientRun;
 use crate::monitor::failure::NoFailures;
 use crate::oracle::{self, Violation};
 use crate::runner::RunOptions;
-use crate::runner::{in_runtime, quiet_panics_inside_seeds, run_clients, start_service};
+use crate::runner::{
+    in_runtime, quiet_panics_inside_seeds, run_clients, start_service, Unfinished,
+};
 
 /// How many trace lines a failure shows; the replay prints them all.
 const TAIL_LINES: usize = 40;
@@ -89,7 +91,7 @@ impl Harness {
                 script: Vec::new(),
                 forced: None,
                 time_bound: Duration::from_secs(60),
-                sim: RunOptions::default().sim,
+                ..RunOptions::default()
             },
             seeds: 0..100,
             monitors: NoFailures,
@@ -324,8 +326,8 @@ impl<M: Monitor> Harness<M> {
                 })
             };
             match run_clients(&zk, options, 1, client_run).await {
-                Ok(_) => Vec::new(),
-                Err(liveness) => vec![liveness],
+                Err(Unfinished::Late(liveness)) => vec![liveness],
+                Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
             }
         });
         let trace = recorded.trace;

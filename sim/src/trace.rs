@@ -293,6 +293,15 @@ impl Trace {
         Trace { entries }
     }
 
+    /// The bytes of the buffer the next trace on this thread will take over: the memory a seed
+    /// holds from its start.
+    pub fn spare_bytes() -> u64 {
+        let capacity = SPARE
+            .try_with(|spare| spare.borrow().capacity())
+            .unwrap_or(0);
+        (capacity * std::mem::size_of::<TraceEntry>()) as u64
+    }
+
     /// Appends an event at sim time `at`, and tells it as a `tracing` event too.
     pub fn push(&mut self, at: Duration, event: TraceEvent) {
         crate::log::tell(at, &event);

@@ -83,14 +83,24 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         ));
     }
     let title = format!("{} seed {seed}", scenario.name);
-    tell(
+    let abandoned = report.abandoned_order.clone();
+    let told = tell(
         &title,
         report,
         args.until_violation,
         args.client,
         &args.svg,
         &args.html,
-    )
+    );
+    match abandoned {
+        // Whatever the free run found after, the schedule itself is what is wrong.
+        Some(why) => usage_error(&format!(
+            "the schedule's forced order could not be followed: {why}. What the run did after \
+             is no replay of it; the order does not describe a run of {} as it is now",
+            scenario.name
+        )),
+        None => told,
+    }
 }
 
 /// The scenario, seed and options to run: from the schedule file, or from the arguments.

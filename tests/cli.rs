@@ -642,3 +642,22 @@ fn a_closed_pipe_ends_a_command_quietly_with_its_own_status() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// A forced order the recipe never follows (a timeout the lock never takes) is the schedule's
+/// fault, not the recipe's: bad input, whatever the free run after it found.
+#[test]
+fn a_schedule_whose_forced_order_cannot_be_followed_is_bad_input() {
+    let file = std::env::temp_dir().join(format!("zklab-unfollowable-{}", std::process::id()));
+    let schedule = "scenario lock\nseed 0\nclients 2\nrounds 1\nservers 1\nforced\n\
+                    step timeout c1\n";
+    std::fs::write(&file, schedule).unwrap();
+    let output = zklab(&["replay", "--script", file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("forced order could not be followed")
+            && stderr.contains("step 1 of 1 (timeout c1)"),
+        "{stderr}"
+    );
+}

@@ -130,6 +130,9 @@ pub struct SeedReport {
     /// Whether the seed was stopped for holding more than [`RunOptions::memory_budget`]: its
     /// story is cut short and nothing was judged.
     pub over_budget: bool,
+    /// Why the run left [`RunOptions::forced`]'s order, if it did: what it found after is no
+    /// replay of the counterexample, and the order does not describe a run of this recipe.
+    pub abandoned_order: Option<String>,
 }
 
 thread_local! {
@@ -172,6 +175,7 @@ pub fn run_seed(scenario: &'static Scenario, seed: u64, options: &RunOptions) ->
         max_wakeups_per_deletion,
         heap_peak: heap::seed_peak(),
         over_budget,
+        abandoned_order: recorded.abandoned_order,
     }
 }
 
@@ -189,6 +193,7 @@ pub(crate) struct Recorded {
     pub(crate) trace: Trace,
     pub(crate) faults: FaultCounts,
     pub(crate) struck: Vec<ScriptedFault>,
+    pub(crate) abandoned_order: Option<String>,
 }
 
 /// Runs `simulate` on a fresh madsim runtime seeded with `seed`: what the service it put in its
@@ -558,5 +563,6 @@ fn report_of(zk: &SimZk) -> Recorded {
         trace,
         faults,
         struck,
+        abandoned_order: zk.forced_order_abandoned(),
     }
 }

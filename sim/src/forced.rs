@@ -93,6 +93,8 @@ pub struct ForcedOrder {
     progressed: Duration,
     /// Clients waiting for their turn, woken whenever a step is taken.
     waiting: Vec<Waker>,
+    /// Why the order was given up, if it was.
+    abandoned: Option<String>,
 }
 
 impl ForcedOrder {
@@ -103,6 +105,7 @@ impl ForcedOrder {
             next: 0,
             progressed: now,
             waiting: Vec::new(),
+            abandoned: None,
         }
     }
 
@@ -135,10 +138,16 @@ impl ForcedOrder {
         }
     }
 
-    /// Gives the rest of the order up.
-    pub fn give_up(&mut self) {
+    /// Gives the rest of the order up, for the reason `why`.
+    pub fn give_up(&mut self, why: String) {
         self.next = self.steps.len();
+        self.abandoned = Some(why);
         self.wake();
+    }
+
+    /// Why the order was given up, if it was: the run after it is not the one it described.
+    pub fn abandoned(&self) -> Option<&str> {
+        self.abandoned.as_deref()
     }
 
     /// Wakes `waker` once a step is taken or the order is over.

@@ -20,6 +20,11 @@ impl Service {
         self.forced = ForcedOrder::new(steps, now);
     }
 
+    /// Why the forced order was given up, if it was (see [`ForcedOrder::abandoned`]).
+    pub(crate) fn forced_order_abandoned(&self) -> Option<String> {
+        self.forced.abandoned().map(str::to_owned)
+    }
+
     /// Gives the forced order up if no step has been taken for [`FORCED_PATIENCE`], with a
     /// note in the trace saying at which step it stopped. False once the order is over (given
     /// up now or before, or done): its driver need not look again.
@@ -39,7 +44,7 @@ impl Service {
             step.kind.name(),
             step.client
         );
-        self.forced.give_up();
+        self.forced.give_up(text.clone());
         let client = step.client;
         self.trace.push(now, TraceEvent::Note { client, text });
         self.take_forced_steps();

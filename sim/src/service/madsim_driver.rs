@@ -470,6 +470,12 @@ impl SimZk {
         });
     }
 
+    /// Why the forced order was given up, if it was: the run after that point is not the one
+    /// the order described, and what it finds is no counterexample's.
+    pub fn forced_order_abandoned(&self) -> Option<String> {
+        self.lock().core.forced_order_abandoned()
+    }
+
     /// Waits for client `client`'s step of kind `kind` to come in the forced order, and takes
     /// it: true. False at once when no order is forced, or once it is over.
     pub fn forced_turn(

@@ -289,8 +289,14 @@ fn a_forced_order_that_stalls_is_given_up_with_a_note() {
         kind: ForcedKind::Timeout,
     }]);
     assert!(zk.check_forced_patience());
+    assert_eq!(zk.forced_order_abandoned(), None);
     zk.set_time(crate::forced::FORCED_PATIENCE);
     assert!(!zk.check_forced_patience());
+    let abandoned = zk.forced_order_abandoned().expect("given up");
+    assert!(
+        abandoned.contains("step 1 of 1 (timeout c0)"),
+        "{abandoned}"
+    );
     let (trace, _) = zk.take_report();
     assert!(trace
         .render()

@@ -265,3 +265,17 @@ fn a_failing_seed_kept_by_one_run_is_replayed_before_the_next_runs_sweep() {
     assert_eq!(again.seed, Some(found));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A panic of the code under test is told once, as the seed's violation: madsim's own line
+/// about the task it struck ("context: node=...") is not printed before it.
+#[test]
+fn a_panic_in_the_code_under_test_is_told_without_the_simulators_context_line() {
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_panic_in_the_code_under_test_fails_its_seed"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .output()
+        .expect("the test binary runs");
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stderr}");
+    assert!(!stderr.contains("context: node="), "{stderr}");
+}

@@ -275,7 +275,7 @@ async fn simulate(scenario: &'static Scenario, options: RunOptions, slot: Slot) 
     let quorum = scenario.kit.quorum_to_finish();
     let (finished, start) = match run_clients(&zk, &options, quorum, each).await {
         Ok(finished) => finished,
-        Err(Unfinished::Late(liveness)) => return vec![liveness],
+        Err(Unfinished::Broken(liveness)) => return vec![liveness],
         Err(Unfinished::OverBudget) => return Vec::new(),
     };
 
@@ -323,10 +323,13 @@ pub(crate) fn start_service(options: &RunOptions, slot: &Slot) -> SimZk {
 /// The clients that finished, each with the session it ended with, and when the run began.
 pub(crate) type Finished = (BTreeMap<ClientId, Option<SimClient>>, madsim::time::Instant);
 
+/// How a client's run ended: with the session it ended with, or in a panic, which said this.
+type ClientEnd = Result<Option<SimClient>, String>;
+
 /// Why the clients of a run did not all finish.
 pub(crate) enum Unfinished {
-    /// A client still worked past the liveness bound: the violation.
-    Late(Violation),
+    /// A client still worked past the liveness bound, or panicked: the violation.
+    Broken(Violation),
     /// The seed held more heap than [`RunOptions::memory_budget`].
     OverBudget,
 }
@@ -343,7 +346,7 @@ pub(crate) async fn run_clients(
     quorum: usize,
     each: impl Fn(ClientId) -> ClientRun<SimClient>,
 ) -> Result<Finished, Unfinished> {
-    let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, Option<SimClient>)>();
+    let (done_tx, mut done_rx) = mpsc::unbounded::<(ClientId, ClientEnd)>();
     let handle = madsim::runtime::Handle::current();
     for client in 0..options.clients {
         let node = handle.create_node().name(format!("c{client}")).build();
@@ -351,9 +354,13 @@ pub(crate) async fn run_clients(
         let run = each(client);
         let (zk, done_tx) = (zk.clone(), done_tx.clone());
         node.spawn(async move {
-            let session = run.await;
-            zk.record(TraceEvent::Finished { client });
-            let _ = done_tx.unbounded_send((client, session));
+            // Caught here, a panic of the code under test ends the run as a violation; let
+            // through, madsim would print its own context line for it first.
+            let ended = AssertUnwindSafe(run).catch_unwind().await;
+            if ended.is_ok() {
+                zk.record(TraceEvent::Finished { client });
+            }
+            let _ = done_tx.unbounded_send((client, ended.map_err(|panic| panic_message(&panic))));
         });
     }
 
@@ -382,14 +389,21 @@ pub(crate) async fn run_clients(
                 names.join(", "),
                 options.liveness_bound()
             );
-            return Err(Unfinished::Late(Violation::new(
+            return Err(Unfinished::Broken(Violation::new(
                 &LIVENESS,
                 start.elapsed(),
                 message,
             )));
         }
         futures::select_biased! {
-            done = done_rx.next() => if let Some((client, session)) = done { finished.insert(client, session); },
+            done = done_rx.next() => match done {
+                Some((client, Ok(session))) => { finished.insert(client, session); }
+                Some((client, Err(message))) => {
+                    let message = format!("c{client} panicked: {message}");
+                    return Err(Unfinished::Broken(Violation::new(&PANIC, start.elapsed(), message)));
+                }
+                None => {}
+            },
             _ = madsim::time::sleep(Duration::from_secs(1)).fuse() => {}
         }
     }

@@ -326,7 +326,7 @@ impl<M: Monitor> Harness<M> {
                 })
             };
             match run_clients(&zk, options, 1, client_run).await {
-                Err(Unfinished::Late(liveness)) => vec![liveness],
+                Err(Unfinished::Broken(liveness)) => vec![liveness],
                 Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
             }
         });

@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use zklab::scenarios::regressions;
-use zklab::scenarios::runner::{run_seed, RunOptions};
+use zklab::scenarios::runner::{self, run_seed, RunOptions};
 use zklab::scenarios::schedule::Schedule;
 use zklab::sim::fault::{FaultKind, FaultRates, ScriptedFault};
 
@@ -290,4 +290,19 @@ fn two_double_barrier_clients_hold_without_faults() {
         ..RunOptions::default()
     };
     holds("double-barrier", &options, 0..200);
+}
+
+/// "max wake-ups per deletion" read 4 for the semaphore and 3 for the read/write lock, whose
+/// herd rules allow one waiter: it counted every session notified, a holder's leftover watch
+/// and the readers a writer's release wakes together among them. It counts as the herd rule
+/// does.
+#[test]
+fn wake_ups_per_deletion_are_counted_as_the_herd_rule_counts_them() {
+    for scenario in ["semaphore", "rw-lock"] {
+        let options = RunOptions::default();
+        let scenario = support::scenario(scenario);
+        let report = runner::sweep(scenario, 0, 300, &options, 2, &runner::run_every_seed);
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+        assert_eq!(report.max_wakeups_per_deletion, 1, "{}", scenario.name);
+    }
 }

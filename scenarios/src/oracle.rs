@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use zklab_models::model::ORPHAN;
 use zklab_sim::property::Monitor;
-use zklab_sim::trace::Trace;
+use zklab_sim::trace::{Trace, TraceEvent};
 
 use crate::monitor::fencing::{Fencing, STALE_TOKEN};
 use crate::monitor::herd::Herd;
@@ -22,7 +22,9 @@ pub use zklab_sim::property::{Property, Violation};
 pub struct Judgement {
     /// The first violation of each kind.
     pub violations: Vec<Violation>,
-    /// The most sessions one deletion woke.
+    /// The most sessions one deletion woke, as the kit's herd rule counts them (a holder's
+    /// leftover watch, a reader woken with the others, a watch an earlier node left behind do
+    /// not count); every session notified where the kit has no herd rule.
     pub max_wakeups_per_deletion: usize,
 }
 
@@ -31,17 +33,16 @@ pub struct Judgement {
 /// recipe reacts within a reconnect; a session cut off for longer expires).
 pub fn judge(monitors: impl Monitor, trace: &Trace, session_timeout: Duration) -> Judgement {
     let bound = session_timeout * 3;
-    let mut violations = judge_real(monitors, trace);
+    let (mut violations, counted) = first_of_each_kind((monitors, Fencing::default()), trace);
+    violations.sort_by_key(|violation| violation.at);
     violations.extend(WaitFor::default().first_in(trace));
     violations.extend(StuckWaiter::new(bound).first_in(trace));
     violations.extend(UnownedNode::new(bound).first_in(trace));
-    let max_wakeups_per_deletion = trace
-        .entries()
-        .iter()
-        .filter_map(|entry| Herd::woken(&entry.event))
-        .map(|woken| woken.len())
-        .max()
-        .unwrap_or(0);
+    // Without a herd rule, every session a deletion notified.
+    let max_wakeups_per_deletion = counted.unwrap_or_else(|| {
+        let notified = trace.entries().iter().filter_map(|e| Herd::woken(&e.event));
+        notified.map(|woken| woken.len()).max().unwrap_or(0)
+    });
     Judgement {
         violations,
         max_wakeups_per_deletion,
@@ -52,7 +53,7 @@ pub fn judge(monitors: impl Monitor, trace: &Trace, session_timeout: Duration) -
 /// server-side record (applied ops, the sessions a change notified), so a monitor that reads
 /// those (herd) finds nothing there.
 pub fn judge_real(monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
-    let mut violations = first_of_each_kind((monitors, Fencing::default()), trace);
+    let (mut violations, _) = first_of_each_kind((monitors, Fencing::default()), trace);
     violations.sort_by_key(|violation| violation.at);
     violations
 }
@@ -76,10 +77,19 @@ pub fn properties(monitors: &impl Monitor) -> Vec<&'static Property> {
 
 /// Feeds `monitors` the whole trace (so each sees past the others' violations), and returns the
 /// first violation of each kind.
-fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violation> {
+/// The first violation of each kind `monitors` find in `trace`, and the most sessions one
+/// deletion woke as their herd rules count them (`None` without a herd rule).
+fn first_of_each_kind(
+    mut monitors: impl Monitor,
+    trace: &Trace,
+) -> (Vec<Violation>, Option<usize>) {
     let mut first: Vec<Violation> = Vec::new();
     let mut found = Vec::new();
+    let mut most_woken = None;
     for entry in trace.entries() {
+        if let TraceEvent::Notified { .. } = entry.event {
+            most_woken = most_woken.max(monitors.herd_count(entry));
+        }
         monitors.observe_all(entry, &mut found);
         for violation in found.drain(..) {
             if first.iter().all(|seen| seen.property != violation.property) {
@@ -87,7 +97,7 @@ fn first_of_each_kind(mut monitors: impl Monitor, trace: &Trace) -> Vec<Violatio
             }
         }
     }
-    first
+    (first, most_woken)
 }
 
 #[cfg(test)]

@@ -122,7 +122,8 @@ pub struct SeedReport {
     pub struck: Vec<ScriptedFault>,
     /// Every property broken, earliest first.
     pub violations: Vec<Violation>,
-    /// The most sessions one deletion woke.
+    /// The most sessions one deletion woke, as the scenario's herd rule counts them
+    /// ([`crate::oracle::Judgement::max_wakeups_per_deletion`]).
     pub max_wakeups_per_deletion: usize,
     /// The most heap the seed held at once, in bytes (zero unless [`heap::CountingAllocator`]
     /// counts).

@@ -20,6 +20,13 @@ pub trait Monitor: Clone + Eq + Hash + Debug {
     /// each.
     fn properties(&self) -> Vec<&'static Property>;
 
+    /// How many sessions the deletion `entry` tells of (a [`TraceEvent::Notified`]) woke as
+    /// this monitor's herd rule counts them, asked before [`Monitor::observe`] takes it; `None`
+    /// for a monitor that judges no herd, or an entry that tells of no deletion it counts.
+    fn herd_count(&self, _entry: &TraceEntry) -> Option<usize> {
+        None
+    }
+
     /// Takes the next entry; adds every violation it reveals to `found` (monitors side by side
     /// may each find one in the same entry).
     fn observe_all(&mut self, entry: &TraceEntry, found: &mut Vec<Violation>) {
@@ -52,6 +59,10 @@ macro_rules! side_by_side {
 
             fn observe_all(&mut self, entry: &TraceEntry, found: &mut Vec<Violation>) {
                 $(self.$index.observe_all(entry, found);)+
+            }
+
+            fn herd_count(&self, entry: &TraceEntry) -> Option<usize> {
+                [$(self.$index.herd_count(entry)),+].into_iter().flatten().max()
             }
 
             fn properties(&self) -> Vec<&'static Property> {

@@ -281,14 +281,26 @@ fn sequence(name: &str) -> Option<i32> {
     name.get(name.len().checked_sub(10)?..)?.parse().ok()
 }
 
-impl Monitor for LeaveHerd {
-    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
-        self.standing.observe(&entry.event);
+impl LeaveHerd {
+    /// The sessions the deletion `entry` tells of woke, unless it is one that wakes everyone.
+    fn counted_woken(&self, entry: &TraceEntry) -> Option<Vec<SessionId>> {
         let woken = Herd::woken(&entry.event)?;
         let TraceEvent::Notified { cause, .. } = &entry.event else {
             return None;
         };
-        if woken.len() <= 1 || self.wakes_everyone(cause) {
+        (!self.wakes_everyone(cause)).then_some(woken)
+    }
+}
+
+impl Monitor for LeaveHerd {
+    fn herd_count(&self, entry: &TraceEntry) -> Option<usize> {
+        self.counted_woken(entry).map(|woken| woken.len())
+    }
+
+    fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
+        self.standing.observe(&entry.event);
+        let woken = self.counted_woken(entry)?;
+        if woken.len() <= 1 {
             return None;
         }
         Herd::violation(entry, &woken)

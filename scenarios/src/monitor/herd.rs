@@ -52,6 +52,10 @@ impl Herd {
 }
 
 impl Monitor for Herd {
+    fn herd_count(&self, entry: &TraceEntry) -> Option<usize> {
+        Self::woken(&entry.event).map(|woken| woken.len())
+    }
+
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         let woken = Self::woken(&entry.event)?;
         if woken.len() <= self.limit {

@@ -317,9 +317,31 @@ impl SharedLine {
              {leases}"
         ))
     }
+
+    /// The sessions the deletion `entry` tells of woke that count towards a herd: a session
+    /// whose watch the monitor did not see fire (a child watch) is judged as the line stands.
+    fn counted_woken(&self, entry: &TraceEntry) -> Option<Vec<SessionId>> {
+        let TraceEvent::Notified { cause, .. } = &entry.event else {
+            return None;
+        };
+        let mut woken = Herd::woken(&entry.event)?;
+        let deleted = self.place(cause);
+        let fired = deleted.and_then(|(sequence, _)| self.fired.get(&sequence));
+        woken.retain(
+            |session| match fired.and_then(|fired| fired.counts.get(&Client(*session))) {
+                Some(counts) => *counts,
+                None => self.counts(*session, deleted, false),
+            },
+        );
+        Some(woken)
+    }
 }
 
 impl Monitor for SharedLine {
+    fn herd_count(&self, entry: &TraceEntry) -> Option<usize> {
+        self.counted_woken(entry).map(|woken| woken.len())
+    }
+
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         self.hearing.observe(entry);
         match &entry.event {
@@ -362,17 +384,10 @@ impl Monitor for SharedLine {
                 _ => {}
             },
             TraceEvent::Notified { cause, .. } => {
-                let mut woken = Herd::woken(&entry.event)?;
-                let deleted = self.place(cause);
-                let fired = deleted
-                    .and_then(|(sequence, _)| self.fired.remove(&sequence))
-                    .unwrap_or_default();
-                // A session whose watch the monitor did not see fire (a child watch) is judged
-                // as the line stands now.
-                woken.retain(|session| match fired.counts.get(&Client(*session)) {
-                    Some(counts) => *counts,
-                    None => self.counts(*session, deleted, false),
-                });
+                let woken = self.counted_woken(entry)?;
+                if let Some((sequence, _)) = self.place(cause) {
+                    self.fired.remove(&sequence);
+                }
                 if woken.len() <= 1 {
                     return None;
                 }

@@ -8,7 +8,8 @@ use clap::Args;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::{self, RunOptions, SeedReport};
 use zklab::scenarios::schedule::Schedule;
-use zklab::sim::picture::{Timeline, LEGEND};
+use zklab::sim::picture::Timeline;
+use zklab::sim::trace::LEGEND;
 
 use crate::memory_budget;
 use crate::{usage_error, Setup};
@@ -38,8 +39,8 @@ pub struct ReplayArgs {
     /// Show only this client's lines (0 to clients - 1).
     #[arg(long, value_name = "N")]
     client: Option<u32>,
-    /// Also draw the run into FILE as an SVG picture: a lane per client and one for the servers,
-    /// holders shaded, faults and the violation marked.
+    /// Also draw the run into FILE as an SVG picture: a sequence diagram with a lane per server
+    /// and per client, holds as bars, faults and the violation marked.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Also draw the run into FILE as an HTML page holding that picture.

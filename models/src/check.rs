@@ -14,8 +14,8 @@ use zklab_sim::picture::Timeline;
 use zklab_sim::property::Property;
 
 use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
-use crate::render;
 use crate::workload::Workload;
+use crate::{pictured, render};
 
 /// How to check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,7 +166,7 @@ pub fn check<W: Workload>(
                 } else {
                     render::mermaid::<W>(options.clients, &steps)
                 },
-                timeline: render::timeline::<W>(property.name, options.clients, &steps),
+                timeline: pictured::timeline::<W>(property.name, options.clients, &steps),
                 forced_order: forced_order::<W>(&steps),
             }
         })

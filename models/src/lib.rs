@@ -9,6 +9,7 @@
 pub mod application;
 pub mod check;
 pub mod model;
+pub mod pictured;
 pub mod render;
 pub mod shared;
 pub mod symmetry;

@@ -1,10 +1,10 @@
 //! Counterexamples told the way the simulator tells a run: one line per step (the action, the op,
-//! the reply, the fault, what each client believes), and as a Mermaid sequence diagram.
+//! the reply, the fault, what each client believes), and as a Mermaid sequence diagram
+//! (`pictured.rs` draws them as a picture).
 
 use std::fmt::Write as _;
 
 use zklab_recipes::client::ZkEvent;
-use zklab_sim::picture::{Lane, Mark, Row, Timeline};
 use zklab_sim::trace::{OpText, ReplyText};
 
 use crate::model::{Action, ActionOf, Client, Inbound, StateOf};
@@ -100,40 +100,6 @@ impl<W: Workload> Step<'_, W> {
         out
     }
 
-    /// The step as the picture's rows: the acting client's, then each woken client's.
-    pub fn rows(&self, number: usize) -> Vec<Row> {
-        let c = self.action.client();
-        let mark = match self.action {
-            Action::Apply(_) => Mark::Call,
-            Action::Deliver(_) => Mark::Reply,
-            Action::Request(..) | Action::Timeout(_) => Mark::Note,
-            Action::ConnectionLoss(_) | Action::LostReply(_) | Action::SessionExpiry(_) => {
-                Mark::Fault
-            }
-        };
-        let holders: Vec<bool> = self
-            .after
-            .clients
-            .iter()
-            .map(|client| client.application.holds)
-            .collect();
-        let line = self.line();
-        let said = line.split(" | ").next().unwrap_or_default();
-        let said = said.strip_prefix(&format!("c{c} ")).unwrap_or(said);
-        let row = |lane, text: String, mark| Row {
-            time: format!("step {number}"),
-            lane,
-            text,
-            mark,
-            holders: holders.clone(),
-        };
-        let mut rows = vec![row(Lane::Client(c), said.to_owned(), mark)];
-        for (woken, event) in self.woken_clients() {
-            rows.push(row(Lane::Client(woken), event, Mark::Reply));
-        }
-        rows
-    }
-
     /// The reply the server queued for client `c` in this step.
     fn reply_to(&self, c: usize) -> String {
         match self.after.clients[c].inbox.back() {
@@ -175,14 +141,16 @@ impl<W: Workload> Step<'_, W> {
     }
 }
 
-fn op<M>(client: &Client<M>) -> String {
+/// The op client `client` has in flight, in zkCli's words.
+pub(crate) fn op<M>(client: &Client<M>) -> String {
     client
         .outbox
         .as_ref()
         .map_or_else(|| "(no op)".to_owned(), |op| OpText(op).to_string())
 }
 
-fn inbound(item: Option<&Inbound>) -> String {
+/// An inbox item, compactly.
+pub(crate) fn inbound(item: Option<&Inbound>) -> String {
     match item {
         Some(Inbound::Reply(reply)) => ReplyText(reply).to_string(),
         Some(Inbound::Event(ZkEvent::Watch(event))) => {
@@ -198,7 +166,7 @@ fn inbound(item: Option<&Inbound>) -> String {
 }
 
 /// What every client believes, compactly.
-fn beliefs<M>(clients: &[Shared<Client<M>>]) -> String {
+pub(crate) fn beliefs<M>(clients: &[Shared<Client<M>>]) -> String {
     let belief = |client: &Client<M>| match () {
         _ if client.application.failed.is_some() => "failed",
         _ if client.finished => "done",
@@ -254,28 +222,4 @@ pub fn mermaid<W: Workload>(
         );
     }
     out
-}
-
-/// A whole path laid out for a picture, ending in the violation of `property`.
-pub fn timeline<W: Workload>(
-    property: &str,
-    clients: usize,
-    steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)],
-) -> Timeline {
-    let mut timeline = Timeline::new(format!("counterexample: {property}"), clients);
-    if steps.is_empty() {
-        return timeline;
-    }
-    for (number, (before, action, after)) in steps.iter().enumerate() {
-        let step = Step::<W> {
-            before,
-            action,
-            after,
-        };
-        for row in step.rows(number + 1) {
-            timeline.push(row);
-        }
-    }
-    timeline.violated(format!("VIOLATION {property}"));
-    timeline
 }

@@ -1,38 +1,42 @@
-//! A run as a picture: one lane per client plus one for the servers, time running down, each
-//! event a row in its lane; a client's rows shaded while it holds what a recipe granted it
-//! (a lock, a lease, leadership), faults marked in red, the violation across every lane. Znode
-//! names are shortened on the page and whole in each row's tooltip. The picture is one
-//! self-contained SVG (or an HTML page around it): no script, nothing fetched.
+//! A run as a picture, drawn the way a sequence diagram is: a lane per server and per client,
+//! time running down a scale that cuts long quiet stretches short, an arrow for every request,
+//! reply and watch notification, so one deletion that wakes a herd is a fan of arrows. What a
+//! recipe granted (a lock, a lease, leadership) is a bar along its holder's lane, a fault a red
+//! mark on the lane it struck, and the violation is named in words at the top and drawn across
+//! every lane at its time. Long text is shortened on the page and whole in its tooltip. The
+//! picture is one self-contained SVG (or an HTML page around it): no script, nothing fetched,
+//! and the same timeline always gives the same bytes.
 //!
-//! A simulated run's [`Trace`] and a model checker's counterexample both become a [`Timeline`],
-//! which draws itself.
+//! A simulated run's [`Trace`](crate::trace::Trace) ([`Timeline::of_trace`]) and a model
+//! checker's counterexample (built with [`Timeline::dot`], [`Timeline::message`] and friends)
+//! both become a [`Timeline`], which draws itself.
 
-use std::fmt::Write as _;
+mod drawing;
+mod layout;
+mod lettering;
+mod reading;
 
-use zklab_recipes::outcome::Outcome;
-
-use crate::fault::FaultKind;
-use crate::property::Violation;
-use crate::trace::{SimTime, Trace, TraceEntry, TraceEvent};
-
-/// Where a row goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a dot goes: the lanes run across the picture, servers first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Lane {
-    /// The servers: what they applied and whom they notified, faults that strike them.
-    Server,
-    /// A client, by id.
+    /// A server, by index (a standalone server is server 0): what it applied, whom a change
+    /// notified, the faults that struck it.
+    Server(usize),
+    /// A client, by id: what it sent and heard, what its recipe told it, the faults that struck it.
     Client(usize),
 }
 
-/// What kind of event a row shows, which sets its colour.
+/// What kind of thing a dot is, which sets its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mark {
-    /// A client's request.
-    Call,
-    /// A reply, or a watch event, reaching a client.
+    /// A client sends a request.
+    Request,
+    /// A server applies a request (or serves a read).
+    Applied,
+    /// A reply reaches a client.
     Reply,
-    /// A server applying a write, or notifying watchers.
-    Server,
+    /// A watch notification reaches a client.
+    Watch,
     /// A session's or a connection's news.
     Session,
     /// An injected fault.
@@ -43,80 +47,158 @@ pub enum Mark {
     Note,
 }
 
-/// One row of the picture.
+/// What an arrow carries, which sets its colour and its class in the SVG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrow {
+    /// A request, from a client to the server that applies it.
+    Request,
+    /// A reply, from the server back to the client.
+    Reply,
+    /// A watch notification, from the change that fired it to the watcher it woke.
+    Wake,
+}
+
+/// How the times of a timeline read, and so how its scale runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// Sim time in microseconds: the scale follows it, and long quiet gaps are cut short.
+    Micros,
+    /// A model's steps: each step a row of its own.
+    Steps,
+}
+
+/// One thing that happened on one lane at one time: a dot with a line of text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
-    /// The time (or step) in the left column.
-    pub time: String,
+pub struct Dot {
+    /// When, on the timeline's [`Clock`].
+    pub at: u64,
     /// Its lane.
     pub lane: Lane,
-    /// What happened, in the trace's words.
-    pub text: String,
     /// Its kind.
     pub mark: Mark,
-    /// Which clients hold what a recipe granted them once this row has happened.
-    pub holders: Vec<bool>,
+    /// What the page says, cut to the lane's width if need be.
+    pub text: String,
+    /// The whole story, shown on hover (the trace line, the model's step).
+    pub whole: String,
+}
+
+/// A dot, by its place in the timeline: what arrows and holdings start and end at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DotId(usize);
+
+/// Where an arrow ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Landing {
+    /// At the dot that received it.
+    At(DotId),
+    /// Nowhere: lost on its way to this lane (a lost reply, a request the connection dropped, a
+    /// notification for a session that ended first).
+    Lost(Lane),
+}
+
+/// An arrow between lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// What it carries.
+    pub arrow: Arrow,
+    /// The dot it leaves from; every [`Arrow::Wake`] leaving one dot is drawn as one fan.
+    pub from: DotId,
+    /// Where it ends.
+    pub to: Landing,
+}
+
+/// A stretch in which a client holds what a recipe granted it: a bar along its lane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holding {
+    /// The holder's lane.
+    pub lane: Lane,
+    /// The dot from which it holds.
+    pub from: DotId,
+    /// The dot at which it stops holding; none if it still holds where the picture ends.
+    pub until: Option<DotId>,
+    /// What it holds, in the recipe's words ("lock", "leadership").
+    pub what: String,
 }
 
 /// A run laid out for drawing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timeline {
     title: String,
-    clients: usize,
-    rows: Vec<Row>,
-    /// The violation: the row it follows, and what it says.
-    violation: Option<(usize, String)>,
+    clock: Clock,
+    /// The lanes' names, where a lane has one other than its default ("c2", "server 0").
+    names: Vec<(Lane, String)>,
+    dots: Vec<Dot>,
+    messages: Vec<Message>,
+    holdings: Vec<Holding>,
+    /// The violation: when, and what it says.
+    violation: Option<(u64, String)>,
+    /// The dot the violation is about, ringed, its fan of wake-ups drawn loud.
+    blamed: Option<DotId>,
+    /// What the picture leaves out at its end, if anything.
+    footnote: Option<String>,
 }
 
 impl Timeline {
-    /// An empty timeline of `clients` clients.
-    pub fn new(title: impl Into<String>, clients: usize) -> Self {
+    /// An empty timeline whose times read on `clock`.
+    pub fn new(title: impl Into<String>, clock: Clock) -> Self {
         Timeline {
             title: title.into(),
-            clients,
-            rows: Vec::new(),
+            clock,
+            names: Vec::new(),
+            dots: Vec::new(),
+            messages: Vec::new(),
+            holdings: Vec::new(),
             violation: None,
+            blamed: None,
+            footnote: None,
         }
     }
 
-    /// Adds a row at the bottom.
-    pub fn push(&mut self, row: Row) {
-        self.rows.push(row);
+    /// Names `lane` (a client with its sessions, "c2 · s3, s7"; a server with its role); a lane
+    /// named shows even if nothing happens on it.
+    pub fn name(&mut self, lane: Lane, name: impl Into<String>) {
+        let name = name.into();
+        match self.names.iter_mut().find(|(named, _)| *named == lane) {
+            Some((_, old)) => *old = name,
+            None => self.names.push((lane, name)),
+        }
     }
 
-    /// Marks the violation `text` after the rows so far.
-    pub fn violated(&mut self, text: impl Into<String>) {
-        self.violation = Some((self.rows.len(), text.into()));
+    /// Adds a dot; dots may come in any order of time.
+    pub fn dot(&mut self, dot: Dot) -> DotId {
+        self.dots.push(dot);
+        DotId(self.dots.len() - 1)
     }
 
-    /// A simulated run, its first violation (if any) drawn where it happened.
-    pub fn of_trace(title: impl Into<String>, trace: &Trace, violations: &[Violation]) -> Self {
-        let entries = trace.entries();
-        let clients = entries
-            .iter()
-            .filter_map(|entry| entry.event.actors().0)
-            .max()
-            .map_or(1, |client| client as usize + 1);
-        let mut timeline = Timeline::new(title, clients);
-        let mut holders = vec![false; clients];
-        let first = violations.iter().min_by_key(|violation| violation.at);
-        for entry in entries {
-            if let Some(violation) = first.filter(|v| v.at < entry.at) {
-                if timeline.violation.is_none() {
-                    timeline.violated(format!("VIOLATION {violation}"));
-                }
-            }
-            timeline.push(row_of(entry, &mut holders));
-        }
-        if let Some(violation) = first.filter(|_| timeline.violation.is_none()) {
-            timeline.violated(format!("VIOLATION {violation}"));
-        }
-        timeline
+    /// Adds an arrow between two dots (or from one, lost).
+    pub fn message(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+
+    /// Adds a stretch of holding.
+    pub fn holding(&mut self, holding: Holding) {
+        self.holdings.push(holding);
+    }
+
+    /// Marks the violation `text` at time `at`: drawn after every dot up to then.
+    pub fn violated(&mut self, at: u64, text: impl Into<String>) {
+        self.violation = Some((at, text.into()));
+    }
+
+    /// Names the dot the violation is about (the change that woke a herd, the grant of a second
+    /// holder): it is ringed, and if it is a change, its fan of wake-ups is drawn loud.
+    pub fn blame(&mut self, dot: DotId) {
+        self.blamed = Some(dot);
+    }
+
+    /// Says, under the last row, what the picture leaves out.
+    pub fn footnote(&mut self, text: impl Into<String>) {
+        self.footnote = Some(text.into());
     }
 
     /// The picture, as an SVG document.
     pub fn svg(&self) -> String {
-        Drawing::new(self).svg()
+        drawing::svg(self, &layout::Layout::of(self))
     }
 
     /// The picture, as an HTML page.
@@ -124,438 +206,338 @@ impl Timeline {
         format!(
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n\
              <body style=\"margin:0;background:#fff\">\n{}</body></html>\n",
-            escaped(&self.title),
+            lettering::escaped(&self.title),
             self.svg()
         )
     }
-}
 
-/// The row of one trace entry; `holders` follows who holds what.
-fn row_of(entry: &TraceEntry, holders: &mut [bool]) -> Row {
-    let event = &entry.event;
-    let (client, _) = event.actors();
-    let client = client.map(|client| client as usize);
-    let mark = match event {
-        TraceEvent::Request { .. } => Mark::Call,
-        TraceEvent::Reply { .. } | TraceEvent::Watch { .. } => Mark::Reply,
-        TraceEvent::Applied { .. } | TraceEvent::Notified { .. } => Mark::Server,
-        TraceEvent::Session { .. }
-        | TraceEvent::SessionOpened { .. }
-        | TraceEvent::SessionEnded { .. }
-        | TraceEvent::Attached { .. }
-        | TraceEvent::Finished { .. }
-        | TraceEvent::Stranded { .. } => Mark::Session,
-        TraceEvent::Fault { .. } => Mark::Fault,
-        TraceEvent::Outcome { .. } | TraceEvent::Resource { .. } => Mark::Outcome,
-        TraceEvent::Note { .. } => Mark::Note,
-    };
-    let on_servers = matches!(
-        event,
-        TraceEvent::Applied { .. }
-            | TraceEvent::Notified { .. }
-            | TraceEvent::Fault {
-                kind: FaultKind::ServerCrash | FaultKind::LeaderChange | FaultKind::StaleRead,
-                ..
-            }
-    );
-    let lane = match client {
-        Some(client) if !on_servers => Lane::Client(client),
-        _ => Lane::Server,
-    };
-    if let Some(holds) = client.and_then(|client| holders.get_mut(client)) {
-        match event {
-            TraceEvent::Outcome { outcome, .. } => match outcome {
-                Outcome::Granted { .. } | Outcome::Shared { .. } => *holds = true,
-                Outcome::Released { .. }
-                | Outcome::Lost
-                | Outcome::Revoked { .. }
-                | Outcome::Failed(_) => *holds = false,
-                _ => {}
-            },
-            TraceEvent::SessionEnded { .. }
-            | TraceEvent::Fault {
-                kind: FaultKind::Crash,
-                ..
-            } => *holds = false,
-            _ => {}
-        }
-    }
-    let text = event.to_string();
-    let text = match (lane, client) {
-        (Lane::Client(_), Some(client)) => text
-            .strip_prefix(&format!("c{client} "))
-            .unwrap_or(&text)
-            .to_owned(),
-        _ => text,
-    };
-    Row {
-        time: SimTime(entry.at).to_string().trim_start().to_owned(),
-        lane,
-        text,
-        mark,
-        holders: holders.to_vec(),
-    }
-}
-
-/// What each symbol of the trace means: the replay prints it, and the picture shows it.
-pub const LEGEND: [(&str, &str); 12] = [
-    ("->", "a request"),
-    ("<-", "its reply"),
-    ("..", "a server applied it"),
-    ("!!", "a watch fired / whom a change notified"),
-    ("**", "session and connection news"),
-    ("++", "session opened"),
-    ("--", "session ended"),
-    ("XX", "a fault"),
-    ("=>", "what a recipe told the application"),
-    ("$$", "a use of the protected resource"),
-    ("##", "a client finished"),
-    ("//", "a line of the code under test"),
-];
-
-/// Sizes, in pixels.
-const ROW: usize = 16;
-const TIME_WIDTH: usize = 84;
-const LANE_WIDTH: usize = 330;
-const TOP: usize = 112;
-/// The characters of a row that fit its lane.
-const FIT: usize = 48;
-
-/// The drawing of a timeline.
-struct Drawing<'t> {
-    timeline: &'t Timeline,
-    out: String,
-}
-
-impl<'t> Drawing<'t> {
-    fn new(timeline: &'t Timeline) -> Self {
-        Drawing {
-            timeline,
-            out: String::new(),
-        }
+    /// The dot `id` names.
+    fn at(&self, id: DotId) -> &Dot {
+        &self.dots[id.0]
     }
 
-    fn lane_x(&self, lane: Lane) -> usize {
-        match lane {
-            Lane::Server => TIME_WIDTH,
-            Lane::Client(client) => TIME_WIDTH + LANE_WIDTH * (client + 1),
-        }
-    }
-
-    fn row_y(&self, row: usize) -> usize {
-        let after_violation = match self.timeline.violation {
-            Some((at, _)) if row >= at => ROW,
-            _ => 0,
-        };
-        TOP + row * ROW + after_violation
-    }
-
-    fn svg(mut self) -> String {
-        let timeline = self.timeline;
-        let lanes = timeline.clients + 1;
-        let width = TIME_WIDTH + LANE_WIDTH * lanes + 8;
-        let rows = timeline.rows.len() + usize::from(timeline.violation.is_some());
-        let height = TOP + rows * ROW + 16;
-        let _ = writeln!(
-            self.out,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-             viewBox=\"0 0 {width} {height}\" font-family=\"monospace\" font-size=\"11\">"
-        );
-        let _ = writeln!(
-            self.out,
-            "<title>{}</title>\n<rect width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>",
-            escaped(&timeline.title)
-        );
-        self.header(width, height);
-        self.shading();
-        for (index, row) in timeline.rows.iter().enumerate() {
-            self.row(index, row);
-        }
-        if let Some((at, text)) = &timeline.violation {
-            let y = self.row_y(*at) - ROW;
-            let _ = writeln!(
-                self.out,
-                "<rect x=\"0\" y=\"{}\" width=\"{width}\" height=\"{ROW}\" fill=\"#ff9c9c\"/>\
-                 <text x=\"4\" y=\"{}\" font-weight=\"bold\" fill=\"#8b0000\">{}</text>",
-                y,
-                y + 12,
-                escaped(text)
-            );
-        }
-        self.out.push_str("</svg>\n");
-        self.out
-    }
-
-    /// The title, the legend, the lanes' names and their borders.
-    fn header(&mut self, width: usize, height: usize) {
-        let timeline = self.timeline;
-        let _ = writeln!(
-            self.out,
-            "<text x=\"4\" y=\"16\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-            escaped(&timeline.title)
-        );
-        let legend: Vec<String> = LEGEND
-            .iter()
-            .map(|(symbol, meaning)| format!("{symbol} {meaning}"))
+    /// Every lane, servers first and then clients, each in order.
+    fn lanes(&self) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (self.names.iter().map(|(lane, _)| *lane))
+            .chain(self.dots.iter().map(|dot| dot.lane))
             .collect();
-        for (line, chunk) in legend.chunks(6).enumerate() {
-            let _ = writeln!(
-                self.out,
-                "<text x=\"4\" y=\"{}\" fill=\"#444444\">{}</text>",
-                36 + line * 14,
-                escaped(&chunk.join("   "))
-            );
-        }
-        let _ = writeln!(
-            self.out,
-            "<rect x=\"4\" y=\"66\" width=\"12\" height=\"10\" fill=\"#c8ecc8\"/>\
-             <text x=\"20\" y=\"75\" fill=\"#444444\">holds what a recipe granted</text>\
-             <rect x=\"230\" y=\"66\" width=\"12\" height=\"10\" fill=\"#fde0e0\"/>\
-             <text x=\"246\" y=\"75\" fill=\"#444444\">a fault</text>\
-             <rect x=\"320\" y=\"66\" width=\"12\" height=\"10\" fill=\"#ff9c9c\"/>\
-             <text x=\"336\" y=\"75\" fill=\"#444444\">the violation</text>"
-        );
-        let names = std::iter::once((Lane::Server, "servers".to_owned())).chain(
-            (0..timeline.clients).map(|client| (Lane::Client(client), format!("c{client}"))),
-        );
-        for (lane, name) in names {
-            let x = self.lane_x(lane);
-            let _ = writeln!(
-                self.out,
-                "<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{name}</text>\
-                 <line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{height}\" stroke=\"#bbbbbb\"/>",
-                x + 6,
-                TOP - 8,
-                TOP - ROW - 4
-            );
-        }
-        let _ = writeln!(
-            self.out,
-            "<text x=\"4\" y=\"{}\" font-weight=\"bold\">time</text>\
-             <line x1=\"0\" y1=\"{}\" x2=\"{width}\" y2=\"{}\" stroke=\"#bbbbbb\"/>",
-            TOP - 8,
-            TOP - 4,
-            TOP - 4
-        );
+        lanes.sort();
+        lanes.dedup();
+        lanes
     }
 
-    /// Each client's stretches of holding, shaded in its lane.
-    fn shading(&mut self) {
-        let rows = &self.timeline.rows;
-        for client in 0..self.timeline.clients {
-            let mut since = None;
-            for index in 0..=rows.len() {
-                let holds = rows
-                    .get(index)
-                    .is_some_and(|row| row.holders.get(client) == Some(&true));
-                match (holds, since) {
-                    (true, None) => since = Some(index),
-                    (false, Some(start)) => {
-                        let (top, bottom) = (self.row_y(start), self.row_y(index));
-                        let x = self.lane_x(Lane::Client(client));
-                        let _ = writeln!(
-                            self.out,
-                            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#c8ecc8\"/>",
-                            x + 1,
-                            top - 4,
-                            LANE_WIDTH - 2,
-                            bottom - top
-                        );
-                        since = None;
-                    }
-                    _ => {}
-                }
-            }
+    /// The name a lane shows at its head.
+    fn lane_name(&self, lane: Lane) -> String {
+        match self.names.iter().find(|(named, _)| *named == lane) {
+            Some((_, name)) => name.clone(),
+            None => match lane {
+                Lane::Server(server) => format!("server {server}"),
+                Lane::Client(client) => format!("c{client}"),
+            },
         }
     }
-
-    fn row(&mut self, index: usize, row: &Row) {
-        let y = self.row_y(index);
-        let x = self.lane_x(row.lane);
-        let (colour, weight) = match row.mark {
-            Mark::Call => ("#1a4d99", "normal"),
-            Mark::Reply => ("#2b6e2b", "normal"),
-            Mark::Server => ("#666666", "normal"),
-            Mark::Session => ("#7a4a00", "normal"),
-            Mark::Fault => ("#c00000", "bold"),
-            Mark::Outcome => ("#000000", "bold"),
-            Mark::Note => ("#6a1b9a", "normal"),
-        };
-        if row.mark == Mark::Fault {
-            let _ = writeln!(
-                self.out,
-                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{ROW}\" fill=\"#fde0e0\"/>",
-                x + 1,
-                y - 4,
-                LANE_WIDTH - 2
-            );
-        }
-        let short = fitted(&shortened(&row.text));
-        let _ = writeln!(
-            self.out,
-            "<text x=\"4\" y=\"{}\" fill=\"#888888\">{}</text>\
-             <text x=\"{}\" y=\"{}\" fill=\"{colour}\" font-weight=\"{weight}\"><title>{}</title>{}</text>",
-            y + 8,
-            escaped(&row.time),
-            x + 6,
-            y + 8,
-            escaped(&row.text),
-            escaped(&short)
-        );
-    }
-}
-
-/// `text` with every long zero-padded number (a sequential znode's counter, a guid) cut to its
-/// significant digits after an ellipsis: `0000000000000001-lock-0000000003` reads `…1-lock-…3`.
-pub fn shortened(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut previous = None;
-    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
-        let (before, digits) = rest.split_at(start);
-        out.push_str(before);
-        previous = before.chars().last().or(previous);
-        let end = digits
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(digits.len());
-        let (number, after) = digits.split_at(end);
-        let padded = number.len() >= 8 && number.starts_with('0') && previous != Some('.');
-        if padded {
-            let significant = number.trim_start_matches('0');
-            out.push('…');
-            out.push_str(if significant.is_empty() {
-                "0"
-            } else {
-                significant
-            });
-        } else {
-            out.push_str(number);
-        }
-        previous = number.chars().last();
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `text` cut to what fits a lane.
-fn fitted(text: &str) -> String {
-    if text.chars().count() <= FIT {
-        text.to_owned()
-    } else {
-        let mut cut: String = text.chars().take(FIT - 1).collect();
-        cut.push('…');
-        cut
-    }
-}
-
-/// `text` safe inside XML.
-fn escaped(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use zklab_recipes::client::{CreateMode, Op, OpResult, Stat};
+    use zklab_recipes::client::{
+        CreateMode, EventType, Op, OpResult, SessionId, Stat, WatchedEvent,
+    };
+    use zklab_recipes::outcome::Outcome;
 
     use super::*;
-    use crate::property::Property;
+    use crate::fault::FaultKind;
+    use crate::property::{Property, Violation};
+    use crate::trace::{ClientId, Trace, TraceEvent};
 
-    #[test]
-    fn long_padded_numbers_are_cut_to_their_significant_digits() {
-        assert_eq!(
-            shortened("/locks/lock/0000000000000001-lock-0000000003"),
-            "/locks/lock/…1-lock-…3"
-        );
-        assert_eq!(
-            shortened("held 0.000000031s, zxid=12"),
-            "held 0.000000031s, zxid=12"
-        );
-        assert_eq!(shortened("/q/item-0000000000"), "/q/item-…0");
+    static HERD: Property = Property::new("herd", "herd-freedom");
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
     }
 
-    #[test]
-    fn a_trace_becomes_lanes_with_holders_faults_and_the_violation() {
+    /// Client `client` (session `session`) sends `op` at `sent`; the server applies it a
+    /// millisecond later as `zxid`, answering `result`, which arrives a millisecond after that.
+    fn round_trip(
+        trace: &mut Trace,
+        sent: u64,
+        (client, session): (ClientId, SessionId),
+        op: Op,
+        zxid: i64,
+        result: OpResult,
+    ) {
+        let request = TraceEvent::Request {
+            client,
+            session,
+            op: op.clone(),
+        };
+        trace.push(ms(sent), request);
+        let reply = Ok(result);
+        let applied = TraceEvent::Applied {
+            client,
+            session,
+            zxid,
+            op,
+            reply: reply.clone(),
+        };
+        trace.push(ms(sent + 1), applied);
+        let replied = TraceEvent::Reply {
+            client,
+            session,
+            reply,
+        };
+        trace.push(ms(sent + 2), replied);
+    }
+
+    /// Four clients on two servers: c0 creates /l/n and holds the lock; the three others ask
+    /// for the children with a watch; a pause strikes c3 and a crash server 1 (c2's). Two
+    /// seconds later c0 deletes its node, which wakes all three (a herd), and c1 asks again. At
+    /// ten seconds c1 finishes, long after the herd's consequences.
+    fn herd() -> (Trace, Violation) {
         let mut trace = Trace::new();
-        let at = Duration::from_millis;
+        for (client, session, server) in [(0, 1, 0), (1, 2, 1), (2, 3, 1), (3, 4, 0)] {
+            trace.push(ms(0), TraceEvent::SessionOpened { client, session });
+            let attached = TraceEvent::Attached {
+                client,
+                session,
+                server,
+                leader: server == 0,
+            };
+            trace.push(ms(0), attached);
+        }
         let create = Op::Create {
-            path: "/l/0000000001".to_owned(),
+            path: "/l/n".to_owned(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
         };
-        trace.push(
-            at(1),
-            TraceEvent::Request {
-                client: 1,
-                session: 2,
-                op: create,
-            },
-        );
         let created = OpResult::Created {
-            path: "/l/0000000001".to_owned(),
+            path: "/l/n".to_owned(),
             stat: Stat::default(),
         };
-        trace.push(
-            at(2),
-            TraceEvent::Reply {
-                client: 1,
-                session: 2,
-                reply: Ok(created),
-            },
-        );
+        round_trip(&mut trace, 1, (0, 1), create, 5, created);
         let granted = Outcome::Granted {
             role: "lock",
-            token: 7,
+            token: 5,
         };
-        trace.push(
-            at(3),
-            TraceEvent::Outcome {
-                client: 1,
-                session: 2,
-                outcome: granted,
-            },
-        );
-        let fault = TraceEvent::Fault {
-            kind: FaultKind::Crash,
-            client: 1,
-            detail: "process killed".to_owned(),
-            lasts: Duration::MAX,
+        let outcome = TraceEvent::Outcome {
+            client: 0,
+            session: 1,
+            outcome: granted,
         };
-        trace.push(at(9), fault);
-        static MUTUAL_EXCLUSION: Property = Property {
-            violation: "mutual-exclusion",
-            name: "mutual exclusion",
+        trace.push(ms(3), outcome);
+        let children = || Op::GetChildren {
+            path: "/l".to_owned(),
+            watch: true,
         };
-        let violation = Violation::new(&MUTUAL_EXCLUSION, at(5), "two holders".to_owned());
-        let timeline = Timeline::of_trace("lock seed 0", &trace, &[violation]);
-        assert_eq!(timeline.clients, 2);
-        let lanes: Vec<Lane> = timeline.rows.iter().map(|row| row.lane).collect();
-        assert_eq!(lanes, [Lane::Client(1); 4]);
-        let holding: Vec<bool> = timeline.rows.iter().map(|row| row.holders[1]).collect();
-        assert_eq!(holding, [false, false, true, false]);
-        assert_eq!(
-            timeline.rows[0].text,
-            "s2 -> create /l/0000000001 \"\" Ephemeral"
-        );
-        assert_eq!(timeline.violation.as_ref().map(|(row, _)| *row), Some(3));
+        let listed = || OpResult::Children {
+            children: vec!["n".to_owned()],
+            stat: Stat::default(),
+        };
+        for (client, session) in [(1, 2), (2, 3), (3, 4)] {
+            round_trip(&mut trace, 4, (client, session), children(), 5, listed());
+        }
+        for (at, kind, client) in [(7, FaultKind::Pause, 3), (8, FaultKind::ServerCrash, 2)] {
+            let fault = TraceEvent::Fault {
+                kind,
+                client,
+                detail: "for a while".to_owned(),
+                lasts: ms(100),
+            };
+            trace.push(ms(at), fault);
+        }
+        let delete = Op::Delete {
+            path: "/l/n".to_owned(),
+            version: -1,
+        };
+        round_trip(&mut trace, 2000, (0, 1), delete, 6, OpResult::Deleted);
+        let notified = TraceEvent::Notified {
+            by: 1,
+            zxid: 6,
+            cause: "/l/n".to_owned(),
+            deletion: true,
+            sessions: vec![2, 3, 4],
+        };
+        trace.push(ms(2001), notified);
+        for (client, session) in [(1, 2), (2, 3), (3, 4)] {
+            let event = WatchedEvent {
+                event_type: EventType::NodeChildrenChanged,
+                path: "/l".to_owned(),
+            };
+            let watch = TraceEvent::Watch {
+                client,
+                session,
+                event,
+                zxid: 6,
+                cause: "/l/n".to_owned(),
+                deletion: true,
+            };
+            trace.push(ms(2002), watch);
+        }
+        // Woken, c1 asks again at once.
+        round_trip(&mut trace, 2002, (1, 2), children(), 6, listed());
+        let released = TraceEvent::Outcome {
+            client: 0,
+            session: 1,
+            outcome: Outcome::Released { role: "lock" },
+        };
+        trace.push(ms(2003), released);
+        trace.push(ms(10_000), TraceEvent::Finished { client: 1 });
+        let message = "deleting /l/n (zxid 6) woke 3 sessions: s2, s3, s4".to_owned();
+        (trace, Violation::new(&HERD, ms(2001), message))
+    }
 
+    fn herd_svg() -> (Timeline, String) {
+        let (trace, violation) = herd();
+        let timeline = Timeline::of_trace("lock-bug-herd seed 0", &trace, &[violation]);
         let svg = timeline.svg();
+        (timeline, svg)
+    }
+
+    /// The part of `svg` from the first `start` to the `</g>` after it.
+    fn group<'s>(svg: &'s str, start: &str) -> &'s str {
+        let from = svg
+            .find(start)
+            .unwrap_or_else(|| panic!("no {start}: {svg}"));
+        let length = svg[from..].find("</g>").expect("the group ends");
+        &svg[from..from + length]
+    }
+
+    #[test]
+    fn every_request_and_reply_is_one_arrow() {
+        let (_, svg) = herd_svg();
+        assert_eq!(svg.matches("<line class=\"request\"").count(), 6, "{svg}");
+        assert_eq!(svg.matches("<line class=\"reply\"").count(), 6, "{svg}");
+        assert!(!svg.contains(" lost\""), "nothing was lost: {svg}");
+    }
+
+    #[test]
+    fn a_deletion_that_notified_three_watchers_is_a_fan_of_three_arrows() {
+        let (timeline, svg) = herd_svg();
+        assert_eq!(svg.matches("<g class=\"notify").count(), 1, "{svg}");
+        let fan = group(&svg, "<g class=\"notify blamed\">");
+        assert_eq!(fan.matches("<line class=\"wake\"").count(), 3, "{fan}");
+        assert!(
+            fan.contains("!! deleting /l/n (zxid=6) notified s2 s3 s4"),
+            "{fan}"
+        );
+        // The fan leaves from the apply of the delete, on server 0, the one s1 talks to.
+        let blamed = timeline.blamed.map(|blamed| timeline.at(blamed));
+        assert_eq!(
+            blamed.map(|dot| (dot.lane, dot.mark)),
+            Some((Lane::Server(0), Mark::Applied))
+        );
+        assert_eq!(
+            svg.matches("class=\"blamed\"").count(),
+            1,
+            "the change is ringed"
+        );
+    }
+
+    #[test]
+    fn lanes_are_named_with_their_sessions_and_servers() {
+        let (timeline, svg) = herd_svg();
+        let lanes = timeline.lanes();
+        assert_eq!(lanes[..2], [Lane::Server(0), Lane::Server(1)]);
+        for name in [
+            "server 0 · leader",
+            "server 1",
+            "c0 · s1",
+            "c1 · s2",
+            "c3 · s4",
+        ] {
+            assert!(
+                svg.contains(&format!("<title>{name}</title>")),
+                "{name}: {svg}"
+            );
+        }
+    }
+
+    #[test]
+    fn holds_are_bars_and_faults_marks_on_the_lane_they_struck() {
+        let (timeline, svg) = herd_svg();
+        let holding = group(&svg, "<g class=\"holding\">");
+        assert!(
+            holding.contains("<title>c0 holds lock</title>"),
+            "{holding}"
+        );
+        assert_eq!(svg.matches("<g class=\"holding\">").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<rect class=\"fault\"").count(), 2, "{svg}");
+        let struck: Vec<Lane> = (timeline.dots.iter())
+            .filter(|dot| dot.mark == Mark::Fault)
+            .map(|dot| dot.lane)
+            .collect();
+        assert_eq!(struck, [Lane::Client(3), Lane::Server(1)]);
+    }
+
+    #[test]
+    fn the_violation_is_named_at_the_top_and_across_the_lanes() {
+        let (_, svg) = herd_svg();
+        let said = "VIOLATION herd at 2.001000s: deleting /l/n (zxid 6) woke 3 sessions: \
+                    s2 (c1), s3 (c2), s4 (c3)";
+        assert!(
+            group(&svg, "<g class=\"headline\">").contains(said),
+            "{svg}"
+        );
+        assert!(
+            group(&svg, "<g class=\"violation\">").contains(said),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn the_picture_fits_1400_pixels_and_cuts_quiet_time_short() {
+        let (timeline, svg) = herd_svg();
+        let layout = layout::Layout::of(&timeline);
+        assert!(layout.width <= 1400.0, "{}", layout.width);
+        assert!(svg.contains("width=\"1"), "{svg}");
+        // Two seconds with nothing in them are one break, whose mark tells how long they were.
+        assert_eq!(layout.breaks.len(), 1);
+        assert!(
+            group(&svg, "<g class=\"break\">").contains("+1.992 s"),
+            "{svg}"
+        );
+        assert!(layout.bottom < 700.0, "{}", layout.bottom);
+        // The picture goes on past the herd to c1's next reply, and no further.
+        assert!(
+            svg.contains("The run goes on to 10.000000: 1 more trace entries"),
+            "{svg}"
+        );
+        let last = timeline.dots.iter().map(|dot| dot.at).max();
+        assert_eq!(last, Some(2_004_000));
+    }
+
+    #[test]
+    fn the_same_trace_draws_the_same_bytes_and_loads_nothing() {
+        let (timeline, svg) = herd_svg();
+        assert_eq!(herd_svg().1, svg);
         assert!(
             svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
             "{svg}"
         );
-        assert!(svg.contains("s2 -&gt; create /l/…1"), "{svg}");
-        assert!(svg.contains("VIOLATION mutual-exclusion"), "{svg}");
-        assert!(
-            svg.contains("fill=\"#c8ecc8\""),
-            "a holder is shaded: {svg}"
-        );
-        assert!(!svg.contains("<script"), "{svg}");
+        assert!(!svg.contains("<script") && !svg.contains("href"), "{svg}");
         assert!(timeline.html().contains(&svg));
+    }
+
+    #[test]
+    fn long_text_is_cut_on_the_page_and_whole_on_hover() {
+        let mut timeline = Timeline::new("long", Clock::Steps);
+        let text = format!("create /locks/lock/{} {}", "0".repeat(20), "x".repeat(200));
+        let dot = Dot {
+            at: 1,
+            lane: Lane::Client(0),
+            mark: Mark::Request,
+            text: text.clone(),
+            whole: text.clone(),
+        };
+        timeline.dot(dot);
+        let svg = timeline.svg();
+        assert!(
+            svg.contains(&format!("<title>{text}</title>create …/…0 xxx")),
+            "{svg}"
+        );
+        assert!(svg.contains("x…</text>"), "{svg}");
+        assert!(!svg.contains(&format!("</title>{text}")), "{svg}");
     }
 }

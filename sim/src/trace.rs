@@ -343,6 +343,22 @@ impl fmt::Display for TraceEntry {
     }
 }
 
+/// What each symbol of the trace means: the replay prints it above the trace.
+pub const LEGEND: [(&str, &str); 12] = [
+    ("->", "a request"),
+    ("<-", "its reply"),
+    ("..", "a server applied it"),
+    ("!!", "a watch fired / whom a change notified"),
+    ("**", "session and connection news"),
+    ("++", "session opened"),
+    ("--", "session ended"),
+    ("XX", "a fault"),
+    ("=>", "what a recipe told the application"),
+    ("$$", "a use of the protected resource"),
+    ("##", "a client finished"),
+    ("//", "a line of the code under test"),
+];
+
 /// A sim time as the trace writes it: seconds, to the microsecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimTime(pub Duration);

@@ -164,7 +164,19 @@ pub fn run(args: &RunArgs) -> ExitCode {
     let scenario_count = fitted.len();
     for (scenario, options, threads) in fitted {
         if interrupt::interrupted() || limit_reached(failures_so_far) {
-            break;
+            // Named in the report, so that a stopped `run all` says what it left undone.
+            let not_run = SweepSummary {
+                stopped: Some(format!("{NOT_RUN} {}", asked_to_stop(args))),
+                ..SweepSummary::new(
+                    scenario,
+                    &SweepReport::default(),
+                    seeds.clone(),
+                    shard.clone(),
+                    &args.setup,
+                )
+            };
+            summaries.push(not_run);
+            continue;
         }
         let kept = match replays_kept {
             true => replay_kept(&args.regressions, scenario.name),
@@ -238,28 +250,39 @@ pub fn run(args: &RunArgs) -> ExitCode {
 
 /// Why a sweep ran only some of its `count` seeds.
 fn why_stopped(args: &RunArgs, report: &SweepReport, count: u64, options: &RunOptions) -> String {
-    let done = report.seeds;
-    let cause = if let Some(seed) = report.left_out.first() {
-        let share = options.memory_budget.unwrap_or_default();
-        format!(
+    let cause = match report.left_out.first() {
+        Some(seed) => format!(
             "seed {seed} was stopped unjudged, its heap past its share of the memory budget, {} \
              (run fewer --threads, or raise --memory),",
-            memory_budget::shown(share)
-        )
-    } else if interrupt::interrupted() {
+            memory_budget::shown(options.memory_budget.unwrap_or_default())
+        ),
+        None => asked_to_stop(args),
+    };
+    format!("{cause} after {} of {count} seeds", report.seeds)
+}
+
+/// Why the run was asked to stop: Ctrl-C, or its limit on failures.
+fn asked_to_stop(args: &RunArgs) -> String {
+    if interrupt::interrupted() {
         "interrupted (Ctrl-C)".to_owned()
     } else if args.fail_fast {
         "stopped at the first failure (--fail-fast)".to_owned()
     } else {
         let limit = args.max_failures.unwrap_or_default();
         format!("stopped at {limit} failures (--max-failures {limit})")
-    };
-    format!("{cause} after {done} of {count} seeds")
+    }
 }
+
+/// The `stopped` of a scenario the run never started.
+const NOT_RUN: &str = "not run:";
 
 /// The last line of `run all`: the scenarios swept and their seeds, and which failed.
 fn print_total(summaries: &[SweepSummary], scenario_count: usize) {
     let seeds: u64 = summaries.iter().map(|summary| summary.seeds).sum();
+    let swept = summaries.iter().filter(|summary| {
+        let stopped = summary.stopped.as_deref().unwrap_or_default();
+        !stopped.starts_with(NOT_RUN)
+    });
     let failing: Vec<&str> = summaries
         .iter()
         .filter(|summary| summary.failed())
@@ -272,7 +295,7 @@ fn print_total(summaries: &[SweepSummary], scenario_count: usize) {
     outln!();
     outln!(
         "all: {} of {scenario_count} scenarios swept, {seeds} seeds in all; {verdict}",
-        summaries.len()
+        swept.count()
     );
 }
 

@@ -23,10 +23,10 @@ fn stopped_sweep(output: &Output, code: i32) -> serde_json::Value {
     sweep
 }
 
-#[test]
-fn ctrl_c_reports_the_seeds_run_so_far_and_exits_130() {
+/// Runs zklab with `args`, sends it SIGINT two seconds in, and gives its output.
+fn interrupted(args: &[&str]) -> Output {
     let child = Command::new(env!("CARGO_BIN_EXE_zklab"))
-        .args(["run", "lock-bug-herd", "--seeds", "200000", "--json"])
+        .args(args)
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -38,7 +38,12 @@ fn ctrl_c_reports_the_seeds_run_so_far_and_exits_130() {
         .status()
         .expect("kill runs");
     assert!(sent.success());
-    let output = child.wait_with_output().expect("zklab ends");
+    child.wait_with_output().expect("zklab ends")
+}
+
+#[test]
+fn ctrl_c_reports_the_seeds_run_so_far_and_exits_130() {
+    let output = interrupted(&["run", "lock-bug-herd", "--seeds", "200000", "--json"]);
     let sweep = stopped_sweep(&output, 130);
     let seeds = sweep["seeds"].as_u64().unwrap();
     assert!(seeds < 200_000, "{sweep}");
@@ -49,6 +54,22 @@ fn ctrl_c_reports_the_seeds_run_so_far_and_exits_130() {
         stopped.starts_with("interrupted (Ctrl-C) after") && stopped.ends_with("of 200000 seeds"),
         "{stopped}"
     );
+}
+
+#[test]
+fn ctrl_c_during_run_all_names_the_scenarios_it_never_started() {
+    let output = interrupted(&["run", "all", "--seeds", "200000", "--json"]);
+    assert_eq!(output.status.code(), Some(130));
+    let sweeps: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).expect("the report is whole JSON");
+    assert_eq!(sweeps.len(), 14, "every scenario has its entry");
+    let stopped =
+        |sweep: &serde_json::Value| sweep["stopped"].as_str().unwrap_or_default().to_owned();
+    assert!(stopped(&sweeps[0]).starts_with("interrupted (Ctrl-C) after"));
+    for sweep in &sweeps[1..] {
+        assert_eq!(stopped(sweep), "not run: interrupted (Ctrl-C)", "{sweep}");
+        assert_eq!(sweep["seeds"], 0);
+    }
 }
 
 #[test]

@@ -447,7 +447,7 @@ fn orphans(
 }
 
 /// The result of running many seeds.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SweepReport {
     /// How many seeds ran: the first this many of the sweep's, besides those [`left_out`].
     ///

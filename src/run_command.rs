@@ -175,6 +175,13 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     &args.setup,
                 )
             };
+            if !args.json {
+                outln!(
+                    "{}: {}",
+                    scenario.name,
+                    not_run.stopped.as_deref().unwrap_or_default()
+                );
+            }
             summaries.push(not_run);
             continue;
         }

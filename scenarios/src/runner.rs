@@ -498,15 +498,7 @@ pub fn sweep(
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
-    let merged = Mutex::new(SweepReport {
-        seeds: 0,
-        left_out: Vec::new(),
-        failures: Vec::new(),
-        faults: FaultCounts::default(),
-        seeds_struck: FaultCounts::default(),
-        max_wakeups_per_deletion: 0,
-        elapsed: Duration::ZERO,
-    });
+    let merged = Mutex::new(SweepReport::default());
     // No more threads than seeds: each would only start and stop.
     let threads = threads.clamp(1, usize::try_from(count).unwrap_or(usize::MAX).max(1));
     std::thread::scope(|scope| {

@@ -12,6 +12,7 @@
 //! both become a [`Timeline`], which draws itself.
 
 mod drawing;
+mod header;
 mod layout;
 mod lettering;
 mod reading;

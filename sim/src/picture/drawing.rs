@@ -1,41 +1,34 @@
-//! The SVG of a laid-out timeline: the header (title, the violation's headline, the key, the
-//! lanes' names), then the rows. Every element carries a class naming what it is (`request`,
+//! The SVG of a laid-out timeline: the header ([`super::header`]), then the rows. Every element carries a class naming what it is (`request`,
 //! `reply`, a `notify` group of `wake` arrows per change, `holding`, `fault`, `violation`,
 //! `break`), so a test can count them. Numbers are written the same way every time: the same
 //! timeline, the same bytes.
 
 use std::fmt::Write as _;
 
+use super::header::{header, header_height};
 use super::layout::{self, Layout, ROW, TIME_COLUMN, VIOLATION_ROW};
-use super::lettering::{chars_in, escaped, fitted, shortened, width_of, wrapped};
-use super::{Arrow, Clock, Dot, DotId, Landing, Lane, Mark, Message, Timeline};
+use super::lettering::{chars_in, escaped, fitted, shortened};
+use super::{Arrow, Dot, DotId, Landing, Lane, Mark, Message, Timeline};
 
 /// The colours: each kind of thing its own, the violation's and the holders' loud.
-const INK: &str = "#222222";
-const FAINT: &str = "#707070";
-const LANE_LINE: &str = "#c4c4c4";
+pub(super) const INK: &str = "#222222";
+pub(super) const FAINT: &str = "#707070";
+pub(super) const LANE_LINE: &str = "#c4c4c4";
 const SERVER_LINE: &str = "#8c96a0";
 const REQUEST: &str = "#1c5fb8";
 const REPLY: &str = "#2b8a3e";
 const WAKE: &str = "#e8590c";
 const LOST: &str = "#c92a2a";
-const APPLIED: &str = "#5c6670";
+pub(super) const APPLIED: &str = "#5c6670";
 const SESSION: &str = "#8a5a00";
 const NOTE: &str = "#6a1b9a";
-const HOLD_BAR: &str = "#2f9e44";
+pub(super) const HOLD_BAR: &str = "#2f9e44";
 const HOLD_SHADE: &str = "#e3f5e3";
 const FAULT: &str = "#d6261f";
-const FAULT_BAND: &str = "#fde0e0";
-const VIOLATION: &str = "#ff9c9c";
-const VIOLATION_INK: &str = "#7a0000";
+pub(super) const FAULT_BAND: &str = "#fde0e0";
+pub(super) const VIOLATION: &str = "#ff9c9c";
+pub(super) const VIOLATION_INK: &str = "#7a0000";
 const BLAMED: &str = "#d0021b";
-
-/// How far below the header's top the headline starts.
-const HEADLINE_TOP: f64 = 30.0;
-/// The height of a line of the headline and the key.
-const LINE: f64 = 16.0;
-/// The lines the headline may take.
-const HEADLINE_LINES: usize = 3;
 
 /// The whole picture.
 pub(super) fn svg(timeline: &Timeline, layout: &Layout) -> String {
@@ -76,197 +69,6 @@ pub(super) fn svg(timeline: &Timeline, layout: &Layout) -> String {
     }
     out.push_str("</svg>\n");
     out
-}
-
-/// The violation's headline, in lines that fit `width`.
-fn headline(timeline: &Timeline, width: f64) -> Vec<String> {
-    match &timeline.violation {
-        Some((_, text)) => wrapped(
-            &format!("VIOLATION {text}"),
-            chars_in(width - 24.0),
-            HEADLINE_LINES,
-        ),
-        None => Vec::new(),
-    }
-}
-
-/// One entry of the key: the glyph it shows and what it means.
-enum Glyph {
-    Arrow(Arrow),
-    Lost,
-    Dot(&'static str),
-    Holding,
-    Fault,
-    Violation,
-    Blamed,
-    Break,
-}
-
-/// The key's entries, for `timeline`.
-fn key(timeline: &Timeline) -> Vec<(Glyph, &'static str)> {
-    let mut key = vec![
-        (Glyph::Arrow(Arrow::Request), "request"),
-        (Glyph::Arrow(Arrow::Reply), "reply"),
-        (Glyph::Arrow(Arrow::Wake), "a change wakes a watcher"),
-        (Glyph::Lost, "lost on the way"),
-        (Glyph::Dot(APPLIED), "a server applies it"),
-        (Glyph::Holding, "holds what the recipe granted"),
-        (Glyph::Fault, "fault"),
-        (Glyph::Violation, "the violation"),
-    ];
-    if timeline.blamed.is_some() {
-        key.push((Glyph::Blamed, "what the violation is about"));
-    }
-    if timeline.clock == Clock::Micros {
-        key.push((Glyph::Break, "a quiet stretch, cut short"));
-    }
-    key
-}
-
-/// Where each key entry goes: its left edge and its line, wrapping to fit `width`.
-fn key_places(timeline: &Timeline, width: f64) -> Vec<(f64, usize)> {
-    let mut places = Vec::new();
-    let (mut x, mut line) = (8.0, 0);
-    for (_, meaning) in key(timeline) {
-        let wide = 34.0 + width_of(meaning) + 18.0;
-        if x + wide > width - 8.0 && x > 8.0 {
-            x = 8.0;
-            line += 1;
-        }
-        places.push((x, line));
-        x += wide;
-    }
-    places
-}
-
-/// How tall the header is: title, headline, key and the lanes' names.
-fn header_height(timeline: &Timeline, width: f64) -> f64 {
-    let headline = headline(timeline, width).len() as f64;
-    let headline = if headline > 0.0 {
-        headline * LINE + 14.0
-    } else {
-        0.0
-    };
-    let key_lines = key_places(timeline, width)
-        .last()
-        .map_or(0, |(_, line)| line + 1) as f64;
-    HEADLINE_TOP + headline + key_lines * LINE + 36.0
-}
-
-/// The title, the headline, the key and the lanes' names, above `top`.
-fn header(out: &mut String, timeline: &Timeline, layout: &Layout, top: f64) {
-    let width = layout.width;
-    let _ = writeln!(
-        out,
-        "<text x=\"8\" y=\"20\" font-size=\"15\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
-        escaped(&timeline.title)
-    );
-    let lines = headline(timeline, width);
-    let mut y = HEADLINE_TOP;
-    if let Some((_, text)) = &timeline.violation {
-        let _ = writeln!(
-            out,
-            "<g class=\"headline\"><title>VIOLATION {}</title>\
-             <rect x=\"4\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" fill=\"{VIOLATION}\"/>",
-            escaped(text),
-            n(y),
-            n(width - 8.0),
-            n(lines.len() as f64 * LINE + 8.0)
-        );
-        for (index, line) in lines.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "<text x=\"12\" y=\"{}\" font-weight=\"bold\" fill=\"{VIOLATION_INK}\">{}</text>",
-                n(y + 16.0 + index as f64 * LINE),
-                escaped(line)
-            );
-        }
-        out.push_str("</g>\n");
-        y += lines.len() as f64 * LINE + 14.0;
-    }
-    out.push_str("<g class=\"key\">\n");
-    for ((glyph, meaning), (x, line)) in key(timeline).into_iter().zip(key_places(timeline, width))
-    {
-        let middle = y + 8.0 + line as f64 * LINE;
-        key_glyph(out, &glyph, x, middle);
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text>",
-            n(x + 34.0),
-            n(middle + 4.0),
-            escaped(meaning)
-        );
-    }
-    out.push_str("</g>\n");
-    for column in &layout.columns {
-        let name = timeline.lane_name(column.lane);
-        let x = match column.lane {
-            Lane::Server(_) => column.line() + 4.0,
-            Lane::Client(_) => column.line() - 4.0,
-        };
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-weight=\"bold\" fill=\"{INK}\" text-anchor=\"{}\">\
-             <title>{}</title>{}</text>",
-            n(x),
-            n(top - 12.0),
-            column.anchor(),
-            escaped(&name),
-            escaped(&fitted(&name, chars_in(column.width - 12.0)))
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<text x=\"8\" y=\"{}\" font-size=\"12\" font-weight=\"bold\" fill=\"{FAINT}\">time</text>\
-         <line x1=\"0\" y1=\"{y}\" x2=\"{w}\" y2=\"{y}\" stroke=\"{LANE_LINE}\"/>",
-        n(top - 12.0),
-        y = n(top - 5.0),
-        w = n(width)
-    );
-}
-
-/// One key entry's glyph, 30 pixels wide from `x`, centred on `y`.
-fn key_glyph(out: &mut String, glyph: &Glyph, x: f64, y: f64) {
-    let (x1, x2) = (x, x + 28.0);
-    match glyph {
-        Glyph::Arrow(arrow) => arrow_line(out, pen(*arrow, false), (x1, y), (x2, y), ""),
-        Glyph::Lost => lost_line(out, "", (x1, y), (x2 - 4.0, y)),
-        Glyph::Dot(colour) => {
-            let _ = writeln!(
-                out,
-                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{colour}\"/>",
-                n(x + 14.0),
-                n(y)
-            );
-        }
-        Glyph::Holding => {
-            let _ = writeln!(
-                out,
-                "<rect x=\"{}\" y=\"{}\" width=\"28\" height=\"8\" fill=\"{HOLD_BAR}\"/>",
-                n(x1),
-                n(y - 4.0)
-            );
-        }
-        Glyph::Fault => {
-            let _ = writeln!(
-                out,
-                "<rect x=\"{}\" y=\"{}\" width=\"28\" height=\"12\" fill=\"{FAULT_BAND}\"/>",
-                n(x1),
-                n(y - 6.0)
-            );
-            diamond(out, x + 14.0, y);
-        }
-        Glyph::Violation => {
-            let _ = writeln!(
-                out,
-                "<rect x=\"{}\" y=\"{}\" width=\"28\" height=\"12\" fill=\"{VIOLATION}\"/>",
-                n(x1),
-                n(y - 6.0)
-            );
-        }
-        Glyph::Blamed => ring(out, "", x + 14.0, y),
-        Glyph::Break => zigzag(out, x1, x2, y),
-    }
 }
 
 /// The rows, drawn back to front: lanes, holdings, breaks, the violation, fault bands, arrows,
@@ -550,14 +352,14 @@ fn ink_of(mark: Mark) -> &'static str {
 }
 
 /// How an arrow is drawn: its colour, its stroke's width and its head's length.
-struct Pen {
+pub(super) struct Pen {
     colour: &'static str,
     stroke: f64,
     head: f64,
 }
 
 /// The pen of an arrow of `arrow`; one from the dot the violation is about is loud.
-fn pen(arrow: Arrow, blamed: bool) -> Pen {
+pub(super) fn pen(arrow: Arrow, blamed: bool) -> Pen {
     let (colour, stroke, head) = match arrow {
         Arrow::Wake if blamed => (BLAMED, 3.0, 12.0),
         Arrow::Request => (REQUEST, 1.1, 7.0),
@@ -572,7 +374,13 @@ fn pen(arrow: Arrow, blamed: bool) -> Pen {
 }
 
 /// An arrow drawn with `pen` from `from` to `to`, its head at `to`; `class` names it.
-fn arrow_line(out: &mut String, pen: Pen, from: (f64, f64), to: (f64, f64), class: &str) {
+pub(super) fn arrow_line(
+    out: &mut String,
+    pen: Pen,
+    from: (f64, f64),
+    to: (f64, f64),
+    class: &str,
+) {
     let Pen {
         colour,
         stroke,
@@ -605,7 +413,7 @@ fn arrow_line(out: &mut String, pen: Pen, from: (f64, f64), to: (f64, f64), clas
 
 /// A message lost on the way: a dashed line from `from` ending in a cross at `to`; `class`
 /// names it, and `lost` is added.
-fn lost_line(out: &mut String, class: &str, from: (f64, f64), to: (f64, f64)) {
+pub(super) fn lost_line(out: &mut String, class: &str, from: (f64, f64), to: (f64, f64)) {
     let _ = writeln!(
         out,
         "<line{} x1=\"{}\" y1=\"{}\" x2=\"{x}\" y2=\"{y}\" stroke=\"{FAINT}\" \
@@ -631,7 +439,7 @@ fn lost_line(out: &mut String, class: &str, from: (f64, f64), to: (f64, f64)) {
 }
 
 /// The mark of what the violation is about: a ring centred on (`x`, `y`); `class` names it.
-fn ring(out: &mut String, class: &str, x: f64, y: f64) {
+pub(super) fn ring(out: &mut String, class: &str, x: f64, y: f64) {
     let _ = writeln!(
         out,
         "<circle{} cx=\"{}\" cy=\"{}\" r=\"9\" fill=\"none\" stroke=\"{BLAMED}\" \
@@ -651,7 +459,7 @@ fn class_attribute(class: &str) -> String {
 }
 
 /// A fault's mark: a red diamond centred on (`x`, `y`).
-fn diamond(out: &mut String, x: f64, y: f64) {
+pub(super) fn diamond(out: &mut String, x: f64, y: f64) {
     let _ = writeln!(
         out,
         "<polygon points=\"{},{} {},{} {},{} {},{}\" fill=\"{FAULT}\"/>",
@@ -667,7 +475,7 @@ fn diamond(out: &mut String, x: f64, y: f64) {
 }
 
 /// A zigzag from `x1` to `x2` along `y`: half of a break's mark.
-fn zigzag(out: &mut String, x1: f64, x2: f64, y: f64) {
+pub(super) fn zigzag(out: &mut String, x1: f64, x2: f64, y: f64) {
     let mut path = format!("M{} {}", n(x1), n(y));
     let mut x = x1;
     let mut up = true;
@@ -683,7 +491,7 @@ fn zigzag(out: &mut String, x1: f64, x2: f64, y: f64) {
 }
 
 /// A coordinate as the SVG writes it: whole, or to a tenth of a pixel.
-fn n(value: f64) -> String {
+pub(super) fn n(value: f64) -> String {
     let tenths = (value * 10.0).round() / 10.0;
     if tenths.fract() == 0.0 {
         format!("{}", tenths as i64)

@@ -84,7 +84,8 @@ pub struct GroupViews {
     /// When the membership last changed.
     #[rename(keep)]
     changed_at: Duration,
-    /// When each client last received a watch event on the group's directory.
+    /// When each client that has not always heard last received a watch event on the group's
+    /// directory.
     #[rename(keep)]
     news_at: BTreeMap<Client, Duration>,
     /// When each client could not hear the server.
@@ -216,8 +217,12 @@ impl Monitor for GroupViews {
                 };
                 (&GROUP_GHOST, self.viewed(*client, viewed)?)
             }
+            // Only a client that has not always heard can have missed news; the model, which
+            // tells no hearing, keeps no times in its states.
             TraceEvent::Watch { client, event, .. } if event.path == self.dir => {
-                self.news_at.insert(Client(*client), entry.at);
+                if self.hearing.hearing_since(*client, entry.at) != Some(Duration::ZERO) {
+                    self.news_at.insert(Client(*client), entry.at);
+                }
                 return None;
             }
             TraceEvent::Finished { client } => (&GROUP_STALE, self.finished(*client, entry.at)?),

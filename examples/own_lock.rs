@@ -1,47 +1,70 @@
-//! Bring your own recipe: a lock written outside zklab, run through zklab's seeded fault-injection
-//! sweep and its model checker, judged by zklab's monitors.
+//! Bring your own recipe: a lock written outside zklab, on zklab's whole command line (`run`,
+//! `replay`, `shrink`, `check`, `real`, `merge`, `list`), judged by zklab's monitors.
 //!
-//! The lock is deliberately broken, in a way real code is: it checks that the lock node is
-//! missing, then creates it, and believes it holds the lock even when its create fails with
-//! NodeExists (someone else got there in between). Both the sweep and the checker catch it.
+//! The lock checks that its node is missing, then creates it. Its known bug is one real code
+//! has: it believes it holds the lock even when its create fails with NodeExists (someone got
+//! there in between). The correct lock looks again.
 //!
 //! ```sh
-//! cargo run --release --example own_lock                 # sweep 1,000 seeds, then model-check
-//! cargo run --release --example own_lock -- replay 12    # one seed's whole trace
+//! cargo run --example own_lock -- run my-lock                  # holds
+//! cargo run --example own_lock -- run my-lock-bug-node-exists  # two holders; prints the replay
+//! cargo run --example own_lock -- shrink my-lock-bug-node-exists --seed 0
+//! cargo run --example own_lock -- check my-lock-bug-node-exists --faults none
 //! ```
 
-use std::process::ExitCode;
-
-use zklab::models::check::CheckOptions;
-use zklab::models::model::Budget;
 use zklab::models::workload::Workload;
 use zklab::recipes::client::{
-    CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
+    CreateMode, EventType, Op, OpResult, SessionEvent, SessionId, ZkError, ZkEvent,
 };
-use zklab::recipes::machine::{Driver, Input, Recipe, Step};
+use zklab::recipes::machine::{Input, Recipe, Step};
 use zklab::recipes::outcome::Outcome;
 use zklab::recipes::session_renaming::RenameSessions;
-use zklab::scenarios::host::Host;
 use zklab::scenarios::kit::Kit;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
-use zklab::scenarios::runner::{run_every_seed, run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};
 
-/// Where the lock lives: one ephemeral node.
-const DIR: &str = "/my";
+/// The lock's one ephemeral node.
 const NODE: &str = "/my/lock";
 
 /// The lock, as a pure machine: the one thing zklab asks of a recipe. The model checker renames
 /// sessions in its states (for symmetry reduction); the derive does it for every field.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
 #[rename(crate = zklab::recipes)]
-enum CheckThenCreate {
+struct CheckThenCreate {
+    /// Its session: a node its create made before the reply was lost is its own.
+    #[rename(session)]
+    session: SessionId,
+    /// The known bug: NodeExists on create taken for holding the lock.
+    trusts_node_exists: bool,
+    phase: Phase,
+}
+
+/// Where the machine is; the op in flight, if any, is the phase's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
+#[rename(crate = zklab::recipes)]
+enum Phase {
     Idle,
-    Checking,
+    /// `exists` with a watch, in flight; `again` once the node went meanwhile.
+    Checking {
+        again: bool,
+    },
+    /// Another holds the node; its watch will say when it goes.
+    Waiting,
+    /// `create`, in flight.
     Creating,
+    /// The node may be its own (a create's reply was lost, or the node was there): `sync`, so
+    /// that its server has the node if it was made, then `exists`, to learn whose it is.
+    Finding {
+        synced: bool,
+    },
     Held,
+    /// `delete`, in flight.
     Releasing,
+    /// A delete's reply was lost: `sync`, then `exists`, to learn whether the node is its own.
+    Confirming {
+        synced: bool,
+    },
     Done,
 }
 
@@ -70,12 +93,51 @@ impl From<MyOutcome> for Outcome {
 }
 
 impl CheckThenCreate {
+    /// A machine for `session`; `trusts_node_exists` for the known bug.
+    fn new(session: SessionId, trusts_node_exists: bool) -> Self {
+        let phase = Phase::Idle;
+        CheckThenCreate {
+            session,
+            trusts_node_exists,
+            phase,
+        }
+    }
+
+    fn sending(&mut self, phase: Phase, op: Op) -> Step<MyOutcome> {
+        self.phase = phase;
+        Step::send(op)
+    }
+
     fn check(&mut self) -> Step<MyOutcome> {
-        *self = CheckThenCreate::Checking;
-        Step::send(Op::Exists {
-            path: NODE.to_owned(),
-            watch: true,
-        })
+        let (path, watch) = (NODE.to_owned(), true);
+        self.sending(Phase::Checking { again: false }, Op::Exists { path, watch })
+    }
+
+    /// The next look at whose the node is: `sync` first, then `exists` without a watch (the
+    /// node may be its own, which it does not wait for).
+    fn whose(&mut self, phase: Phase) -> Step<MyOutcome> {
+        let path = NODE.to_owned();
+        match phase {
+            Phase::Finding { synced: false } | Phase::Confirming { synced: false } => {
+                self.sending(phase, Op::Sync { path })
+            }
+            _ => self.sending(phase, Op::Exists { path, watch: false }),
+        }
+    }
+
+    fn delete(&mut self) -> Step<MyOutcome> {
+        let (path, version) = (NODE.to_owned(), -1);
+        self.sending(Phase::Releasing, Op::Delete { path, version })
+    }
+
+    fn hold(&mut self, token: i64) -> Step<MyOutcome> {
+        self.phase = Phase::Held;
+        Step::wait().telling(MyOutcome::Holds { token })
+    }
+
+    fn end(&mut self, outcome: MyOutcome) -> Step<MyOutcome> {
+        self.phase = Phase::Done;
+        Step::done(outcome)
     }
 }
 
@@ -84,90 +146,100 @@ impl Recipe for CheckThenCreate {
     type Outcome = MyOutcome;
 
     fn step(&mut self, input: Input<()>) -> Step<MyOutcome> {
-        use CheckThenCreate::*;
-        match (self.clone(), input) {
+        use Phase::*;
+        let session = self.session;
+        let mine = move |owner: SessionId| owner == session;
+        let deleted = |input: &Input<()>| match input {
+            Input::Event(ZkEvent::Watch(event)) => event.event_type == EventType::NodeDeleted,
+            _ => false,
+        };
+        match (self.phase, input) {
             (Done, _) => Step::stop(),
             (Idle, Input::Start) => self.check(),
-            (_, Input::Event(ZkEvent::Session(SessionEvent::Expired | SessionEvent::Closed))) => {
-                *self = Done;
-                Step::done(MyOutcome::Lost)
+            (_, Input::Event(ZkEvent::Session(SessionEvent::Expired | SessionEvent::Closed)))
+            | (_, Input::Reply(Err(ZkError::SessionExpired))) => self.end(MyOutcome::Lost),
+            (Checking { .. }, Input::Reply(Err(ZkError::ConnectionLoss))) => self.check(),
+            (Checking { .. }, Input::Reply(Ok(OpResult::Exists(None)))) => {
+                let (path, data, mode) = (NODE.to_owned(), Vec::new(), CreateMode::Ephemeral);
+                self.sending(Creating, Op::Create { path, data, mode })
             }
-            (_, Input::Reply(Err(ZkError::SessionExpired))) => {
-                *self = Done;
-                Step::done(MyOutcome::Lost)
+            (Checking { again: false }, Input::Reply(Ok(OpResult::Exists(Some(_))))) => {
+                self.phase = Waiting;
+                Step::wait()
             }
-            // Retry anything idempotent after ConnectionLoss: look again.
-            (Checking | Creating, Input::Reply(Err(ZkError::ConnectionLoss))) => self.check(),
-            (Checking, Input::Reply(Ok(OpResult::Exists(None)))) => {
-                *self = Creating;
-                Step::send(Op::Create {
-                    path: NODE.to_owned(),
-                    data: Vec::new(),
-                    mode: CreateMode::Ephemeral,
-                })
+            (Checking { again: true }, Input::Reply(Ok(_))) => self.check(),
+            (Checking { .. }, input) if deleted(&input) => {
+                self.phase = Checking { again: true };
+                Step::wait()
             }
-            (Checking, Input::Reply(Ok(OpResult::Exists(Some(_))))) => Step::wait(),
-            (Checking, Input::Event(ZkEvent::Watch(event)))
-                if event.event_type == EventType::NodeDeleted =>
-            {
-                self.check()
-            }
-            (Creating, Input::Reply(Ok(OpResult::Created { stat, .. }))) => {
-                *self = Held;
-                Step::wait().telling(MyOutcome::Holds { token: stat.czxid })
-            }
+            (Waiting, input) if deleted(&input) => self.check(),
+            (Creating, Input::Reply(Ok(OpResult::Created { stat, .. }))) => self.hold(stat.czxid),
             // THE BUG: someone created the node between our check and our create, and we
             // believe we hold the lock anyway.
-            (Creating, Input::Reply(Err(ZkError::NodeExists))) => {
-                *self = Held;
-                Step::wait().telling(MyOutcome::Holds { token: 0 })
+            (Creating, Input::Reply(Err(ZkError::NodeExists))) if self.trusts_node_exists => {
+                self.hold(0)
             }
-            (Held, Input::App(())) => {
-                *self = Releasing;
-                Step::send(Op::Delete {
-                    path: NODE.to_owned(),
-                    version: -1,
-                })
-                .telling(MyOutcome::Released)
+            // A create whose reply was lost may have made our node, and a NodeExists may be
+            // about it.
+            (Creating, Input::Reply(Err(ZkError::NodeExists)))
+            | (Creating | Finding { .. }, Input::Reply(Err(ZkError::ConnectionLoss))) => {
+                self.whose(Finding { synced: false })
             }
-            (Releasing, Input::Reply(Err(ZkError::ConnectionLoss))) => Step::send(Op::Delete {
-                path: NODE.to_owned(),
-                version: -1,
-            }),
-            (Releasing, Input::Reply(Ok(_) | Err(ZkError::NoNode))) => {
-                *self = Done;
+            (Finding { synced: false }, Input::Reply(Ok(_))) => {
+                self.whose(Finding { synced: true })
+            }
+            (Finding { .. }, Input::Reply(Ok(OpResult::Exists(Some(stat)))))
+                if mine(stat.ephemeral_owner) =>
+            {
+                self.hold(stat.czxid)
+            }
+            (Finding { .. }, Input::Reply(Ok(_))) => self.check(),
+            (Held, Input::App(())) => self.delete().telling(MyOutcome::Released),
+            (Releasing | Confirming { .. }, Input::Reply(Err(ZkError::ConnectionLoss))) => {
+                self.whose(Confirming { synced: false })
+            }
+            (Confirming { synced: false }, Input::Reply(Ok(_))) => {
+                self.whose(Confirming { synced: true })
+            }
+            (Confirming { .. }, Input::Reply(Ok(OpResult::Exists(Some(stat)))))
+                if mine(stat.ephemeral_owner) =>
+            {
+                self.delete()
+            }
+            (Releasing, Input::Reply(Ok(_) | Err(ZkError::NoNode)))
+            | (Confirming { .. }, Input::Reply(Ok(_))) => {
+                self.phase = Done;
                 Step::stop()
             }
-            (_, Input::Reply(Err(error))) => {
-                *self = Done;
-                Step::done(MyOutcome::Failed(error))
-            }
+            (_, Input::Reply(Err(error))) => self.end(MyOutcome::Failed(error)),
             _ => Step::wait(),
         }
     }
 }
 
-/// The kit: what the model checker runs, and what each simulated client does.
+// The glue: the lock's model, which is all its runs need too, its scenarios, the command line.
+/// Each client takes the lock, then lets it go (`buggy`: the known bug's lock).
 #[derive(Clone, Debug)]
-struct MyKit;
+struct MyLock {
+    buggy: bool,
+}
 
-impl Workload for MyKit {
+impl Workload for MyLock {
     type Machine = CheckThenCreate;
-    /// zklab's own monitors: at most one holder, no recipe giving up.
     type Monitors = (MutualExclusion, NoFailures);
+
+    fn machine(&self, _: u8, session: SessionId) -> CheckThenCreate {
+        CheckThenCreate::new(session, self.buggy)
+    }
+
+    fn request_when_holding(&self) {}
 
     fn monitors(&self) -> Self::Monitors {
         (MutualExclusion::default(), NoFailures)
     }
 
-    fn machine(&self, _: u8, _: SessionId) -> CheckThenCreate {
-        CheckThenCreate::Idle
-    }
-
-    fn request_when_holding(&self) {}
-
     fn root(&self) -> &str {
-        DIR
+        "/my"
     }
 
     fn symmetric(&self) -> bool {
@@ -175,112 +247,27 @@ impl Workload for MyKit {
     }
 }
 
-impl Kit for MyKit {
-    async fn client<H: Host>(&self, host: &H, rounds: u32) -> Option<H::Session> {
-        let mut session = host.connect().await;
-        loop {
-            match session.create(DIR, b"", CreateMode::Persistent).await {
-                Ok(_) | Err(ZkError::NodeExists) => break,
-                Err(ZkError::ConnectionLoss) => continue,
-                Err(_) => return None,
-            }
-        }
-        let mut done = 0;
-        while done < rounds {
-            let machine = MyKit.machine(0, session.session_id());
-            let mut driver = Driver::new(&session, machine).recording(host.recorder());
-            let mut outcomes = driver.feed(Input::Start).await;
-            let mut lost = false;
-            loop {
-                let mut release = false;
-                for outcome in outcomes {
-                    match outcome {
-                        MyOutcome::Holds { token } => {
-                            host.write(token);
-                            host.work().await;
-                            (done, release) = (done + 1, true);
-                        }
-                        MyOutcome::Lost => lost = true,
-                        MyOutcome::Failed(_) => return None,
-                        MyOutcome::Released => {}
-                    }
-                }
-                if driver.is_done() {
-                    break;
-                }
-                outcomes = if release {
-                    driver.feed(Input::App(())).await
-                } else {
-                    driver.feed_next_event().await
-                };
-            }
-            drop(driver);
-            if lost {
-                session = host.connect().await;
-            }
-        }
-        Some(session)
-    }
-}
+impl Kit for MyLock {}
 
-/// One scenario of its own, beside zklab's catalogue.
 static MY_LOCK: Scenario = Scenario {
     name: "my-lock",
-    about: "check, then create; NodeExists taken as success",
-    bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 2)),
-    kit: &MyKit,
+    about: "check, then create the lock node; look again on NodeExists",
+    bug: None,
+    kit: &MyLock { buggy: false },
     states: None,
 };
 
-fn main() -> ExitCode {
-    zklab::scenarios::runner::quiet_panics_inside_seeds();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = RunOptions::default();
-    if let [command, seed] = args.as_slice() {
-        let Ok(seed) = seed.parse() else {
-            eprintln!("error: `{seed}` is not a seed");
-            return ExitCode::from(2);
-        };
-        if command != "replay" {
-            eprintln!("error: unknown command `{command}`; try `replay <seed>`");
-            return ExitCode::from(2);
-        }
-        let report = run_seed(&MY_LOCK, seed, &options);
-        print!("{}", report.trace.render());
-        for violation in &report.violations {
-            println!("-- VIOLATION {violation}");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let report = sweep(&MY_LOCK, 0, 1000, &options, 2, &run_every_seed);
-    println!(
-        "sweep: {} seeds, {} failing",
-        report.seeds,
-        report.failures.len()
-    );
-    if let Some((seed, violation)) = report.failures.first() {
-        println!("first failing seed {seed}: {violation}");
-        println!("replay it with: cargo run --release --example own_lock -- replay {seed}");
-    }
-    let options = CheckOptions {
-        clients: 2,
-        budget: Budget::default(),
-        threads: 2,
-        symmetry: true,
-        partial_order: true,
-        forget_zxids: true,
-        timeout: None,
-    };
-    let check = MY_LOCK.kit.check(&options, &|_, _| {});
-    for property in check.properties.iter().filter(|p| !p.holds) {
-        println!("model check: {} FAILS:", property.name);
-        for line in &property.counterexample {
-            println!("    {line}");
-        }
-    }
-    if report.failures.is_empty() || check.all_hold() {
-        println!("the bug escaped");
-        return ExitCode::from(1);
-    }
-    ExitCode::SUCCESS
+static MY_LOCK_BUG: Scenario = Scenario {
+    name: "my-lock-bug-node-exists",
+    about: "check, then create; NodeExists taken for holding the lock",
+    bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 2)),
+    kit: &MyLock { buggy: true },
+    states: None,
+};
+
+#[global_allocator]
+static ALLOCATOR: zklab::cli::Allocator = zklab::cli::Allocator::NEW;
+
+fn main() -> std::process::ExitCode {
+    zklab::cli::main([&MY_LOCK, &MY_LOCK_BUG])
 }

@@ -1,6 +1,7 @@
 //! zklab: deterministic simulation and model checking for ZooKeeper recipes.
 //!
-//! This crate is the `zklab` command line and re-exports the workspace's crates:
+//! This crate is the `zklab` command line ([`cli`], which also puts your own scenarios on it)
+//! and re-exports the workspace's crates:
 //! [`recipes`] (the product library: client API, sans-IO machines, recipes), [`sim`] (the pure
 //! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the recipes' kits,
 //! the one catalogue, oracles and the seeded runner) and [`models`] (the model checker).
@@ -10,6 +11,8 @@
 //! The simulator needs `--cfg madsim` (see `zklab-sim`); the `cli` feature (on by default) adds
 //! the command line, the conformance cases and the shell.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 #[cfg(feature = "cli")]
 pub mod conform;
 pub mod launcher;

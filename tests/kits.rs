@@ -7,7 +7,7 @@ mod support;
 
 use zklab::models::check::{CheckOptions, CheckReport};
 use zklab::models::model::Budget;
-use zklab::scenarios::catalogue;
+use zklab::scenarios::catalogue::{self, Catalogue};
 use zklab::scenarios::runner::{run_every_seed, run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};
 use zklab::scenarios::schedule::Schedule;
@@ -157,7 +157,10 @@ fn every_known_bug_fails_its_property_in_the_model_and_its_counterexample_forced
             property.counterexample.len()
         );
         let schedule = Schedule::of_counterexample(scenario.name, bug.clients, property);
-        let run = Schedule::parse(&schedule.to_text()).unwrap().run().unwrap();
+        let run = Schedule::parse(&schedule.to_text())
+            .unwrap()
+            .run(&Catalogue::builtin())
+            .unwrap();
         let story = run.trace.render();
         assert!(
             story.contains(forced::DONE),

@@ -67,6 +67,7 @@ fn a_seed_past_its_memory_budget_stops_and_one_within_runs_unchanged() {
         rounds: 40,
         ..RunOptions::default()
     };
+    assert!(heap::counted());
     let free = run_seed(scenario, 3, &options);
     assert!(free.heap_peak > 100_000, "counted: {}", free.heap_peak);
     assert!(!free.over_budget);

@@ -4,6 +4,7 @@ mod support;
 
 use std::time::Duration;
 
+use zklab::scenarios::catalogue::Catalogue;
 use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{self, run_seed, RunOptions};
 use zklab::scenarios::schedule::Schedule;
@@ -49,7 +50,10 @@ fn kept_story(name: &str) -> String {
         .join(regressions::DIRECTORY)
         .join(name);
     let text = std::fs::read_to_string(&file).expect("the kept schedule");
-    let report = Schedule::parse(&text).unwrap().run().unwrap();
+    let report = Schedule::parse(&text)
+        .unwrap()
+        .run(&Catalogue::builtin())
+        .unwrap();
     assert!(
         report.violations.is_empty(),
         "{name}: {:?}",

@@ -10,11 +10,12 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
+use zklab::scenarios::catalogue::{self, Catalogue};
+use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{run_seed, RunOptions};
 use zklab::scenarios::scenario::Scenario;
 use zklab::scenarios::schedule::Schedule;
 use zklab::scenarios::shrink::{shrink, story_lines};
-use zklab::scenarios::{catalogue, regressions};
 
 /// The acceptance bounds of a shrunk story. The longest today is two-phase commit's
 /// presume-commit bug: 82 lines (two clients, a coordinator and a site, one fault).
@@ -58,7 +59,7 @@ fn every_known_bug_shrinks_from_its_first_failing_seed_to_a_short_story_its_file
                 }
                 // What the printed command runs: the file's text, read back.
                 let written = Schedule::parse(&shrunk.schedule.to_text()).unwrap();
-                let replayed = written.run().unwrap();
+                let replayed = written.run(&Catalogue::builtin()).unwrap();
                 let kind = replayed.violations.first().map(|v| v.property);
                 if kind != Some(shrunk.property) {
                     problem(format!(
@@ -84,11 +85,12 @@ fn every_known_bug_keeps_a_short_schedule_that_still_shows_its_violation() {
         for (path, schedule) in schedules {
             let kept_for = schedule
                 .violation
+                .clone()
                 .expect("a kept schedule names its violation");
             assert!(schedule.faults.len() <= MOST_FAULTS, "{}", path.display());
-            let report = schedule.run().unwrap();
-            let shown = report.violations.first().map(|v| v.property);
-            assert_eq!(shown, Some(kept_for), "{}", path.display());
+            let report = schedule.run(&Catalogue::builtin()).unwrap();
+            let shown = report.violations.first().map(|v| v.property.violation);
+            assert_eq!(shown, Some(kept_for.as_str()), "{}", path.display());
             assert!(story_lines(&report) <= MOST_LINES, "{}", path.display());
         }
     }

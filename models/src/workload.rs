@@ -48,16 +48,7 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     /// Everything the model makes before any client starts: the directory, level by level,
     /// then [`Workload::setup`]. A counterexample replayed in the simulator starts from it too.
     fn initial_ops(&self, clients: usize) -> Vec<Op> {
-        let root = self.root();
-        let directory = root.match_indices('/').skip(1).map(|(end, _)| end);
-        let mut ops: Vec<Op> = directory
-            .chain([root.len()])
-            .map(|end| Op::Create {
-                path: root[..end].to_owned(),
-                data: Vec::new(),
-                mode: CreateMode::Persistent,
-            })
-            .collect();
+        let mut ops = directory_creates(self.root());
         ops.extend(self.setup(clients));
         ops
     }
@@ -106,4 +97,18 @@ pub trait Workload: Clone + Debug + Send + Sync + 'static {
     fn reads_zxids(&self) -> bool {
         true
     }
+}
+
+/// The creates that make the directory `root`, level by level (`/a`, then `/a/b`): persistent
+/// nodes with no data, as the model starts with them.
+pub fn directory_creates(root: &str) -> Vec<Op> {
+    let levels = root.match_indices('/').skip(1).map(|(end, _)| end);
+    levels
+        .chain([root.len()])
+        .map(|end| Op::Create {
+            path: root[..end].to_owned(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        })
+        .collect()
 }

@@ -1,13 +1,13 @@
-//! The catalogue: every scenario `list`, `run`, `replay`, `check` and `real` know, by name, in
-//! one table: each recipe's kit under its documented machine, then under each of its known bugs,
-//! with how the bug is caught and the model's pinned state count. Known bugs stay in it for good,
-//! so the harness keeps proving it catches them.
+//! The catalogue: every scenario `zklab`'s `list`, `run`, `replay`, `check` and `real` know, by
+//! name, in one table: each recipe's kit under its documented machine, then under each of its
+//! known bugs, with how the bug is caught and the model's pinned state count. Known bugs stay in
+//! it for good, so the harness keeps proving it catches them. A [`Catalogue`] looks scenarios up
+//! by name: this table's, or a user's own on the same command line.
 
 use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
 use zklab_recipes::semaphore::Lease;
-use zklab_sim::property::Property;
 
 use crate::barrier::bugs::TrustAnyEvent;
 use crate::barrier::monitor::BARRIER_PASSED;
@@ -409,51 +409,115 @@ pub static SCENARIOS: &[Scenario] = &[
     },
 ];
 
-/// Every scenario, in listing order.
+/// Every scenario of zklab's own catalogue, in listing order.
 pub fn scenarios() -> impl Iterator<Item = &'static Scenario> {
     SCENARIOS.iter()
 }
 
-/// The property whose violation is called `violation` (`mutual-exclusion`), among those that
-/// judge the catalogue's scenarios: a schedule names it so.
-pub fn property(violation: &str) -> Option<&'static Property> {
-    scenarios()
-        .flat_map(|scenario| scenario.kit.properties())
-        .find(|property| property.violation == violation)
-}
-
-/// The scenario of that name, or an error that points to the one meant: the nearest name when
-/// one is a slip of a few letters away, else the recipes (`zklab list` names every scenario).
+/// The scenario of zklab's own catalogue of that name, or an error that points to the one meant
+/// ([`Catalogue::find`]).
 pub fn find(name: &str) -> Result<&'static Scenario, String> {
-    scenarios()
-        .find(|scenario| scenario.name == name)
-        .ok_or_else(|| match nearest(name) {
-            Some(meant) => format!(
-                "unknown scenario `{name}`; did you mean `{meant}`? (`zklab list` names them all)"
-            ),
-            None => {
-                let recipes: Vec<&str> = scenarios()
-                    .filter(|scenario| scenario.bug.is_none())
-                    .map(|scenario| scenario.name)
-                    .collect();
-                format!(
-                    "unknown scenario `{name}`; the recipes are {}, and `zklab list` names their \
-                     known bugs too",
-                    recipes.join(", ")
-                )
-            }
-        })
+    Catalogue::builtin().find(name)
 }
 
-/// The scenario name nearest to `name`, if it is a slip away: at most a quarter of its letters
-/// (and at least two: a swap of two letters) added, dropped or changed.
-fn nearest(name: &str) -> Option<&'static str> {
-    let allowed = (name.chars().count() / 4).max(2);
-    scenarios()
-        .map(|scenario| (edits(name, scenario.name), scenario.name))
-        .filter(|(distance, _)| *distance <= allowed)
-        .min()
-        .map(|(_, nearest)| nearest)
+/// The scenarios a command line knows by name: zklab's own ([`Catalogue::builtin`]), or a
+/// user's, which `zklab::cli::main` puts on the same command line. Names are looked up here, so
+/// that a slip is pointed to the scenario meant.
+pub struct Catalogue {
+    scenarios: Vec<&'static Scenario>,
+}
+
+/// What `run` takes for every scenario that is not a known bug, so no scenario may be named so.
+pub const EVERY_SCENARIO: &str = "all";
+
+impl Catalogue {
+    /// A catalogue of `scenarios`, in listing order; an error for none, or for a name that a
+    /// command line, a schedule or a file name could not carry (empty, [`EVERY_SCENARIO`],
+    /// other than ASCII letters, digits, `-`, `_` and `.`), or that two scenarios share.
+    pub fn new(scenarios: impl IntoIterator<Item = &'static Scenario>) -> Result<Self, String> {
+        let scenarios: Vec<&'static Scenario> = scenarios.into_iter().collect();
+        if scenarios.is_empty() {
+            return Err("a catalogue needs at least one scenario".to_owned());
+        }
+        for (index, scenario) in scenarios.iter().enumerate() {
+            let name = scenario.name;
+            let usable = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+            if name.is_empty() || !name.chars().all(usable) {
+                return Err(format!(
+                    "the scenario name `{name}` is not one a command line and a file name can \
+                     carry: use ASCII letters, digits, `-`, `_` and `.`"
+                ));
+            }
+            if name == EVERY_SCENARIO {
+                return Err(format!(
+                    "no scenario may be named `{EVERY_SCENARIO}`: `run {EVERY_SCENARIO}` runs \
+                     every scenario that is not a known bug"
+                ));
+            }
+            if scenarios[..index].iter().any(|other| other.name == name) {
+                return Err(format!("two scenarios are named `{name}`"));
+            }
+        }
+        Ok(Catalogue { scenarios })
+    }
+
+    /// zklab's own catalogue, [`SCENARIOS`].
+    pub fn builtin() -> Self {
+        Catalogue {
+            scenarios: scenarios().collect(),
+        }
+    }
+
+    /// Its scenarios, in listing order.
+    pub fn scenarios(&self) -> impl Iterator<Item = &'static Scenario> + '_ {
+        self.scenarios.iter().copied()
+    }
+
+    /// The scenario of that name, or an error that points to the one meant: the nearest name
+    /// when one is a slip of a few letters away, else the recipes (the `list` command names every
+    /// scenario).
+    pub fn find(&self, name: &str) -> Result<&'static Scenario, String> {
+        self.scenarios()
+            .find(|scenario| scenario.name == name)
+            .ok_or_else(|| match self.nearest(name) {
+                Some(meant) => format!(
+                    "unknown scenario `{name}`; did you mean `{meant}`? (`list` names them all)"
+                ),
+                None => {
+                    let recipes: Vec<&str> = self
+                        .scenarios()
+                        .filter(|scenario| scenario.bug.is_none())
+                        .map(|scenario| scenario.name)
+                        .collect();
+                    match recipes.as_slice() {
+                        [] => format!("unknown scenario `{name}`; `list` names them all"),
+                        recipes => format!(
+                            "unknown scenario `{name}`; the recipes are {}, and `list` names \
+                             their known bugs too",
+                            recipes.join(", ")
+                        ),
+                    }
+                }
+            })
+    }
+
+    /// The scenario of that name, if its workload can run with `clients` clients; else why not.
+    pub fn find_fitting(&self, name: &str, clients: usize) -> Result<&'static Scenario, String> {
+        let scenario = self.find(name)?;
+        scenario.fits(clients)?;
+        Ok(scenario)
+    }
+
+    /// The scenario name nearest to `name`, if it is a slip away: at most a quarter of its
+    /// letters (and at least two: a swap of two letters) added, dropped or changed.
+    fn nearest(&self, name: &str) -> Option<&'static str> {
+        let allowed = (name.chars().count() / 4).max(2);
+        self.scenarios()
+            .map(|scenario| (edits(name, scenario.name), scenario.name))
+            .filter(|(distance, _)| *distance <= allowed)
+            .min()
+            .map(|(_, nearest)| nearest)
+    }
 }
 
 /// How many letters must be added, dropped or changed to turn `from` into `to`.
@@ -473,13 +537,6 @@ fn edits(from: &str, to: &str) -> usize {
     row[to.len()]
 }
 
-/// The scenario of that name, if its workload can run with `clients` clients; else why not.
-pub fn find_fitting(name: &str, clients: usize) -> Result<&'static Scenario, String> {
-    let scenario = find(name)?;
-    scenario.fits(clients)?;
-    Ok(scenario)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +548,37 @@ mod tests {
         assert_eq!(edits("lock-bug-heard", "lock-bug-herd"), 1);
         assert_eq!(edits("", "abc"), 3);
         assert_eq!(edits("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn the_builtin_catalogue_is_a_valid_one() {
+        let checked = Catalogue::new(scenarios()).map(|catalogue| catalogue.scenarios().count());
+        assert_eq!(checked, Ok(SCENARIOS.len()));
+    }
+
+    #[test]
+    fn a_catalogue_refuses_names_no_command_line_can_carry_or_two_share() {
+        const fn named(name: &'static str) -> Scenario {
+            Scenario {
+                name,
+                about: "",
+                bug: None,
+                kit: &LockKit::<Documented>::KIT,
+                states: None,
+            }
+        }
+        static NAMED_ALL: Scenario = named("all");
+        static SPACED: Scenario = named("my lock");
+        let lock = &SCENARIOS[0];
+        let refused = |scenarios: &[&'static Scenario]| {
+            Catalogue::new(scenarios.iter().copied())
+                .map(|_| ())
+                .unwrap_err()
+        };
+        assert!(refused(&[]).contains("at least one"));
+        assert!(refused(&[&SPACED]).contains("`my lock` is not one"));
+        assert!(refused(&[&NAMED_ALL]).contains("may be named `all`"));
+        assert!(refused(&[lock, lock]).contains("two scenarios are named `lock`"));
     }
 
     #[test]

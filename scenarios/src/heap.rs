@@ -71,6 +71,16 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
     }
 }
 
+/// Whether the program's allocator counts (is a [`CountingAllocator`]): a block allocated shows
+/// in this thread's count.
+pub fn counted() -> bool {
+    let before = live_on_this_thread();
+    let block = std::hint::black_box(vec![0_u8; 64]);
+    let counted = live_on_this_thread() != before;
+    drop(block);
+    counted
+}
+
 /// Bytes this thread holds now, counted since it started (zero without [`CountingAllocator`]).
 pub fn live_on_this_thread() -> i64 {
     COUNT.with(|count| count.get().live)
@@ -116,4 +126,14 @@ pub(crate) fn stop_if_over(budget: u64) -> bool {
 /// Whether this thread's seed was stopped by [`stop_if_over`].
 pub(crate) fn seed_stopped() -> bool {
     COUNT.with(|count| count.get().stopped)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The library's own tests run on the system allocator, which counts nothing
+    /// (tests/memory.rs installs a counting one, and sees it counted).
+    #[test]
+    fn an_allocator_that_does_not_count_is_told_apart() {
+        assert!(!super::counted());
+    }
 }

@@ -25,11 +25,20 @@ pub trait Kit: Workload {
     /// What one client does over a run: `rounds` rounds of the recipe's workload, starting over
     /// in a new session whenever its session is lost. Returns its last session, still open, or
     /// `None` if the recipe gave up (the outcome in the trace says why).
+    ///
+    /// By default, the model's round, `rounds` times ([`model_round::play_rounds`]): the client
+    /// makes the directory, then each round runs its part's machine, and on each hold presents
+    /// the token to the protected resource, works a while and asks what the model asks of a
+    /// holder. A recipe whose model says all its clients do needs no more: `impl Kit for MyKit
+    /// {}`. A kit whose clients do more than the model's (a queue's puts, a barrier's
+    /// controller) writes its own loop.
     fn client<H: Host>(
         &self,
         host: &H,
         rounds: u32,
-    ) -> impl Future<Output = Option<H::Session>> + Send;
+    ) -> impl Future<Output = Option<H::Session>> + Send {
+        model_round::play_rounds(self, host, rounds)
+    }
 }
 
 /// A client loop, boxed.

@@ -1,6 +1,7 @@
 //! Regression files: shrunk failures kept as schedule files in a directory
-//! ([`DIRECTORY`] unless told otherwise), which `zklab run` replays before its seeds, so that a
-//! fixed bug stays fixed. Check them in, as proptest's regression files are.
+//! ([`DIRECTORY`] unless told otherwise), which `zklab run` replays before its seeds, and a
+//! harness test before its sweep ([`crate::testing`]), so that a fixed bug stays fixed. Check
+//! them in, as proptest's regression files are.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,26 @@ pub const DIRECTORY: &str = "zklab-regressions";
 /// The file in [`DIRECTORY`] that `zklab shrink` saves the shrunk `seed` of `scenario` to:
 /// `<scenario>-seed<seed>.schedule` (the schedule's own seed may be another).
 pub fn default_path(scenario: &str, seed: u64) -> PathBuf {
-    Path::new(DIRECTORY).join(format!("{scenario}-seed{seed}.schedule"))
+    schedule_path(Path::new(DIRECTORY), scenario, seed)
+}
+
+/// The file in `directory` that keeps the shrunk `seed` of `name` (a scenario, or a harness
+/// test): `<name>-seed<seed>.schedule`, the name as [`file_stem`] writes it.
+pub fn schedule_path(directory: &Path, name: &str, seed: u64) -> PathBuf {
+    directory.join(format!("{}-seed{seed}.schedule", file_stem(name)))
+}
+
+/// `name` (a scenario's, or a test's path such as `tests::readers`) as the start of a file
+/// name: `::` made `-`, and any character a file name may not safely hold made `_`, so
+/// `tests::readers` starts `tests-readers`.
+pub(crate) fn file_stem(name: &str) -> String {
+    name.replace("::", "-")
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect()
 }
 
 /// Writes `schedule` to `path`, making its directory if need be.
@@ -37,8 +57,9 @@ pub(crate) fn make_directory_of(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Every schedule of `scenario` in `directory`, by file name; none if the directory does not
-/// exist. A file that is not a schedule is an error that names it.
+/// Every schedule of `scenario` (a scenario's name, or a harness test's) in `directory`, by file
+/// name; none if the directory does not exist. A file that is not a schedule is an error that
+/// names it.
 pub fn load(directory: &Path, scenario: &str) -> Result<Vec<(PathBuf, Schedule)>, String> {
     let entries = match std::fs::read_dir(directory) {
         Ok(entries) => entries,

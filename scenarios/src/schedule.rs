@@ -17,7 +17,11 @@
 //!
 //! A fault line gives its sim time in seconds, its kind and client, and for a partition, a
 //! pause, a stale read or a server crash how long it lasts. `violation` says what the run
-//! showed when it was written (none: it held). A model checker's counterexample adds `forced`
+//! showed when it was written (none: it held): a property the scenario is judged by, checked
+//! once the scenario is found ([`Schedule::find_scenario`]), so that a directory of schedules
+//! may hold those of several programs' scenarios. A harness test's schedule
+//! ([`crate::testing`]) names the test as its scenario and has 0 rounds: its closure is the
+//! workload. A model checker's counterexample adds `forced`
 //! (the run starts from the model's initial tree, each client plays the model's round) and its
 //! path, one `step <kind> c<client>` a line: the server's steps (`apply`, `connection-loss`,
 //! `lost-reply`, `session-expiry`) and the client's (`deliver`, `request`, `timeout`).
@@ -30,7 +34,7 @@ use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
 use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
 use zklab_sim::forced::{ForcedKind, ForcedStep};
 
-use crate::catalogue;
+use crate::catalogue::Catalogue;
 use crate::monitor::stuck_waiter::STUCK_WAITER;
 use crate::monitor::unowned_node::UNOWNED_NODE;
 use crate::monitor::wait_for::DEADLOCK;
@@ -53,8 +57,9 @@ pub struct Schedule {
     pub servers: usize,
     /// The faults, in time order.
     pub faults: Vec<ScriptedFault>,
-    /// What the run showed when the schedule was written, if anything broke.
-    pub violation: Option<&'static Property>,
+    /// What the run showed when the schedule was written, if anything broke: the
+    /// [`Property::violation`] name of a property its scenario is judged by.
+    pub violation: Option<String>,
     /// The order forced on the server, from the model's initial tree, if any
     /// ([`RunOptions::forced`]).
     pub forced: Option<Vec<ForcedStep>>,
@@ -96,7 +101,9 @@ impl Schedule {
             rounds: 1,
             servers: 1,
             faults: Vec::new(),
-            violation: property.declared,
+            violation: property
+                .declared
+                .map(|declared| declared.violation.to_owned()),
             forced: Some(property.forced_order.clone()),
         }
     }
@@ -114,27 +121,46 @@ impl Schedule {
         }
     }
 
-    /// The scenario it runs, or why it is not one.
-    pub fn find_scenario(&self) -> Result<&'static Scenario, String> {
-        catalogue::find_fitting(&self.scenario, self.clients as usize)
+    /// The scenario of `catalogue` it runs, or why it is not one: no such scenario, too few
+    /// clients for it, no rounds (a harness test's schedule), or a violation it is not judged by.
+    pub fn find_scenario(&self, catalogue: &Catalogue) -> Result<&'static Scenario, String> {
+        let scenario = catalogue.find_fitting(&self.scenario, self.clients as usize)?;
+        if self.rounds == 0 {
+            return Err(format!(
+                "rounds 0: a schedule of {} needs at least one (0 is a harness test's)",
+                scenario.name
+            ));
+        }
+        if let Some(violation) = &self.violation {
+            let properties = scenario.kit.properties();
+            if !properties.iter().any(|p| p.violation == violation) {
+                let names: Vec<&str> = properties.iter().map(|p| p.violation).collect();
+                return Err(format!(
+                    "violation {violation}: {} is judged by {}",
+                    scenario.name,
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(scenario)
     }
 
-    /// Runs it.
-    pub fn run(&self) -> Result<SeedReport, String> {
-        let scenario = self.find_scenario()?;
+    /// Runs it, as a run of its scenario in `catalogue`.
+    pub fn run(&self, catalogue: &Catalogue) -> Result<SeedReport, String> {
+        let scenario = self.find_scenario(catalogue)?;
         Ok(runner::run_seed(scenario, self.seed, &self.options()))
     }
 
     /// Its text form, which [`Schedule::parse`] reads back.
     pub fn to_text(&self) -> String {
-        let mut text = String::from("# zklab schedule: `zklab replay --script FILE` runs it\n");
+        let mut text = String::from("# zklab schedule: `replay --script FILE` runs it\n");
         let _ = writeln!(text, "scenario {}", self.scenario);
         let _ = writeln!(text, "seed {}", self.seed);
         let _ = writeln!(text, "clients {}", self.clients);
         let _ = writeln!(text, "rounds {}", self.rounds);
         let _ = writeln!(text, "servers {}", self.servers);
-        if let Some(property) = self.violation {
-            let _ = writeln!(text, "violation {}", property.violation);
+        if let Some(violation) = &self.violation {
+            let _ = writeln!(text, "violation {violation}");
         }
         for fault in &self.faults {
             let _ = write!(
@@ -179,7 +205,7 @@ impl Schedule {
                 "clients" => clients = Some(number(value, "clients").map_err(at_line)?),
                 "rounds" => rounds = Some(number(value, "rounds").map_err(at_line)?),
                 "servers" => servers = Some(number(value, "servers").map_err(at_line)?),
-                "violation" => violation = Some(violation_of(value).map_err(at_line)?),
+                "violation" => violation = Some(word(value, "violation").map_err(at_line)?),
                 "fault" => faults.push(fault(value).map_err(at_line)?),
                 "forced" => {
                     forced.get_or_insert_with(Vec::new);
@@ -210,14 +236,18 @@ impl Schedule {
         Ok(schedule)
     }
 
-    /// Refuses what no run can be: no client, no round, an ensemble of a size the simulator has
-    /// not, a fault for a client the run does not have or at a time past the run's end.
+    /// Refuses what no run can be: no client, more rounds than a run takes, an ensemble of a
+    /// size the simulator has not, a fault for a client the run does not have or at a time past
+    /// the run's end.
     fn check(&self) -> Result<(), String> {
         if !(1..=64).contains(&self.clients) {
             return Err(format!("clients {}: 1 to 64", self.clients));
         }
-        if !(1..=10_000).contains(&self.rounds) {
-            return Err(format!("rounds {}: 1 to 10000", self.rounds));
+        if self.rounds > 10_000 {
+            return Err(format!(
+                "rounds {}: 1 to 10000 (0 for a harness test's schedule)",
+                self.rounds
+            ));
         }
         if ![1, 3, 5].contains(&self.servers) {
             return Err(format!("servers {}: 1, 3 or 5", self.servers));
@@ -285,9 +315,12 @@ fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
         .map_err(|_| format!("{what} `{text}` is not a number"))
 }
 
-/// The property whose violation is called `name`: one that judges some scenario of the catalogue.
-fn violation_of(name: &str) -> Result<&'static Property, String> {
-    catalogue::property(name).ok_or_else(|| format!("`{name}` is not a kind of violation"))
+/// `text`, one word (a violation's name, such as `mutual-exclusion`).
+fn word(text: &str, what: &str) -> Result<String, String> {
+    match text.split_whitespace().collect::<Vec<_>>()[..] {
+        [word] => Ok(word.to_owned()),
+        _ => Err(format!("{what} `{text}` is not one word")),
+    }
 }
 
 /// `<kind> c<client>`, a step of a forced order.
@@ -366,7 +399,7 @@ mod tests {
                     duration: Duration::from_nanos(2_000_000_001),
                 },
             ],
-            violation: Some(&DEADLOCK),
+            violation: Some(DEADLOCK.violation.to_owned()),
             forced: Some(vec![
                 ForcedStep {
                     client: 1,
@@ -384,6 +417,33 @@ mod tests {
     fn a_schedule_reads_back_what_it_wrote() {
         let schedule = sample();
         assert_eq!(Schedule::parse(&schedule.to_text()), Ok(schedule));
+    }
+
+    #[test]
+    fn a_schedule_runs_only_a_scenario_that_fits_and_is_judged_by_its_violation() {
+        let catalogue = Catalogue::builtin();
+        let found = |schedule: Schedule| schedule.find_scenario(&catalogue).map(|s| s.name);
+        assert_eq!(found(sample()), Ok("lock-bug-blind-retry"));
+        let item_lost = Schedule {
+            violation: Some("item-lost".to_owned()),
+            ..sample()
+        };
+        let error = found(item_lost).unwrap_err();
+        assert!(
+            error.starts_with("violation item-lost: lock-bug-blind-retry is judged by "),
+            "{error}"
+        );
+        assert!(error.contains("mutual-exclusion"), "{error}");
+        let harness_test = Schedule {
+            rounds: 0,
+            ..sample()
+        };
+        assert!(found(harness_test).unwrap_err().starts_with("rounds 0:"));
+        let stranger = Schedule {
+            scenario: "tests::readers_see_the_last_value".to_owned(),
+            ..sample()
+        };
+        assert!(found(stranger).unwrap_err().starts_with("unknown scenario"));
     }
 
     #[test]
@@ -411,8 +471,8 @@ mod tests {
             ("fault 1.5 bogus c0", "line 13: unknown fault kind `bogus`"),
             ("colour blue", "line 13: `colour` is not an item"),
             (
-                "violation wrong",
-                "line 13: `wrong` is not a kind of violation",
+                "violation two words",
+                "line 13: violation `two words` is not one word",
             ),
         ] {
             let error = Schedule::parse(&format!("{text}{bad}\n")).expect_err(bad);

@@ -13,6 +13,10 @@
 //! workload changes every later draw. A step that misses at its seed therefore tries the next
 //! few seeds (`SEEDS_PER_STEP`, more for a smaller workload) before it gives up; a run of a small workload takes well under a
 //! millisecond, so the whole search takes a fraction of a second.
+//!
+//! The same search shrinks a failing seed of a harness test ([`crate::testing`]), whose workload
+//! is the test's own closure, written for its clients and servers: only its faults and their
+//! lengths are cut, and the seed moved.
 
 use std::time::{Duration, Instant};
 
@@ -103,6 +107,37 @@ pub struct Shrunk {
     pub elapsed: Duration,
 }
 
+/// What the search runs again and again: a scenario's runs, or a harness test's.
+pub(crate) trait Rerun {
+    /// The name its schedules carry: the scenario's, or the test's.
+    fn name(&self) -> &str;
+
+    /// Runs `seed` with `options`.
+    fn run(&self, seed: u64, options: &RunOptions) -> SeedReport;
+
+    /// The fewest clients its workload may be cut down to; `None` for a workload that is not
+    /// the search's to change (a harness test's closure), whose faults alone are cut.
+    fn fewest_clients(&self) -> Option<u32>;
+}
+
+/// A scenario's runs, whose workload the search may cut down to the fewest clients its kit
+/// can finish with.
+struct ScenarioRuns(&'static Scenario);
+
+impl Rerun for ScenarioRuns {
+    fn name(&self) -> &str {
+        self.0.name
+    }
+
+    fn run(&self, seed: u64, options: &RunOptions) -> SeedReport {
+        runner::run_seed(self.0, seed, options)
+    }
+
+    fn fewest_clients(&self) -> Option<u32> {
+        Some(self.0.kit.min_clients() as u32)
+    }
+}
+
 /// Shrinks `seed` of `scenario` run with `options`. `progress` hears the size after each step
 /// that made the run smaller. An error says why there is nothing to shrink: the seed holds, or
 /// its faults, struck again by script, no longer break the property.
@@ -112,16 +147,26 @@ pub fn shrink(
     options: &RunOptions,
     progress: &dyn Fn(&Size),
 ) -> Result<Shrunk, String> {
+    shrink_runs(&ScenarioRuns(scenario), seed, options, progress)
+}
+
+/// Shrinks `seed` of `target` run with `options`, as [`shrink`] does a scenario's.
+pub(crate) fn shrink_runs(
+    target: &dyn Rerun,
+    seed: u64,
+    options: &RunOptions,
+    progress: &dyn Fn(&Size),
+) -> Result<Shrunk, String> {
     let started = Instant::now();
-    let first = runner::run_seed(scenario, seed, options);
+    let first = target.run(seed, options);
     let Some(property) = first.violations.first().map(|violation| violation.property) else {
         return Err(format!(
             "{} seed {seed} holds: there is nothing to shrink",
-            scenario.name
+            target.name()
         ));
     };
     let mut search = Search {
-        scenario,
+        target,
         property,
         runs: 1,
         progress,
@@ -133,11 +178,14 @@ pub fn shrink(
     // Two starts: the smallest workload that shows the violation at the seed's own rates, and
     // the smallest with its faults boosted where need be. The boosted one has fewer clients,
     // but may need many faults where a larger workload needs none: each is cut down, and the
-    // shorter story kept.
-    let mut starts = vec![search.smaller_workload_drawn(seed, options.clone(), false)];
-    let boosted_start = search.smaller_workload_drawn(seed, options.clone(), true);
-    if boosted_start != starts[0] {
-        starts.push(boosted_start);
+    // shorter story kept. A workload the search may not change is its one start.
+    let mut starts = vec![(seed, options.clone())];
+    if let Some(fewest) = target.fewest_clients() {
+        starts = vec![search.smaller_workload_drawn(fewest, seed, options.clone(), false)];
+        let boosted_start = search.smaller_workload_drawn(fewest, seed, options.clone(), true);
+        if boosted_start != starts[0] {
+            starts.push(boosted_start);
+        }
     }
     let mut best: Option<Best> = None;
     let mut missed = None;
@@ -172,7 +220,7 @@ pub fn shrink(
         original,
         shrunk: best.size(),
         schedule: Schedule {
-            violation: Some(property),
+            violation: Some(property.violation.to_owned()),
             ..best.schedule
         },
         report: best.report,
@@ -223,7 +271,7 @@ impl Best {
 }
 
 struct Search<'a> {
-    scenario: &'static Scenario,
+    target: &'a dyn Rerun,
     property: &'static Property,
     runs: u64,
     progress: &'a dyn Fn(&Size),
@@ -242,7 +290,7 @@ impl Search<'_> {
 
     fn run(&mut self, seed: u64, options: &RunOptions) -> SeedReport {
         self.runs += 1;
-        runner::run_seed(self.scenario, seed, options)
+        self.target.run(seed, options)
     }
 
     /// The schedule, run; its report if it shows the violation.
@@ -264,13 +312,15 @@ impl Search<'_> {
         })
     }
 
-    /// Cuts the failing run down: fewer faults, a smaller workload and shorter faults, in turn,
-    /// until a round of all three makes it no smaller.
+    /// Cuts the failing run down: fewer faults, a smaller workload (where the search may change
+    /// it) and shorter faults, in turn, until a round of all three makes it no smaller.
     fn cut_down(&mut self, best: &mut Best) {
         loop {
             let before = best.size();
             self.fewer_faults(best);
-            self.smaller_workload(best);
+            if let Some(fewest) = self.target.fewest_clients() {
+                self.smaller_workload(fewest, best);
+            }
             self.shorter_faults(best);
             if best.size() == before {
                 break;
@@ -278,17 +328,17 @@ impl Search<'_> {
         }
     }
 
-    /// One round of as few clients as will do, or else fewer clients, then fewer rounds, with
-    /// faults still drawn at random: a smaller workload draws fewer faults to write down. The
-    /// seed and options of the smallest that fails, where a workload that fails at none of its
-    /// seeds at the options' rates tries them boosted too if `boost` says so.
+    /// One round of as few clients as will do (at least `fewest`), or else fewer clients, then
+    /// fewer rounds, with faults still drawn at random: a smaller workload draws fewer faults to
+    /// write down. The seed and options of the smallest that fails, where a workload that fails
+    /// at none of its seeds at the options' rates tries them boosted too if `boost` says so.
     fn smaller_workload_drawn(
         &mut self,
+        fewest: u32,
         seed: u64,
         options: RunOptions,
         boost: bool,
     ) -> (u64, RunOptions) {
-        let fewest = self.scenario.kit.min_clients() as u32;
         let sized = |options: &RunOptions, clients, rounds| RunOptions {
             clients,
             rounds,
@@ -371,7 +421,7 @@ impl Search<'_> {
         let mut faults = self.run(seed, options).struck;
         faults.sort_by_key(|fault| fault.at);
         let schedule = Schedule {
-            scenario: self.scenario.name.to_owned(),
+            scenario: self.target.name().to_owned(),
             seed,
             clients: options.clients,
             rounds: options.rounds,
@@ -442,10 +492,9 @@ impl Search<'_> {
         }
     }
 
-    /// Fewer clients (their faults go with them), fewer rounds, one server where no fault
-    /// needs followers.
-    fn smaller_workload(&mut self, best: &mut Best) {
-        let fewest = self.scenario.kit.min_clients() as u32;
+    /// Fewer clients, down to `fewest` (their faults go with them), fewer rounds, one server
+    /// where no fault needs followers.
+    fn smaller_workload(&mut self, fewest: u32, best: &mut Best) {
         for clients in fewest..best.schedule.clients {
             let mut candidate = best.schedule.clone();
             candidate.clients = clients;

@@ -7,20 +7,12 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::regressions::make_directory_of;
+use crate::regressions::{file_stem, make_directory_of};
 
 /// The file that keeps `test`'s failing seeds in `directory`: the test's path with `::` made
 /// `-`, so `tests::readers` keeps `tests-readers.seeds`.
 pub(crate) fn file(directory: &Path, test: &str) -> PathBuf {
-    let name: String = test
-        .replace("::", "-")
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
-            _ => '_',
-        })
-        .collect();
-    directory.join(format!("{name}.seeds"))
+    directory.join(format!("{}.seeds", file_stem(test)))
 }
 
 /// The seeds kept in `path`, in the file's order; none if there is no file. A line that is not

@@ -5,18 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::models::check::{CheckOptions, CheckReport};
+use crate::models::model::Budget;
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::regressions;
+use crate::scenarios::schedule::Schedule;
+use crate::sim::fault::{refuse_none_in_list, FaultKind};
 use clap::Args;
 use serde::Serialize;
-use zklab::models::check::{CheckOptions, CheckReport};
-use zklab::models::model::Budget;
-use zklab::scenarios::catalogue;
-use zklab::scenarios::regressions;
-use zklab::scenarios::schedule::Schedule;
-use zklab::sim::fault::{refuse_none_in_list, FaultKind};
 
-use crate::progress::spinner;
-use crate::replay_command::write_pictures;
-use crate::{script_replay_command, usage_error};
+use crate::cli::progress::spinner;
+use crate::cli::replay_command::write_pictures;
+use crate::cli::{script_replay_command, usage_error};
 
 /// The faults the model checker can inject.
 const MODEL_FAULTS: [FaultKind; 4] = [
@@ -29,7 +29,7 @@ const MODEL_FAULTS: [FaultKind; 4] = [
 /// Options of `zklab check`.
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The scenario whose model to check (see `zklab list`).
+    /// The scenario whose model to check (see `list`).
     model: String,
     /// Number of clients, 1 to 5.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=5))]
@@ -104,8 +104,8 @@ fn budget(spec: &str, each: u8) -> Result<Budget, String> {
 }
 
 /// Runs `zklab check`.
-pub fn run(args: &CheckArgs) -> ExitCode {
-    let found = catalogue::find_fitting(&args.model, usize::from(args.clients));
+pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
+    let found = catalogue.find_fitting(&args.model, usize::from(args.clients));
     let model = match found {
         Ok(model) => model,
         Err(message) => return usage_error(&message),

@@ -9,22 +9,23 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
+use crate::scenarios::catalogue::{Catalogue, EVERY_SCENARIO};
+use crate::scenarios::runner::{RunOptions, SweepReport};
+use crate::scenarios::scenario::Scenario;
+use crate::scenarios::{regressions, runner};
+use crate::sim::fault::FaultKind;
 use clap::Args;
-use zklab::scenarios::runner::{RunOptions, SweepReport};
-use zklab::scenarios::scenario::Scenario;
-use zklab::scenarios::{catalogue, regressions, runner};
-use zklab::sim::fault::FaultKind;
 
-use crate::interrupt;
-use crate::memory_budget;
-use crate::progress::bar;
-use crate::sweep_summary::{json_key, shard_of, Regression, SweepSummary};
-use crate::{script_replay_command, usage_error, Setup};
+use crate::cli::interrupt;
+use crate::cli::memory_budget;
+use crate::cli::progress::bar;
+use crate::cli::sweep_summary::{json_key, shard_of, Regression, SweepSummary};
+use crate::cli::{script_replay_command, usage_error, Setup};
 
 /// What `zklab run` takes.
 #[derive(Args)]
 pub struct RunArgs {
-    /// The scenario (see `zklab list`), or `all` for every scenario that is not a known bug.
+    /// The scenario (see `list`), or `all` for every scenario that is not a known bug.
     scenario: String,
     /// How many seeds (1 or more).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
@@ -44,7 +45,7 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     setup: Setup,
-    /// Replay the scenario's schedules kept in DIR (see `zklab shrink`) before the seeds; a
+    /// Replay the scenario's schedules kept in DIR (see `shrink`) before the seeds; a
     /// sweep split in shards replays them in its first.
     #[arg(long, value_name = "DIR", default_value = regressions::DIRECTORY)]
     regressions: PathBuf,
@@ -75,19 +76,27 @@ fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     }
 }
 
-/// The scenarios a `run` argument names.
-fn select(name: &str) -> Result<Vec<&'static Scenario>, String> {
-    if name == "all" {
-        return Ok(catalogue::scenarios()
-            .filter(|scenario| scenario.bug.is_none())
-            .collect());
+/// The scenarios of `catalogue` a `run` argument names.
+fn select(name: &str, catalogue: &Catalogue) -> Result<Vec<&'static Scenario>, String> {
+    if name != EVERY_SCENARIO {
+        return catalogue.find(name).map(|scenario| vec![scenario]);
     }
-    catalogue::find(name).map(|scenario| vec![scenario])
+    let recipes: Vec<&'static Scenario> = catalogue
+        .scenarios()
+        .filter(|scenario| scenario.bug.is_none())
+        .collect();
+    if recipes.is_empty() {
+        return Err(format!(
+            "`run {EVERY_SCENARIO}` runs every scenario that is not a known bug, and each here is \
+             one: name it"
+        ));
+    }
+    Ok(recipes)
 }
 
 /// Runs `zklab run`: exit 0 when every seed holds, 1 on a violation, 2 on bad usage.
-pub fn run(args: &RunArgs) -> ExitCode {
-    let fitting = select(&args.scenario).and_then(|scenarios| {
+pub fn run(args: &RunArgs, catalogue: &Catalogue) -> ExitCode {
+    let fitting = select(&args.scenario, catalogue).and_then(|scenarios| {
         for scenario in &scenarios {
             scenario.fits(args.setup.clients as usize)?;
         }
@@ -186,7 +195,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             continue;
         }
         let kept = match replays_kept {
-            true => replay_kept(&args.regressions, scenario.name),
+            true => replay_kept(&args.regressions, scenario, catalogue),
             false => Ok(Vec::new()),
         };
         let kept = match kept {
@@ -307,11 +316,17 @@ fn print_total(summaries: &[SweepSummary], scenario_count: usize) {
 }
 
 /// Replays every schedule of `scenario` kept in `directory`.
-fn replay_kept(directory: &Path, scenario: &str) -> Result<Vec<Regression>, String> {
+fn replay_kept(
+    directory: &Path,
+    scenario: &Scenario,
+    catalogue: &Catalogue,
+) -> Result<Vec<Regression>, String> {
     let mut replayed = Vec::new();
-    for (path, schedule) in regressions::load(directory, scenario)? {
+    for (path, schedule) in regressions::load(directory, scenario.name)? {
         let file = path.display().to_string();
-        let report = schedule.run().map_err(|error| format!("{file}: {error}"))?;
+        let report = schedule
+            .run(catalogue)
+            .map_err(|error| format!("{file}: {error}"))?;
         replayed.push(Regression {
             violation: report.violations.first().map(ToString::to_string),
             replay: script_replay_command(&file),

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Deserialize;
 
-use crate::run_command::{print_json, print_summary};
-use crate::sweep_summary::{merge, SweepSummary};
-use crate::usage_error;
+use crate::cli::run_command::{print_json, print_summary};
+use crate::cli::sweep_summary::{merge, SweepSummary};
+use crate::cli::usage_error;
+use crate::scenarios::catalogue::Catalogue;
 
 /// What `zklab merge` takes.
 #[derive(Args)]
@@ -31,7 +32,7 @@ enum Written {
 }
 
 /// Runs `zklab merge`: exit 0 when no seed failed, 1 when one did, 2 on a file it cannot use.
-pub fn run(args: &MergeArgs) -> ExitCode {
+pub fn run(args: &MergeArgs, catalogue: &Catalogue) -> ExitCode {
     let mut parts = Vec::new();
     for file in &args.files {
         let text = match std::fs::read_to_string(file) {
@@ -46,13 +47,13 @@ pub fn run(args: &MergeArgs) -> ExitCode {
             Ok(Written::Many(sweeps)) => parts.extend(sweeps),
             Err(error) => {
                 return usage_error(&format!(
-                    "{}: not the JSON of `zklab run --json`: {error}",
+                    "{}: not the JSON of `run --json`: {error}",
                     file.display()
                 ))
             }
         }
     }
-    let merged = match merge(parts) {
+    let merged = match merge(parts, catalogue) {
         Ok(merged) => merged,
         Err(message) => return usage_error(&message),
     };

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use zklab::launcher::{Controller, Ensemble, Installation, Standalone};
+use crate::launcher::{Controller, Ensemble, Installation, Standalone};
 
 /// The members of an ensemble zklab starts.
 const ENSEMBLE_SIZE: usize = 3;

@@ -1,15 +1,46 @@
-//! The binary's allocator: mimalloc, which the model checker's millions of cloned and dropped
-//! states want, asked through its cheapest entry points and keeping what it frees, and counted
-//! per thread so that `--memory` can hold a seed to its share.
+//! The command line's allocator: mimalloc, which the model checker's millions of cloned and
+//! dropped states want, asked through its cheapest entry points and keeping what it frees, and
+//! counted per thread so that `--memory` can hold a seed to its share. A library cannot install
+//! a global allocator for the program that uses it (a test of its own may install another), so
+//! the program's `main` does: `zklab`'s, and each that calls [`super::main`].
 
 use std::alloc::{GlobalAlloc, Layout};
 
-use zklab::scenarios::heap::CountingAllocator;
+use crate::scenarios::heap::CountingAllocator;
 
+/// The allocator of a program that runs the command line: install it with
+/// `#[global_allocator] static ALLOCATOR: zklab::cli::Allocator = zklab::cli::Allocator::NEW;`.
 /// The model checker clones and drops states by the million: with the system allocator it
 /// spends a third of its time allocating, and mimalloc makes a check about 15% faster.
-#[global_allocator]
-static ALLOCATOR: CountingAllocator<Mimalloc> = CountingAllocator(Mimalloc);
+pub struct Allocator(CountingAllocator<Mimalloc>);
+
+impl Allocator {
+    /// The allocator, for a `static`.
+    pub const NEW: Allocator = Allocator(CountingAllocator(Mimalloc));
+}
+
+// SAFETY: every call is passed on to the counting allocator around mimalloc unchanged.
+unsafe impl GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.0.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.0.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.0.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.0.realloc(ptr, layout, new_size) }
+    }
+}
 
 /// mimalloc, asked for a block of the usual alignment through its plain entry points. The
 /// `mimalloc` crate asks for every block through the aligned ones, whose alignment arithmetic

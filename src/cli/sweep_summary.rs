@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::runner::SweepReport;
+use crate::scenarios::scenario::Scenario;
+use crate::sim::fault::{FaultCounts, FaultKind};
 use serde::{Deserialize, Serialize};
-use zklab::scenarios::catalogue;
-use zklab::scenarios::runner::SweepReport;
-use zklab::scenarios::scenario::Scenario;
-use zklab::sim::fault::{FaultCounts, FaultKind};
 
-use crate::Setup;
+use crate::cli::Setup;
 
 /// One scenario's sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,10 +154,11 @@ impl SweepSummary {
         )
     }
 
-    /// Refuses a part no `run --json` writes: a scenario zklab does not have, a backward range
-    /// of seeds, a count of seeds that its ranges do not add up to, a failing seed outside them.
-    fn check(&self) -> Result<(), String> {
-        catalogue::find(&self.scenario)?;
+    /// Refuses a part no `run --json` of this program writes: a scenario `catalogue` does not
+    /// have, a backward range of seeds, a count of seeds that its ranges do not add up to, a
+    /// failing seed outside them.
+    fn check(&self, catalogue: &Catalogue) -> Result<(), String> {
+        catalogue.find(&self.scenario)?;
         let name = &self.scenario;
         let mut covered: u64 = 0;
         for range in &self.seed_ranges {
@@ -228,13 +229,13 @@ pub fn json_key(kind: FaultKind) -> String {
     kind.name().replace('-', "_")
 }
 
-/// Merges the parts of sweeps into one summary per sweep (per scenario and setup), in the order
+/// Merges the parts of sweeps of `catalogue`'s scenarios into one summary per sweep (per scenario and setup), in the order
 /// each was first seen: seeds and counts added up, failures by seed. A part that does not add
 /// up, and two parts that ran a seed twice, are errors.
-pub fn merge(parts: Vec<SweepSummary>) -> Result<Vec<SweepSummary>, String> {
+pub fn merge(parts: Vec<SweepSummary>, catalogue: &Catalogue) -> Result<Vec<SweepSummary>, String> {
     let mut merged: Vec<SweepSummary> = Vec::new();
     for part in parts {
-        part.check()?;
+        part.check(catalogue)?;
         match merged
             .iter_mut()
             .find(|sweep| sweep.setup() == part.setup())
@@ -282,6 +283,11 @@ pub fn shard_of(seeds: Range<u64>, k: u64, n: u64) -> Range<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Merges `parts` of sweeps of zklab's own scenarios.
+    fn merge(parts: Vec<SweepSummary>) -> Result<Vec<SweepSummary>, String> {
+        super::merge(parts, &Catalogue::builtin())
+    }
 
     fn part(scenario: &str, seeds: Range<u64>, failing: &[u64]) -> SweepSummary {
         let count = seeds.end - seeds.start;

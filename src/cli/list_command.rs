@@ -3,12 +3,12 @@
 
 use std::process::ExitCode;
 
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::scenario::Scenario;
 use clap::Args;
 use serde::Serialize;
-use zklab::scenarios::catalogue;
-use zklab::scenarios::scenario::Scenario;
 
-use crate::check_command::BudgetJson;
+use crate::cli::check_command::BudgetJson;
 
 /// The options of `list`.
 #[derive(Args)]
@@ -24,8 +24,8 @@ pub(crate) struct ListArgs {
 }
 
 /// Prints the catalogue; exit status 0.
-pub(crate) fn run(args: &ListArgs) -> ExitCode {
-    let scenarios: Vec<&Scenario> = catalogue::scenarios().collect();
+pub(crate) fn run(args: &ListArgs, catalogue: &Catalogue) -> ExitCode {
+    let scenarios: Vec<&Scenario> = catalogue.scenarios().collect();
     if args.markdown {
         out!("{}", markdown_table(&scenarios));
     } else if args.json {
@@ -127,6 +127,7 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenarios::catalogue;
 
     #[test]
     fn the_table_has_a_row_per_scenario_and_marks_known_bugs() {

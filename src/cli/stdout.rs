@@ -14,13 +14,13 @@ static FAILED: Mutex<Option<io::Error>> = Mutex::new(None);
 
 /// Prints to standard output, as `print!` does, unless it can no longer be written to.
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::stdout::write(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::cli::stdout::write(format_args!($($arg)*)) };
 }
 
 /// Prints a line to standard output, as `println!` does, unless it can no longer be written to.
 macro_rules! outln {
-    () => { $crate::stdout::write(format_args!("\n")) };
-    ($($arg:tt)*) => { $crate::stdout::write(format_args!("{}\n", format_args!($($arg)*))) };
+    () => { $crate::cli::stdout::write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::stdout::write(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
 /// Writes `text`; after the first failure, nothing more.

@@ -7,8 +7,8 @@
 //! Each seed's heap is then held to [`HEAP_SHARE`] of its part of the budget (the allocator
 //! keeps the rest), and a seed that passes it stops the run.
 
-use zklab::scenarios::runner::{self, RunOptions};
-use zklab::scenarios::scenario::Scenario;
+use crate::scenarios::runner::{self, RunOptions};
+use crate::scenarios::scenario::Scenario;
 
 /// The budget unless `--memory` says otherwise.
 pub(crate) const DEFAULT_MEMORY: &str = "4GiB";

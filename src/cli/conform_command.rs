@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use crate::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
 use clap::Args;
 use serde::Serialize;
-use zklab::conform::{conform, ConformOptions, ConformReport, RealServer as Target};
 
-use crate::command_server::CommandServer;
-use crate::progress::bar;
+use crate::cli::command_server::CommandServer;
+use crate::cli::progress::bar;
 
 /// The options of `zklab conform`.
 #[derive(Args)]
@@ -68,7 +68,7 @@ fn target<'a>(server: &'a CommandServer, hosts: &'a str) -> Target<'a> {
 pub fn run(args: &ConformArgs) -> ExitCode {
     let server = match server_for(args) {
         Ok(server) => server,
-        Err(message) => return crate::usage_error(&message),
+        Err(message) => return crate::cli::usage_error(&message),
     };
     let hosts = server.hosts();
     let target = target(&server, &hosts);
@@ -84,7 +84,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
     status.finish_and_clear();
     let report = match result {
         Ok(report) => report,
-        Err(error) => return crate::unusable_server(&hosts, error),
+        Err(error) => return crate::cli::unusable_server(&hosts, error),
     };
     if args.json {
         outln!("{}", report_json(&report, &options, args, status.elapsed()));

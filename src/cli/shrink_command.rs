@@ -4,20 +4,21 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::regressions;
+use crate::scenarios::shrink::{self, Size};
 use clap::Args;
 use serde::Serialize;
-use zklab::scenarios::shrink::{self, Size};
-use zklab::scenarios::{catalogue, regressions};
 
-use crate::memory_budget;
-use crate::progress::spinner;
-use crate::replay_command::tell;
-use crate::{script_replay_command, usage_error, Setup};
+use crate::cli::memory_budget;
+use crate::cli::progress::spinner;
+use crate::cli::replay_command::tell;
+use crate::cli::{script_replay_command, usage_error, Setup};
 
 /// What `zklab shrink` takes.
 #[derive(Args)]
 pub struct ShrinkArgs {
-    /// The scenario (see `zklab list`).
+    /// The scenario (see `list`).
     scenario: String,
     /// The failing seed (0 to 18446744073709551615).
     #[arg(long)]
@@ -26,7 +27,7 @@ pub struct ShrinkArgs {
     #[command(flatten)]
     setup: Setup,
     /// Write the shrunk schedule to FILE (default: a file of its own in
-    /// `zklab-regressions/`, which `zklab run` replays before its seeds).
+    /// `zklab-regressions/`, which `run` replays before its seeds).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Also draw the shrunk run into FILE as an SVG picture.
@@ -79,8 +80,8 @@ impl From<Size> for SizeSummary {
 
 /// Runs `zklab shrink`: exit 1 with the shrunk story when the seed fails, 2 when it holds,
 /// cannot be shrunk, or the schedule cannot be written.
-pub fn run(args: &ShrinkArgs) -> ExitCode {
-    let found = catalogue::find_fitting(&args.scenario, args.setup.clients as usize);
+pub fn run(args: &ShrinkArgs, catalogue: &Catalogue) -> ExitCode {
+    let found = catalogue.find_fitting(&args.scenario, args.setup.clients as usize);
     let (scenario, mut options) = match found.and_then(|found| Ok((found, args.setup.options()?))) {
         Ok(usable) => usable,
         Err(message) => return usage_error(&message),

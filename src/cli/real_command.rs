@@ -6,21 +6,22 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::real_faults::{RealFaults, Striker, Struck};
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::real::{self, RealOptions, RealTrace};
+use crate::scenarios::regressions;
+use crate::sim::fault::FaultCounts;
+use crate::sim::trace::Trace;
 use clap::Args;
 use serde::Serialize;
-use zklab::real_faults::{RealFaults, Striker, Struck};
-use zklab::scenarios::real::{self, RealOptions, RealTrace};
-use zklab::scenarios::{catalogue, regressions};
-use zklab::sim::fault::FaultCounts;
-use zklab::sim::trace::Trace;
 
-use crate::check_command::COUNTEREXAMPLES;
-use crate::command_server::CommandServer;
+use crate::cli::check_command::COUNTEREXAMPLES;
+use crate::cli::command_server::CommandServer;
 
 /// The options of `zklab real`.
 #[derive(Args)]
 pub struct RealArgs {
-    /// The scenario (see `zklab list`).
+    /// The scenario (see `list`).
     scenario: String,
     /// A running ZooKeeper (`host:port[,host:port...]`); without it, zklab starts a standalone
     /// server from the installed ZooKeeper for the run.
@@ -65,11 +66,11 @@ struct RealJson<'r> {
 
 /// Runs the command: exit 0 when every property holds, 1 on a violation, 2 when the scenario is
 /// unknown or no server can be used or struck.
-pub fn run(args: &RealArgs) -> ExitCode {
-    let found = catalogue::find_fitting(&args.scenario, args.clients as usize);
+pub fn run(args: &RealArgs, catalogue: &Catalogue) -> ExitCode {
+    let found = catalogue.find_fitting(&args.scenario, args.clients as usize);
     let scenario = match found {
         Ok(scenario) => scenario,
-        Err(message) => return crate::usage_error(&message),
+        Err(message) => return crate::cli::usage_error(&message),
     };
     let server = if args.faults.is_none() {
         CommandServer::given_or_started(args.zk.as_deref())
@@ -80,7 +81,7 @@ pub fn run(args: &RealArgs) -> ExitCode {
     };
     let server = match server {
         Ok(server) => server,
-        Err(message) => return crate::usage_error(&message),
+        Err(message) => return crate::cli::usage_error(&message),
     };
     let options = RealOptions {
         clients: args.clients,
@@ -89,7 +90,7 @@ pub fn run(args: &RealArgs) -> ExitCode {
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(error) => return crate::usage_error(&format!("no async runtime: {error}")),
+        Err(error) => return crate::cli::usage_error(&format!("no async runtime: {error}")),
     };
     let hosts = server.hosts();
     let striker = struck_by(&server).map(|server| Striker {
@@ -109,11 +110,11 @@ pub fn run(args: &RealArgs) -> ExitCode {
     };
     let report = match report {
         Ok(report) => report,
-        Err(error) => return crate::unusable_server(&hosts, error),
+        Err(error) => return crate::cli::unusable_server(&hosts, error),
     };
     let struck = match struck {
         Ok(struck) => struck,
-        Err(message) => return crate::usage_error(&message),
+        Err(message) => return crate::cli::usage_error(&message),
     };
     let struck: Vec<(String, u64)> = struck
         .iter()
@@ -125,7 +126,7 @@ pub fn run(args: &RealArgs) -> ExitCode {
         true => None,
         false => match keep_trace(scenario.name, args.seed, &report.trace) {
             Ok(path) => Some(path),
-            Err(message) => return crate::usage_error(&message),
+            Err(message) => return crate::cli::usage_error(&message),
         },
     };
     if args.json {

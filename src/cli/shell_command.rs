@@ -5,10 +5,10 @@ use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use zklab::recipes::client::ZkClient;
-use zklab::recipes::real_zk::RealZk;
-use zklab::shell::{run, Terminal};
-use zklab::sim::local::LocalZk;
+use crate::recipes::client::ZkClient;
+use crate::recipes::real_zk::RealZk;
+use crate::shell::{run, Terminal};
+use crate::sim::local::LocalZk;
 
 /// The session timeout zkCli asks for unless told otherwise (`-timeout`).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -19,13 +19,13 @@ const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 pub fn run_stdio(zk: Option<&str>) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(error) => return crate::usage_error(&format!("no async runtime: {error}")),
+        Err(error) => return crate::cli::usage_error(&format!("no async runtime: {error}")),
     };
     let result = match zk {
         None => runtime.block_on(on_stdio(&LocalZk::new().connect(), "simulated")),
         Some(hosts) => match runtime.block_on(RealZk::connect(hosts, SESSION_TIMEOUT)) {
             Ok(client) => runtime.block_on(on_stdio(&client, hosts)),
-            Err(error) => return crate::unusable_server(hosts, error),
+            Err(error) => return crate::cli::unusable_server(hosts, error),
         },
     };
     match result {

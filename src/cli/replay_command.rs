@@ -4,20 +4,21 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::runner::{self, RunOptions, SeedReport};
+use crate::scenarios::scenario::Scenario;
+use crate::scenarios::schedule::Schedule;
+use crate::sim::picture::Timeline;
+use crate::sim::trace::LEGEND;
 use clap::Args;
-use zklab::scenarios::catalogue;
-use zklab::scenarios::runner::{self, RunOptions, SeedReport};
-use zklab::scenarios::schedule::Schedule;
-use zklab::sim::picture::Timeline;
-use zklab::sim::trace::LEGEND;
 
-use crate::memory_budget;
-use crate::{usage_error, Setup};
+use crate::cli::memory_budget;
+use crate::cli::{usage_error, Setup};
 
 /// What `zklab replay` takes.
 #[derive(Args)]
 pub struct ReplayArgs {
-    /// The scenario (see `zklab list`).
+    /// The scenario (see `list`).
     #[arg(required_unless_present = "script")]
     scenario: Option<String>,
     /// The seed (0 to 18446744073709551615).
@@ -25,7 +26,7 @@ pub struct ReplayArgs {
     seed: Option<u64>,
     #[command(flatten)]
     setup: Setup,
-    /// Run the schedule in FILE (written by `zklab shrink`): it gives the scenario, the seed,
+    /// Run the schedule in FILE (written by `shrink`): it gives the scenario, the seed,
     /// the workload and every fault, so none of those is given here.
     #[arg(
         long,
@@ -49,14 +50,9 @@ pub struct ReplayArgs {
 }
 
 /// Runs `zklab replay`: exit 0 when every property holds, 1 when one is violated, 2 on bad usage.
-pub fn run(args: &ReplayArgs) -> ExitCode {
-    let (name, seed, mut options) = match what_to_run(args) {
+pub fn run(args: &ReplayArgs, catalogue: &Catalogue) -> ExitCode {
+    let (scenario, seed, mut options) = match what_to_run(args, catalogue) {
         Ok(run) => run,
-        Err(message) => return usage_error(&message),
-    };
-    let found = catalogue::find_fitting(&name, options.clients as usize);
-    let scenario = match found {
-        Ok(scenario) => scenario,
         Err(message) => return usage_error(&message),
     };
     if let Some(client) = args.client.filter(|&client| client >= options.clients) {
@@ -104,19 +100,26 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
     }
 }
 
-/// The scenario, seed and options to run: from the schedule file, or from the arguments.
-fn what_to_run(args: &ReplayArgs) -> Result<(String, u64, RunOptions), String> {
+/// The scenario of `catalogue`, seed and options to run: from the schedule file, or from the
+/// arguments.
+fn what_to_run(
+    args: &ReplayArgs,
+    catalogue: &Catalogue,
+) -> Result<(&'static Scenario, u64, RunOptions), String> {
     let Some(path) = &args.script else {
         let (Some(scenario), Some(seed)) = (&args.scenario, args.seed) else {
             return Err("give a scenario and --seed, or --script FILE".to_owned());
         };
-        return Ok((scenario.clone(), seed, args.setup.options()?));
+        let options = args.setup.options()?;
+        let scenario = catalogue.find_fitting(scenario, options.clients as usize)?;
+        return Ok((scenario, seed, options));
     };
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("cannot read the schedule {}: {error}", path.display()))?;
-    let schedule =
-        Schedule::parse(&text).map_err(|error| format!("{}: {error}", path.display()))?;
-    Ok((schedule.scenario.clone(), schedule.seed, schedule.options()))
+    let in_file = |error: String| format!("{}: {error}", path.display());
+    let schedule = Schedule::parse(&text).map_err(in_file)?;
+    let scenario = schedule.find_scenario(catalogue).map_err(in_file)?;
+    Ok((scenario, schedule.seed, schedule.options()))
 }
 
 /// Prints a run's story (up to its first violation, or one client's lines, if asked) with the

@@ -26,7 +26,7 @@ use zklab_recipes::client::{
 use zklab_recipes::machine::{Action as Next, Input, Recipe, Timer};
 use zklab_recipes::outcome::Outcome;
 use zklab_recipes::session_renaming::RenameSessions;
-use zklab_sim::fault::FaultKind;
+use zklab_sim::fault::{refuse_none_in_list, FaultKind};
 use zklab_sim::property::{self, Monitor};
 use zklab_sim::server::{Notification, Server};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
@@ -120,6 +120,44 @@ impl Budget {
         session_expiry: 1,
         pause: 1,
     };
+
+    /// The budget a `check --faults` value asks for, `each` of every kind it names: `none`,
+    /// `all`, or a comma-separated list of the kinds the model injects, by the names `run` takes
+    /// them (`lost-create-reply` is `lost-reply`: the model loses the reply of any write). An
+    /// error names what the model cannot inject.
+    pub fn parse(spec: &str, each: u8) -> Result<Budget, String> {
+        let kinds: Vec<FaultKind> = match spec {
+            "none" => Vec::new(),
+            "all" => vec![
+                FaultKind::ConnectionLoss,
+                FaultKind::LostReply,
+                FaultKind::SessionExpiry,
+                FaultKind::Pause,
+            ],
+            list => {
+                refuse_none_in_list(list)?;
+                list.split(',')
+                    .map(|name| name.trim().parse::<FaultKind>())
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        let mut budget = Budget::NONE;
+        for kind in kinds {
+            match kind {
+                FaultKind::ConnectionLoss => budget.connection_loss = each,
+                FaultKind::LostReply | FaultKind::LostCreateReply => budget.lost_reply = each,
+                FaultKind::SessionExpiry => budget.session_expiry = each,
+                FaultKind::Pause => budget.pause = each,
+                other => {
+                    return Err(format!(
+                        "the model checker does not inject {other}; it injects connection-loss, \
+                         lost-reply (lost-create-reply among them), session-expiry, pause"
+                    ))
+                }
+            }
+        }
+        Ok(budget)
+    }
 }
 
 /// The whole world at one moment. It hashes as every reordering of its clients does when
@@ -760,5 +798,32 @@ impl<W: Workload> RecipeModel<W> {
     pub fn declared(&self, name: &str) -> Option<&'static property::Property> {
         let mut declared = self.judged.iter().copied().chain([&ORPHAN]);
         declared.find(|property| property.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_reads_the_fault_names_run_takes_and_refuses_what_the_model_cannot_inject() {
+        assert_eq!(Budget::parse("none", 2), Ok(Budget::NONE));
+        assert_eq!(Budget::parse("all", 1), Ok(Budget::ONE_OF_EACH));
+        let lost = Budget::parse("lost-create-reply, pause", 3);
+        let three = Budget {
+            lost_reply: 3,
+            pause: 3,
+            ..Budget::NONE
+        };
+        assert_eq!(lost, Ok(three));
+        let crash = Budget::parse("crash", 1).unwrap_err();
+        assert!(
+            crash.starts_with("the model checker does not inject crash"),
+            "{crash}"
+        );
+        assert!(Budget::parse("none,pause", 1)
+            .unwrap_err()
+            .contains("stands alone"));
+        assert!(Budget::parse("bogus", 1).unwrap_err().contains("bogus"));
     }
 }

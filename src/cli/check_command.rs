@@ -10,21 +10,12 @@ use crate::models::model::Budget;
 use crate::scenarios::catalogue::Catalogue;
 use crate::scenarios::regressions;
 use crate::scenarios::schedule::Schedule;
-use crate::sim::fault::{refuse_none_in_list, FaultKind};
 use clap::Args;
 use serde::Serialize;
 
 use crate::cli::progress::spinner;
 use crate::cli::replay_command::write_pictures;
 use crate::cli::{script_replay_command, usage_error};
-
-/// The faults the model checker can inject.
-const MODEL_FAULTS: [FaultKind; 4] = [
-    FaultKind::ConnectionLoss,
-    FaultKind::LostReply,
-    FaultKind::SessionExpiry,
-    FaultKind::Pause,
-];
 
 /// Options of `zklab check`.
 #[derive(Args)]
@@ -72,37 +63,6 @@ pub struct CheckArgs {
     html: Option<PathBuf>,
 }
 
-/// The fault budgets a `--faults` value asks for.
-fn budget(spec: &str, each: u8) -> Result<Budget, String> {
-    let kinds: Vec<FaultKind> = match spec {
-        "none" => Vec::new(),
-        "all" => MODEL_FAULTS.to_vec(),
-        list => {
-            refuse_none_in_list(list)?;
-            list.split(',')
-                .map(|name| name.trim().parse::<FaultKind>())
-                .collect::<Result<_, _>>()?
-        }
-    };
-    let mut budget = Budget::default();
-    for kind in kinds {
-        match kind {
-            FaultKind::ConnectionLoss => budget.connection_loss = each,
-            // The model loses the reply of any write, a create's among them.
-            FaultKind::LostReply | FaultKind::LostCreateReply => budget.lost_reply = each,
-            FaultKind::SessionExpiry => budget.session_expiry = each,
-            FaultKind::Pause => budget.pause = each,
-            other => {
-                return Err(format!(
-                    "the model checker does not inject {other}; it injects connection-loss, lost-reply \
-                     (lost-create-reply among them), session-expiry, pause"
-                ))
-            }
-        }
-    }
-    Ok(budget)
-}
-
 /// Runs `zklab check`.
 pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
     let found = catalogue.find_fitting(&args.model, usize::from(args.clients));
@@ -110,7 +70,7 @@ pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
         Ok(model) => model,
         Err(message) => return usage_error(&message),
     };
-    let budget = match budget(&args.faults, args.budget) {
+    let budget = match Budget::parse(&args.faults, args.budget) {
         Ok(budget) => budget,
         Err(message) => return usage_error(&message),
     };

@@ -1,12 +1,14 @@
 //! The harness users test their own code with (`zklab::testing`): it catches a planted bug with a
 //! replay command that reproduces the trace, passes the same code once fixed, judges by the
-//! monitors a test adds, and strikes the faults a test causes on purpose when it causes them.
+//! monitors a test adds, strikes the faults a test causes on purpose when it causes them, and
+//! shrinks a failing seed to a schedule it keeps and replays.
 
 #[path = "../examples/config_watcher/watcher.rs"]
 mod watcher;
 #[path = "../examples/config_watcher/workload.rs"]
 mod workload;
 
+use std::path::Path;
 use std::time::Duration;
 
 use zklab::recipes::client::{CreateMode, SessionEvent, ZkClient, ZkError, ZkEvent};
@@ -14,8 +16,10 @@ use zklab::recipes::lock::Lock;
 use zklab::recipes::outcome::Outcome;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
+use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{LIVENESS, PANIC};
-use zklab::testing::{Harness, TestClient};
+use zklab::sim::fault::{FaultKind, FaultRates};
+use zklab::testing::{Harness, TestClient, SCHEDULE_VARIABLE, SHRINK_VARIABLE};
 
 use watcher::Follow;
 
@@ -278,4 +282,107 @@ fn a_panic_in_the_code_under_test_is_told_without_the_simulators_context_line() 
     let stderr = String::from_utf8_lossy(&child.stderr);
     assert!(child.status.success(), "{stderr}");
     assert!(!stderr.contains("context: node="), "{stderr}");
+}
+
+/// Treats the end of its session as a bug: fails on a seed whose faults expire a session.
+async fn trusts_its_session(client: TestClient) {
+    for _ in 0..20 {
+        if let Err(ZkError::SessionExpired) = client.exists("/", false).await {
+            panic!("c{} lost its session", client.index());
+        }
+        client.sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Where the test below, run again in a process of its own, keeps its failures.
+const KEPT_VARIABLE: &str = "ZKLAB_TEST_KEPT";
+
+/// This test binary, running only the test below, in `dir`'s keeping, with `variables` set.
+fn shrink_test_alone(dir: &Path, variables: &[(&str, &str)]) -> (Option<i32>, String) {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", SHRINK_TEST, "--nocapture"])
+        .env(KEPT_VARIABLE, dir)
+        .envs(variables.iter().copied())
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (output.status.code(), format!("{stdout}{stderr}"))
+}
+
+const SHRINK_TEST: &str = "a_failing_seed_shrunk_when_asked_is_kept_as_a_schedule_replayed_first";
+
+/// `ZKLAB_SHRINK=1 cargo test ...` shrinks the failing seed's faults to the one that breaks
+/// the test, keeps it as a schedule beside the kept seeds, and every later run replays it
+/// before its sweep; `ZKLAB_SCHEDULE=FILE` replays it alone with its whole trace. The test runs
+/// its harness in a process of its own, where it sets those variables.
+#[test]
+fn a_failing_seed_shrunk_when_asked_is_kept_as_a_schedule_replayed_first() {
+    if let Some(dir) = std::env::var_os(KEPT_VARIABLE) {
+        let faults = FaultRates::parse("connection-loss,lost-reply,session-expiry=0.1").unwrap();
+        let harness = Harness::new().clients(2).faults(faults).seeds(0..100);
+        return harness.regressions(dir).run(trusts_its_session);
+    }
+    let dir = std::env::temp_dir().join(format!("zklab-shrunk-harness-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (status, shrunk) = shrink_test_alone(&dir, &[(SHRINK_VARIABLE, "1")]);
+    assert_eq!(status, Some(101), "{shrunk}");
+    let seed = shrunk
+        .lines()
+        .find_map(|line| line.strip_prefix("zklab: seed ")?.strip_suffix(" fails"))
+        .unwrap_or_else(|| panic!("a failing seed:\n{shrunk}"));
+    let kept = dir.join(format!("{SHRINK_TEST}-seed{seed}.schedule"));
+    let kept_name = kept.display().to_string();
+    let told = format!(
+        "ZKLAB_SHRINK shrank it (kept, and replayed before every later sweep):\n\
+         zklab: the schedule {kept_name} fails\n  VIOLATION panic at "
+    );
+    assert!(shrunk.contains(&told), "{shrunk}");
+    assert!(shrunk.contains("\nits faults: 1\n  fault "), "{shrunk}");
+    let replay = shrunk
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("replay: "));
+    let replay = replay.unwrap_or_else(|| panic!("a replay command:\n{shrunk}"));
+    assert!(
+        replay.starts_with(&format!("ZKLAB_SCHEDULE={kept_name} cargo test ")),
+        "{replay}"
+    );
+    let test = format!("--test harness -- {SHRINK_TEST} --exact");
+    assert!(replay.ends_with(&test), "{replay}");
+    let schedule = regressions::read(&kept).expect("the shrunk schedule is kept");
+    assert_eq!(schedule.scenario, SHRINK_TEST);
+    assert_eq!((schedule.clients, schedule.rounds), (2, 0));
+    assert_eq!(schedule.violation.as_deref(), Some("panic"));
+    let kinds: Vec<FaultKind> = schedule.faults.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FaultKind::SessionExpiry], "{}", schedule.to_text());
+    let digest = |text: &str| {
+        let line = text.lines().rev().find(|l| l.starts_with("trace: "));
+        line.and_then(|line| line.split("digest ").nth(1))
+            .map(str::to_owned)
+    };
+    let shrunk_digest = digest(&shrunk).expect("the shrunk run's digest");
+
+    // The next run, which shrinks nothing, fails on the kept schedule before any seed.
+    let (status, next) = shrink_test_alone(&dir, &[]);
+    assert_eq!(status, Some(101), "{next}");
+    let first = next.lines().find(|line| line.starts_with("zklab: "));
+    assert_eq!(
+        first,
+        Some(format!("zklab: the schedule {kept_name} fails").as_str())
+    );
+    assert!(!next.contains("ZKLAB_SHRINK"), "{next}");
+
+    // Alone, it prints its whole trace, and tells the same story.
+    let (status, alone) = shrink_test_alone(&dir, &[(SCHEDULE_VARIABLE, &kept_name)]);
+    assert_eq!(status, Some(101), "{alone}");
+    let whole = format!("-- {kept_name}: ");
+    assert!(alone.contains(&whole), "{alone}");
+    assert!(
+        alone.contains(&format!(" digest {shrunk_digest}\n")),
+        "{alone}"
+    );
+    assert_eq!(digest(&alone), Some(shrunk_digest));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -57,6 +57,13 @@ pub(crate) fn make_directory_of(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The schedule in the file at `path`; an error names the file.
+pub fn read(path: &Path) -> Result<Schedule, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read the schedule {}: {error}", path.display()))?;
+    Schedule::parse(&text).map_err(|error| format!("{}: {error}", path.display()))
+}
+
 /// Every schedule of `scenario` (a scenario's name, or a harness test's) in `directory`, by file
 /// name; none if the directory does not exist. A file that is not a schedule is an error that
 /// names it.
@@ -73,10 +80,7 @@ pub fn load(directory: &Path, scenario: &str) -> Result<Vec<(PathBuf, Schedule)>
     paths.sort();
     let mut schedules = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-        let schedule =
-            Schedule::parse(&text).map_err(|error| format!("{}: {error}", path.display()))?;
+        let schedule = read(&path)?;
         if schedule.scenario == scenario {
             schedules.push((path, schedule));
         }

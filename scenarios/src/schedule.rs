@@ -153,7 +153,10 @@ impl Schedule {
 
     /// Its text form, which [`Schedule::parse`] reads back.
     pub fn to_text(&self) -> String {
-        let mut text = String::from("# zklab schedule: `replay --script FILE` runs it\n");
+        let mut text = String::from(
+            "# zklab schedule: `replay --script FILE` runs a scenario's, `ZKLAB_SCHEDULE=FILE \
+             cargo test` a harness test's\n",
+        );
         let _ = writeln!(text, "scenario {}", self.scenario);
         let _ = writeln!(text, "seed {}", self.seed);
         let _ = writeln!(text, "clients {}", self.clients);

@@ -15,9 +15,14 @@
 //! ```
 //!
 //! `ZKLAB_SEED` runs that seed alone and prints its whole trace; `ZKLAB_SEEDS=N` widens a
-//! sweep to N seeds. The code's own `tracing` events (INFO and up) land in the trace as note
-//! lines beside its calls, and `RUST_LOG` prints every event as it happens, stamped with the
-//! sim time.
+//! sweep to N seeds. `ZKLAB_SHRINK=1` shrinks the failing seed as `zklab shrink` does a
+//! scenario's: the faults that struck, written down, cut to the fewest (and shortest) that still
+//! break the same property, the seed moved if need be; the test's clients and servers stay, its
+//! closure being written for them. A test that keeps its regressions ([`Harness::regressions`])
+//! keeps that schedule and replays it before every later sweep, and `ZKLAB_SCHEDULE=FILE` runs
+//! it alone with its whole trace. The code's own `tracing` events (INFO and up) land in the
+//! trace as note lines beside its calls, and `RUST_LOG` prints every event as it happens,
+//! stamped with the sim time.
 //!
 //! ```rust,ignore
 //! use zklab::testing::Harness;
@@ -43,7 +48,7 @@ mod test_client;
 use std::fmt;
 use std::future::Future;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
@@ -53,17 +58,22 @@ use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
 pub use self::real_harness::ServerControl;
-pub use self::replay::{shell_quoted, SEEDS_VARIABLE, SEED_VARIABLE};
+pub use self::replay::{
+    shell_quoted, SCHEDULE_VARIABLE, SEEDS_VARIABLE, SEED_VARIABLE, SHRINK_VARIABLE,
+};
 pub use self::test_client::TestClient;
 
-use self::replay::Seeds;
+use self::replay::{Replayed, Seeds};
 use crate::kit::ClientRun;
 use crate::monitor::failure::NoFailures;
 use crate::oracle::{self, Violation};
-use crate::runner::RunOptions;
+use crate::regressions;
 use crate::runner::{
-    in_runtime, quiet_panics_inside_seeds, run_clients, start_service, Unfinished,
+    in_runtime, quiet_panics_inside_seeds, run_clients, start_service, RunOptions, SeedReport,
+    Unfinished,
 };
+use crate::schedule::Schedule;
+use crate::shrink::{self, Rerun};
 
 /// How many trace lines a failure shows; the replay prints them all.
 const TAIL_LINES: usize = 40;
@@ -114,11 +124,14 @@ pub struct Passed {
     pub seeds: Range<u64>,
     /// The seeds kept from earlier failures, replayed before the sweep.
     pub kept: Vec<u64>,
+    /// The schedules kept from earlier failures, shrunk (`ZKLAB_SHRINK`), replayed first.
+    pub schedules: Vec<PathBuf>,
     /// Wall time.
     pub elapsed: Duration,
 }
 
-/// A run that broke a property: the first failing seed of a sweep, or a real server's run.
+/// A run that broke a property: the first failing seed of a sweep, a kept schedule, or a real
+/// server's run.
 #[derive(Clone, Debug)]
 pub struct Failure {
     /// The seed, in the simulator.
@@ -127,18 +140,36 @@ pub struct Failure {
     pub violations: Vec<Violation>,
     /// The whole trace of the run.
     pub trace: Trace,
-    /// The command that replays the seed, in the simulator.
+    /// The command that replays the run, in the simulator.
     pub replay: Option<String>,
+    /// The run's faults, written down, when they were not drawn from its seed: a kept
+    /// schedule's run, or a shrunk one.
+    pub schedule: Option<Schedule>,
+    /// The file that keeps [`Failure::schedule`], if one does.
+    pub kept: Option<PathBuf>,
+    /// Under `ZKLAB_SHRINK`, the failing seed shrunk to the fewest faults that still break the
+    /// same property (a schedule's run), or why it could not be.
+    pub shrunk: Option<Result<Box<Failure>, String>>,
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.seed {
-            Some(seed) => writeln!(f, "zklab: seed {seed} fails")?,
-            None => writeln!(f, "zklab: the run on a real ZooKeeper fails")?,
+        match (&self.kept, &self.schedule, self.seed) {
+            (Some(path), _, _) => writeln!(f, "zklab: the schedule {} fails", path.display())?,
+            (None, Some(_), Some(seed)) => writeln!(f, "zklab: this schedule fails (seed {seed})")?,
+            (None, _, Some(seed)) => writeln!(f, "zklab: seed {seed} fails")?,
+            (None, _, None) => writeln!(f, "zklab: the run on a real ZooKeeper fails")?,
         }
         for violation in &self.violations {
             writeln!(f, "  VIOLATION {violation}")?;
+        }
+        if let Some(schedule) = &self.schedule {
+            let faults = schedule.to_text();
+            let faults: Vec<&str> = faults.lines().filter(|l| l.starts_with("fault ")).collect();
+            writeln!(f, "its faults: {}", faults.len())?;
+            for fault in faults {
+                writeln!(f, "  {fault}")?;
+            }
         }
         let entries = self.trace.entries();
         let shown = entries.len().min(TAIL_LINES);
@@ -152,8 +183,18 @@ impl fmt::Display for Failure {
             entries.len(),
             self.trace.digest()
         )?;
-        match &self.replay {
-            Some(replay) => write!(f, "\nreplay: {replay}"),
+        if let Some(replay) = &self.replay {
+            write!(f, "\nreplay: {replay}")?;
+        }
+        match &self.shrunk {
+            Some(Ok(shrunk)) => {
+                let kept = match &shrunk.kept {
+                    Some(_) => "kept, and replayed before every later sweep",
+                    None => "not kept: a harness keeps it with `.regressions(dir)` in a test",
+                };
+                write!(f, "\n\n{SHRINK_VARIABLE} shrank it ({kept}):\n{shrunk}")
+            }
+            Some(Err(why)) => write!(f, "\n\n{SHRINK_VARIABLE} could not shrink it: {why}"),
             None => Ok(()),
         }
     }
@@ -225,10 +266,11 @@ impl<M: Monitor> Harness<M> {
     }
 
     /// Keeps the seeds this test fails on in `directory` (`zklab-regressions`, say: check it
-    /// in), one file per test (`<test name>.seeds`), and replays them before the sweep of every
-    /// later run: a seed a wide sweep (`ZKLAB_SEEDS=100000`) found stays in the default one, and
-    /// a fixed bug stays fixed. Off unless asked for: a test that fails on purpose keeps
-    /// nothing.
+    /// in), one file per test (`<test name>.seeds`), and the schedules `ZKLAB_SHRINK` shrinks
+    /// them to (`<test name>-seed<seed>.schedule`), and replays them all before the sweep of
+    /// every later run, the schedules first: a seed a wide sweep (`ZKLAB_SEEDS=100000`) found
+    /// stays in the default one, and a fixed bug stays fixed. Off unless asked for: a test that
+    /// fails on purpose keeps nothing.
     pub fn regressions(mut self, directory: impl Into<PathBuf>) -> Self {
         self.kept = Some(directory.into());
         self
@@ -257,85 +299,270 @@ impl<M: Monitor> Harness<M> {
         QUIET.call_once(quiet_panics_inside_seeds);
         let started = Instant::now();
         let each = Arc::new(each);
-        let seeds = match replay::from_environment(self.seeds.clone()) {
-            Ok(seeds) => seeds,
-            Err(message) => panic!("zklab: {message}"),
-        };
-        let (seeds, replaying) = match seeds {
+        let test = self.test.clone().or_else(running_test);
+        let test = test.as_deref();
+        let asked = replay::from_environment(self.seeds.clone());
+        let (seeds, replaying) = match asked.unwrap_or_else(|message| panic!("zklab: {message}")) {
             Seeds::Sweep(seeds) => (seeds, false),
             Seeds::Replay(seed) => (seed..seed.saturating_add(1), true),
+            Seeds::Schedule(path) => {
+                let schedule = regressions::read(&path).and_then(|s| self.fitting(&path, s, test));
+                let schedule = schedule.unwrap_or_else(|message| panic!("zklab: {message}"));
+                self.replay_schedule(&path, &schedule, &each, test, true)?;
+                return Ok(Passed {
+                    seeds: 0..0,
+                    kept: Vec::new(),
+                    schedules: vec![path],
+                    elapsed: started.elapsed(),
+                });
+            }
         };
-        let test = self.test.clone().or_else(running_test);
-        let kept_file = match (&self.kept, &test) {
-            (Some(directory), Some(test)) if !replaying => Some(kept::file(directory, test)),
-            _ => None,
-        };
+        // Where this test keeps what it failed on: not while one seed is replayed.
+        let keeping = self.kept.as_deref().zip(test).filter(|_| !replaying);
+        let kept_file = keeping.map(|(directory, test)| kept::file(directory, test));
         let kept = match kept_file.as_deref().map(kept::seeds) {
             Some(Ok(kept)) => kept,
             Some(Err(message)) => panic!("zklab: {message}"),
             None => Vec::new(),
         };
+        let schedules = match keeping {
+            Some((directory, test)) => regressions::load(directory, test),
+            None => Ok(Vec::new()),
+        };
+        let schedules = schedules.unwrap_or_else(|message| panic!("zklab: {message}"));
+        for (path, schedule) in &schedules {
+            let schedule = self.fitting(path, schedule.clone(), test);
+            let schedule = schedule.unwrap_or_else(|message| panic!("zklab: {message}"));
+            self.replay_schedule(path, &schedule, &each, test, false)?;
+        }
         let sweep = seeds.clone().filter(|seed| !kept.contains(seed));
         for seed in kept.iter().copied().chain(sweep) {
-            let (trace, violations) =
-                tracing::subscriber::with_default(log::subscriber(), || self.run_seed(seed, &each));
+            let report = self.report(seed, &self.options, &each);
             if replaying {
-                print!("{}", trace.render());
-                println!(
-                    "-- seed {seed}: {} events, digest {:016x}",
-                    trace.entries().len(),
-                    trace.digest()
-                );
+                print_trace(&format!("seed {seed}"), &report.trace);
             }
-            if !violations.is_empty() {
-                if let Some(path) = kept_file.as_deref().filter(|_| !kept.contains(&seed)) {
-                    if let Err(message) = kept::keep(path, seed, &violations[0].to_string()) {
-                        eprintln!("zklab: {message}");
-                    }
+            if report.violations.is_empty() {
+                continue;
+            }
+            if let Some(path) = kept_file.as_deref().filter(|_| !kept.contains(&seed)) {
+                if let Err(message) = kept::keep(path, seed, &report.violations[0].to_string()) {
+                    eprintln!("zklab: {message}");
                 }
-                return Err(Box::new(Failure {
-                    seed: Some(seed),
-                    violations,
-                    trace,
-                    replay: Some(replay::command(seed, test.as_deref())),
-                }));
             }
+            // Shrunk on request, so kept even while one seed is replayed.
+            let keeping = self.kept.as_deref().zip(test);
+            let shrunk = replay::shrinking().then(|| self.shrunk(seed, &each, test, keeping));
+            return Err(Box::new(Failure {
+                seed: Some(seed),
+                violations: report.violations,
+                trace: report.trace,
+                replay: Some(replay::command(Replayed::Seed(seed), test)),
+                schedule: None,
+                kept: None,
+                shrunk,
+            }));
         }
         Ok(Passed {
             seeds,
             kept,
+            schedules: schedules.into_iter().map(|(path, _)| path).collect(),
             elapsed: started.elapsed(),
         })
     }
 
-    /// One seed: its trace and what broke, earliest first.
-    fn run_seed<F, Fut>(&self, seed: u64, each: &Arc<F>) -> (Trace, Vec<Violation>)
+    /// `schedule`, kept in `path`, if it is one this harness runs: the running test's (`test`,
+    /// if known), written for as many clients and servers as it has (its closure is the
+    /// workload, written for them).
+    fn fitting(
+        &self,
+        path: &Path,
+        schedule: Schedule,
+        test: Option<&str>,
+    ) -> Result<Schedule, String> {
+        if let Some(test) = test.filter(|test| *test != schedule.scenario) {
+            return Err(format!(
+                "{} is a schedule of {}, not of {test}",
+                path.display(),
+                schedule.scenario
+            ));
+        }
+        let (clients, servers) = (self.options.clients, self.options.sim.servers);
+        if (schedule.clients, schedule.servers) != (clients, servers) {
+            return Err(format!(
+                "{} was kept for {} clients on {} servers, and the test runs {clients} on \
+                 {servers}: delete it, or shrink the failure again",
+                path.display(),
+                schedule.clients,
+                schedule.servers
+            ));
+        }
+        Ok(schedule)
+    }
+
+    /// Runs the schedule kept in `path`, printing its whole trace if `replaying`; the failure
+    /// if it breaks a property.
+    fn replay_schedule<F, Fut>(
+        &self,
+        path: &Path,
+        schedule: &Schedule,
+        each: &Arc<F>,
+        test: Option<&str>,
+        replaying: bool,
+    ) -> Result<(), Box<Failure>>
     where
         F: Fn(TestClient) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let options = &self.options;
-        let (recorded, mut violations) = in_runtime(seed, |slot| async move {
-            let zk = start_service(options, &slot);
-            let clients = options.clients;
-            let client_run = |client| -> ClientRun<_> {
-                let (zk, each) = (zk.clone(), each.clone());
-                Box::pin(async move {
-                    each(TestClient::simulated(zk, client, clients)).await;
-                    None
-                })
-            };
-            match run_clients(&zk, options, 1, client_run).await {
-                Err(Unfinished::Broken(liveness)) => vec![liveness],
-                Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
+        let report = self.report(schedule.seed, &self.scripted(schedule), each);
+        if replaying {
+            print_trace(&path.display().to_string(), &report.trace);
+        }
+        if report.violations.is_empty() {
+            return Ok(());
+        }
+        Err(Box::new(Failure {
+            seed: Some(schedule.seed),
+            violations: report.violations,
+            trace: report.trace,
+            replay: Some(replay::command(Replayed::Schedule(path), test)),
+            schedule: Some(schedule.clone()),
+            kept: Some(path.to_owned()),
+            shrunk: None,
+        }))
+    }
+
+    /// The harness's options with `schedule`'s faults, and none drawn at random.
+    fn scripted(&self, schedule: &Schedule) -> RunOptions {
+        RunOptions {
+            faults: FaultRates::none(),
+            script: schedule.faults.clone(),
+            ..self.options.clone()
+        }
+    }
+
+    /// `seed`, which fails, shrunk to the fewest faults that still break the same property,
+    /// kept where `keeping` says (the directory and the test's name), as a failure of its own;
+    /// or why it could not be.
+    fn shrunk<F, Fut>(
+        &self,
+        seed: u64,
+        each: &Arc<F>,
+        test: Option<&str>,
+        keeping: Option<(&Path, &str)>,
+    ) -> Result<Box<Failure>, String>
+    where
+        F: Fn(TestClient) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let runs = TestRuns {
+            harness: self,
+            each,
+            name: test.unwrap_or("harness"),
+        };
+        let shrunk = shrink::shrink_runs(&runs, seed, &self.options, &|_| {})?;
+        let kept = match keeping {
+            Some((directory, test)) => {
+                let path = regressions::schedule_path(directory, test, seed);
+                regressions::save(&path, &shrunk.schedule)?;
+                Some(path)
             }
-        });
-        let trace = recorded.trace;
-        let judgement = oracle::judge(self.monitors.clone(), &trace, options.sim.session_timeout);
+            None => None,
+        };
+        let replay = kept
+            .as_deref()
+            .map(|path| replay::command(Replayed::Schedule(path), test));
+        Ok(Box::new(Failure {
+            seed: Some(shrunk.schedule.seed),
+            violations: shrunk.report.violations,
+            trace: shrunk.report.trace,
+            replay,
+            schedule: Some(shrunk.schedule),
+            kept,
+            shrunk: None,
+        }))
+    }
+
+    /// Runs `seed` with `options`: its report, judged, the code under test's own `tracing`
+    /// events among its notes.
+    fn report<F, Fut>(&self, seed: u64, options: &RunOptions, each: &Arc<F>) -> SeedReport
+    where
+        F: Fn(TestClient) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (recorded, mut violations) =
+            tracing::subscriber::with_default(log::subscriber(), || {
+                in_runtime(seed, |slot| async move {
+                    let zk = start_service(options, &slot);
+                    let clients = options.clients;
+                    let client_run = |client| -> ClientRun<_> {
+                        let (zk, each) = (zk.clone(), each.clone());
+                        Box::pin(async move {
+                            each(TestClient::simulated(zk, client, clients)).await;
+                            None
+                        })
+                    };
+                    match run_clients(&zk, options, 1, client_run).await {
+                        Err(Unfinished::Broken(liveness)) => vec![liveness],
+                        Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
+                    }
+                })
+            });
+        let judgement = oracle::judge(
+            self.monitors.clone(),
+            &recorded.trace,
+            options.sim.session_timeout,
+        );
         violations.extend(judgement.violations);
         violations.sort_by_key(|violation| violation.at);
-        (trace, violations)
+        SeedReport {
+            seed,
+            trace: recorded.trace,
+            faults: recorded.faults,
+            struck: recorded.struck,
+            violations,
+            max_wakeups_per_deletion: judgement.max_wakeups_per_deletion,
+            heap_peak: 0,
+            over_budget: false,
+            abandoned_order: recorded.abandoned_order,
+        }
     }
+}
+
+/// A harness test's runs, for the shrinker: its closure, on the options the search gives.
+struct TestRuns<'h, M, F> {
+    harness: &'h Harness<M>,
+    each: &'h Arc<F>,
+    name: &'h str,
+}
+
+impl<M, F, Fut> Rerun for TestRuns<'_, M, F>
+where
+    M: Monitor,
+    F: Fn(TestClient) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn run(&self, seed: u64, options: &RunOptions) -> SeedReport {
+        self.harness.report(seed, options, self.each)
+    }
+
+    /// The closure is written for the test's clients and servers: only faults are cut.
+    fn fewest_clients(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// Prints the whole trace of a run replayed alone, and its digest.
+fn print_trace(title: &str, trace: &Trace) {
+    print!("{}", trace.render());
+    println!(
+        "-- {title}: {} events, digest {:016x}",
+        trace.entries().len(),
+        trace.digest()
+    );
 }
 
 /// The running test's name, which libtest gives the thread it runs a test on.

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::scenarios::catalogue::Catalogue;
+use crate::scenarios::regressions;
 use crate::scenarios::runner::{self, RunOptions, SeedReport};
 use crate::scenarios::scenario::Scenario;
-use crate::scenarios::schedule::Schedule;
 use crate::sim::picture::Timeline;
 use crate::sim::trace::LEGEND;
 use clap::Args;
@@ -114,10 +114,8 @@ fn what_to_run(
         let scenario = catalogue.find_fitting(scenario, options.clients as usize)?;
         return Ok((scenario, seed, options));
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read the schedule {}: {error}", path.display()))?;
+    let schedule = regressions::read(path)?;
     let in_file = |error: String| format!("{}: {error}", path.display());
-    let schedule = Schedule::parse(&text).map_err(in_file)?;
     let scenario = schedule.find_scenario(catalogue).map_err(in_file)?;
     Ok((scenario, schedule.seed, schedule.options()))
 }

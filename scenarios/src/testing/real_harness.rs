@@ -102,6 +102,9 @@ impl<M: Monitor> Harness<M> {
             violations,
             trace,
             replay: None,
+            schedule: None,
+            kept: None,
+            shrunk: None,
         }))
     }
 }

@@ -1,15 +1,23 @@
 //! Which seeds a harness run takes from its environment, and the one command that replays a
 //! seed: `ZKLAB_SEED=S` runs seed S alone and prints its whole trace, `ZKLAB_SEEDS=N` widens
-//! the sweep to N seeds (as madsim's `MADSIM_TEST_SEED` and `MADSIM_TEST_NUM` do).
+//! the sweep to N seeds (as madsim's `MADSIM_TEST_SEED` and `MADSIM_TEST_NUM` do),
+//! `ZKLAB_SCHEDULE=FILE` runs a kept schedule alone and prints its whole trace, and
+//! `ZKLAB_SHRINK=1` shrinks a failing seed to its fewest faults.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The variable that replays one seed.
 pub const SEED_VARIABLE: &str = "ZKLAB_SEED";
 
 /// The variable that sets how many seeds a sweep runs.
 pub const SEEDS_VARIABLE: &str = "ZKLAB_SEEDS";
+
+/// The variable that replays one schedule file.
+pub const SCHEDULE_VARIABLE: &str = "ZKLAB_SCHEDULE";
+
+/// The variable that, set to anything but `0`, shrinks a failing seed.
+pub const SHRINK_VARIABLE: &str = "ZKLAB_SHRINK";
 
 /// What the environment asks of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,19 +26,40 @@ pub(crate) enum Seeds {
     Sweep(Range<u64>),
     /// This seed alone, its whole trace printed.
     Replay(u64),
+    /// The schedule in this file alone, its whole trace printed.
+    Schedule(PathBuf),
+}
+
+/// Reads a variable; unset and empty are alike.
+fn read(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
 /// The seeds to run: `default`, unless the environment says otherwise.
 pub(crate) fn from_environment(default: Range<u64>) -> Result<Seeds, String> {
-    let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    seeds(default, read(SEED_VARIABLE), read(SEEDS_VARIABLE))
+    let schedule = read(SCHEDULE_VARIABLE);
+    seeds(default, read(SEED_VARIABLE), read(SEEDS_VARIABLE), schedule)
+}
+
+/// Whether the environment asks for a failing seed to be shrunk.
+pub(crate) fn shrinking() -> bool {
+    read(SHRINK_VARIABLE).is_some_and(|value| value.trim() != "0")
 }
 
 fn seeds(
     default: Range<u64>,
     seed: Option<String>,
     count: Option<String>,
+    schedule: Option<String>,
 ) -> Result<Seeds, String> {
+    if let Some(schedule) = schedule {
+        return match seed {
+            Some(_) => Err(format!(
+                "{SEED_VARIABLE} and {SCHEDULE_VARIABLE} each replay one run: set one"
+            )),
+            None => Ok(Seeds::Schedule(PathBuf::from(schedule))),
+        };
+    }
     if let Some(seed) = seed {
         return match seed.trim().parse() {
             Ok(seed) => Ok(Seeds::Replay(seed)),
@@ -55,23 +84,40 @@ fn seeds(
     }
 }
 
-/// The command that replays `seed` of the running test `test` (or of the running program, when
-/// `None`): the seed variable, then `cargo test` or `cargo run` of this very target.
-pub(crate) fn command(seed: u64, test: Option<&str>) -> String {
+/// What a replay command sets to replay one run: a seed, or a schedule file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Replayed<'a> {
+    /// This seed, its faults drawn.
+    Seed(u64),
+    /// The schedule in this file.
+    Schedule(&'a Path),
+}
+
+/// The command that replays `run` of the running test `test` (or of the running program, when
+/// `None`): the variable that names it, then `cargo test` or `cargo run` of this very target.
+pub(crate) fn command(run: Replayed, test: Option<&str>) -> String {
     let exe = std::env::current_exe().unwrap_or_default();
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let package = std::env::var("CARGO_PKG_NAME").ok();
-    cargo_command(seed, test, &exe, Path::new(&manifest), package.as_deref())
+    cargo_command(run, test, &exe, Path::new(&manifest), package.as_deref())
 }
 
 fn cargo_command(
-    seed: u64,
+    run: Replayed,
     test: Option<&str>,
     exe: &Path,
     manifest: &Path,
     package: Option<&str>,
 ) -> String {
-    let mut words = vec![format!("{SEED_VARIABLE}={seed}"), "cargo".to_owned()];
+    // Only the value is quoted: the shell takes a quoted `NAME=value` for a command's name.
+    let setting = match run {
+        Replayed::Seed(seed) => format!("{SEED_VARIABLE}={seed}"),
+        Replayed::Schedule(path) => {
+            let path = shell_quoted(&path.display().to_string());
+            format!("{SCHEDULE_VARIABLE}={path}")
+        }
+    };
+    let mut words = vec!["cargo".to_owned()];
     words.push(if test.is_some() { "test" } else { "run" }.to_owned());
     let dir = exe.parent();
     let dir_name = |dir: Option<&Path>| {
@@ -108,11 +154,8 @@ fn cargo_command(
     if let Some(test) = test {
         words.extend(["--".to_owned(), test.to_owned(), "--exact".to_owned()]);
     }
-    words
-        .iter()
-        .map(|word| shell_quoted(word))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let quoted: Vec<String> = words.iter().map(|word| shell_quoted(word)).collect();
+    format!("{setting} {}", quoted.join(" "))
 }
 
 /// A test binary's name without the hash cargo appends (`config_watcher-0a1b2c3d4e5f6a7b`).
@@ -146,35 +189,53 @@ mod tests {
 
     #[test]
     fn the_environment_replays_one_seed_or_widens_the_sweep() {
-        assert_eq!(seeds(0..10, None, None), Ok(Seeds::Sweep(0..10)));
-        assert_eq!(seeds(0..10, some("7"), some("3")), Ok(Seeds::Replay(7)));
-        assert_eq!(seeds(5..10, None, some("100")), Ok(Seeds::Sweep(5..105)));
+        assert_eq!(seeds(0..10, None, None, None), Ok(Seeds::Sweep(0..10)));
+        assert_eq!(
+            seeds(0..10, some("7"), some("3"), None),
+            Ok(Seeds::Replay(7))
+        );
+        assert_eq!(
+            seeds(5..10, None, some("100"), None),
+            Ok(Seeds::Sweep(5..105))
+        );
         for bad in ["0", "-1", "many", "18446744073709551615"] {
-            let error = seeds(5..10, None, some(bad)).unwrap_err();
+            let error = seeds(5..10, None, some(bad), None).unwrap_err();
             assert!(error.starts_with("ZKLAB_SEEDS=`"), "{error}");
         }
-        assert!(seeds(0..1, some("x"), None)
+        assert!(seeds(0..1, some("x"), None, None)
             .unwrap_err()
             .contains("a seed is"));
+        let kept = some("kept/t-seed7.schedule");
+        let schedule = Seeds::Schedule(PathBuf::from("kept/t-seed7.schedule"));
+        assert_eq!(seeds(0..10, None, some("3"), kept.clone()), Ok(schedule));
+        assert!(seeds(0..10, some("7"), None, kept)
+            .unwrap_err()
+            .contains("set one"));
     }
 
     #[test]
     fn the_command_runs_the_very_target_and_test_that_failed() {
         let none = Path::new("/nowhere");
         let example = Path::new("/p/target/debug/examples/watcher-0123456789abcdef");
+        let test = Some("tests::sees_the_last");
         assert_eq!(
-            cargo_command(7, Some("tests::sees_the_last"), example, none, Some("app")),
+            cargo_command(Replayed::Seed(7), test, example, none, Some("app")),
             "ZKLAB_SEED=7 cargo test -p app --example watcher -- tests::sees_the_last --exact"
         );
         let program = Path::new("/p/target/release/examples/watcher");
         assert_eq!(
-            cargo_command(7, None, program, none, None),
+            cargo_command(Replayed::Seed(7), None, program, none, None),
             "ZKLAB_SEED=7 cargo run --release --example watcher"
         );
         let unit = Path::new("/p/target/debug/deps/my_app-0123456789abcdef");
         assert_eq!(
-            cargo_command(1, Some("t"), unit, none, None),
+            cargo_command(Replayed::Seed(1), Some("t"), unit, none, None),
             "ZKLAB_SEED=1 cargo test --lib -- t --exact"
+        );
+        let kept = Replayed::Schedule(Path::new("kept/a b.schedule"));
+        assert_eq!(
+            cargo_command(kept, Some("t"), unit, none, None),
+            "ZKLAB_SCHEDULE='kept/a b.schedule' cargo test --lib -- t --exact"
         );
     }
 

@@ -2,7 +2,8 @@
 //! judged by oracles that read the trace.
 //!
 //! A [`kit::Kit`] is everything the harness knows of one recipe; [`catalogue::scenarios`] names
-//! every scenario, one kit each. [`runner::run_seed`] runs one seed and [`runner::sweep`] many, in
+//! zklab's scenarios, one kit each, and a [`catalogue::Catalogue`] finds these, or a user's own,
+//! by name. [`runner::run_seed`] runs one seed and [`runner::sweep`] many, in
 //! parallel; [`real::run`] runs a scenario's workload against a real ZooKeeper, judged by the same
 //! oracles. The model checker (`zklab-models`) checks the same kits.
 

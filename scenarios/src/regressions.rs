@@ -18,7 +18,7 @@ pub fn default_path(scenario: &str, seed: u64) -> PathBuf {
 }
 
 /// The file in `directory` that keeps the shrunk `seed` of `name` (a scenario, or a harness
-/// test): `<name>-seed<seed>.schedule`, the name as [`file_stem`] writes it.
+/// test): `<name>-seed<seed>.schedule`, a test's `::` written `-` (`tests-readers-seed7`).
 pub fn schedule_path(directory: &Path, name: &str, seed: u64) -> PathBuf {
     directory.join(format!("{}-seed{seed}.schedule", file_stem(name)))
 }

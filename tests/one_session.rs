@@ -11,16 +11,11 @@ mod watcher;
 use std::future::Future;
 use std::time::Duration;
 
-use zklab::recipes::barrier::Barrier;
-use zklab::recipes::client::{Op, OpReply, SessionId, ZkClient, ZkError, ZkEvent};
-use zklab::recipes::election::Election;
-use zklab::recipes::lock::Lock;
-use zklab::recipes::parts::link::RecipeError;
+use zklab::prelude::*;
 use zklab::scenarios::barrier::monitor::BarrierSafety;
 use zklab::scenarios::monitor::exclusion::MutualExclusion;
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::runner::LIVENESS;
-use zklab::testing::{Harness, TestClient};
 
 use watcher::{follow, publish, Follow};
 

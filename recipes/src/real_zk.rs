@@ -19,6 +19,10 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
+/// The client crate under [`RealZk`], for building a client of one's own to wrap
+/// ([`RealZk::from_client`]) with the very version zklab uses.
+pub use zookeeper_client;
+
 use crate::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
     ZkClient, ZkError, ZkEvent,
@@ -35,6 +39,8 @@ type PendingState = Pin<Box<dyn Future<Output = (zk::StateWatcher, zk::SessionSt
 pub struct RealZk {
     session: Arc<RealSession>,
     listener: ListenerId,
+    /// The ACL of every node this handle creates.
+    acls: Arc<[zk::Acl]>,
 }
 
 /// The session every handle shares.
@@ -56,6 +62,13 @@ impl RealZk {
             .connect(hosts)
             .await
             .map_err(zk_error)?;
+        Ok(RealZk::from_client(client))
+    }
+
+    /// The session of a client the application connected itself, with what it chose there:
+    /// authentication, TLS, SASL, a chroot, a read-only server. Nodes are created open to anyone
+    /// (`anyone_all`) unless [`RealZk::with_acls`] says otherwise.
+    pub fn from_client(client: zk::Client) -> RealZk {
         let listeners = Listeners::default();
         let listener = listeners.add();
         let session = RealSession {
@@ -64,10 +77,18 @@ impl RealZk {
             client: Mutex::new(Some(client)),
             listeners,
         };
-        Ok(RealZk {
+        RealZk {
             session: Arc::new(session),
             listener,
-        })
+            acls: zk::Acls::anyone_all().to_vec().into(),
+        }
+    }
+
+    /// The same handle, creating every node with `acls` (the session must be authenticated as
+    /// they require to use the nodes afterwards).
+    pub fn with_acls(mut self, acls: &[zk::Acl]) -> RealZk {
+        self.acls = acls.into();
+        self
     }
 
     fn client(&self) -> Result<zk::Client, ZkError> {
@@ -94,7 +115,7 @@ impl Drop for RealZk {
 impl ZkClient for RealZk {
     async fn call(&self, op: Op) -> OpReply {
         let client = self.client()?;
-        let (reply, watcher) = execute(&client, op).await;
+        let (reply, watcher) = execute(&client, &self.acls, op).await;
         self.settle(watcher);
         reply
     }
@@ -123,6 +144,7 @@ impl ZkClient for RealZk {
         RealZk {
             session: self.session.clone(),
             listener: self.session.listeners.add(),
+            acls: self.acls.clone(),
         }
     }
 
@@ -331,8 +353,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sends one op; returns its reply and the watcher it set, if any.
-async fn execute(client: &zk::Client, op: Op) -> (OpReply, Option<zk::OneshotWatcher>) {
+/// Sends one op, creating nodes with `acls`; returns its reply and the watcher it set, if any.
+async fn execute(
+    client: &zk::Client,
+    acls: &[zk::Acl],
+    op: Op,
+) -> (OpReply, Option<zk::OneshotWatcher>) {
     match op {
         Op::Exists { path, watch: true } => match client.check_and_watch_stat(&path).await {
             Ok((stat, watcher)) => (Ok(OpResult::Exists(stat.map(stat_of))), Some(watcher)),
@@ -352,14 +378,14 @@ async fn execute(client: &zk::Client, op: Op) -> (OpReply, Option<zk::OneshotWat
             }
             Err(error) => (Err(zk_error(error)), None),
         },
-        op => (execute_unwatched(client, op).await, None),
+        op => (execute_unwatched(client, acls, op).await, None),
     }
 }
 
-async fn execute_unwatched(client: &zk::Client, op: Op) -> OpReply {
+async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpReply {
     match op {
         Op::Create { path, data, mode } => {
-            let options = create_options(mode);
+            let options = create_options(mode, acls);
             let (stat, sequence) = client.create(&path, &data, &options).await?;
             let path = if mode.is_sequential() {
                 format!("{path}{sequence}")
@@ -399,21 +425,21 @@ async fn execute_unwatched(client: &zk::Client, op: Op) -> OpReply {
         }
         // ZooKeeper has no lone check: a multi of one check answers the same question.
         Op::Check { path, version } => {
-            match multi(client, vec![Op::Check { path, version }]).await? {
+            match multi(client, acls, vec![Op::Check { path, version }]).await? {
                 OpResult::Multi(mut results) => results.pop().unwrap_or(Ok(OpResult::Checked)),
                 other => Ok(other),
             }
         }
-        Op::Multi(ops) => multi(client, ops).await,
+        Op::Multi(ops) => multi(client, acls, ops).await,
     }
 }
 
-async fn multi(client: &zk::Client, ops: Vec<Op>) -> OpReply {
+async fn multi(client: &zk::Client, acls: &[zk::Acl], ops: Vec<Op>) -> OpReply {
     let mut writer = client.new_multi_writer();
     for op in &ops {
         match op {
             Op::Create { path, data, mode } => {
-                writer.add_create(path, data, &create_options(*mode))?
+                writer.add_create(path, data, &create_options(*mode, acls))?
             }
             Op::Delete { path, version } => writer.add_delete(path, Some(*version))?,
             Op::SetData {
@@ -463,14 +489,14 @@ fn multi_result(result: zk::MultiWriteResult) -> OpResult {
     }
 }
 
-fn create_options(mode: CreateMode) -> zk::CreateOptions<'static> {
+fn create_options(mode: CreateMode, acls: &[zk::Acl]) -> zk::CreateOptions<'_> {
     let mode = match mode {
         CreateMode::Persistent => zk::CreateMode::Persistent,
         CreateMode::PersistentSequential => zk::CreateMode::PersistentSequential,
         CreateMode::Ephemeral => zk::CreateMode::Ephemeral,
         CreateMode::EphemeralSequential => zk::CreateMode::EphemeralSequential,
     };
-    mode.with_acls(zk::Acls::anyone_all())
+    mode.with_acls(zk::Acls::new(acls))
 }
 
 fn stat_of(stat: zk::Stat) -> Stat {

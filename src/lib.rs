@@ -6,7 +6,7 @@
 //! ZooKeeper server and the simulated client under madsim), [`scenarios`] (the recipes' kits,
 //! the one catalogue, oracles and the seeded runner) and [`models`] (the model checker).
 //! [`testing`] tests your own code under seeded faults in `cargo test`; [`launcher`] starts real
-//! ZooKeeper servers to run the same code against.
+//! ZooKeeper servers to run the same code against; [`prelude`] names what most code uses.
 //!
 //! The simulator needs `--cfg madsim` (see `zklab-sim`); the `cli` feature (on by default) adds
 //! the command line, the conformance cases and the shell.
@@ -16,6 +16,7 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod conform;
 pub mod launcher;
+pub mod prelude;
 pub mod real_faults;
 #[cfg(feature = "cli")]
 pub mod shell;

@@ -93,6 +93,62 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
     assert_agree(&report, CONFORMANCE_CASES);
 }
 
+/// An application's own client, authenticated, wrapped as it is: the nodes its recipes and calls
+/// make carry the ACL it asks for, which another session without the credentials cannot read,
+/// and two handles on its one session each hear only the watches they set.
+#[test]
+fn a_wrapped_client_keeps_its_credentials_and_its_nodes_their_acl() {
+    use zklab::recipes::real_zk::zookeeper_client as zk;
+    let Some(installation) = installed_or_skip("a wrapped client") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let hosts = server.connect_string();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        let client = zk::Client::connector()
+            .with_auth("digest", b"app:secret")
+            .connect(&hosts)
+            .await
+            .expect("an authenticated session");
+        let own = RealZk::from_client(client).with_acls(&zk::Acls::creator_all());
+        own.create("/guarded", b"mine", CreateMode::Persistent)
+            .await
+            .expect("created");
+        assert_eq!(
+            own.get_data("/guarded", false).await.map(|(data, _)| data),
+            Ok(b"mine".to_vec())
+        );
+        let stranger = RealZk::connect(&hosts, Duration::from_secs(10))
+            .await
+            .expect("a session");
+        assert_eq!(
+            stranger.get_data("/guarded", false).await,
+            Err(ZkError::NoAuth)
+        );
+
+        let other = own.listener();
+        own.exists("/first", true).await.expect("a watch");
+        other.exists("/second", true).await.expect("a watch");
+        stranger
+            .create("/second", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        stranger
+            .create("/first", b"", CreateMode::Persistent)
+            .await
+            .expect("created");
+        let heard = |event: Option<ZkEvent>| match event {
+            Some(ZkEvent::Watch(watched)) => watched.path,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(heard(own.next_event().await), "/first");
+        assert_eq!(heard(other.next_event().await), "/second");
+        assert_eq!(own.try_next_event(), None);
+        assert_eq!(other.try_next_event(), None);
+    });
+}
+
 /// Three sessions create the same node at once, then two delete it at once while the third
 /// reads it: whichever order the real server chose, the simulated server agrees in one, and
 /// only one create and one delete succeed.

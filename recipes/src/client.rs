@@ -409,20 +409,31 @@ pub enum ZkEvent {
     Session(SessionEvent),
 }
 
-/// A ZooKeeper session as a recipe sees it.
+/// A handle on a ZooKeeper session, as a recipe sees it.
 ///
 /// One primitive, [`ZkClient::call`], sends any [`Op`]; the named methods are conveniences over it.
-/// Events (fired watches and session state changes) arrive on one ordered stream per session: a
-/// client delivers a watch event before any reply that reflects the change behind it.
+/// Events arrive on one ordered stream per handle: the watches set through this handle, and
+/// every change of the session's state. A client delivers a watch event before any reply that
+/// reflects the change behind it. [`ZkClient::listener`] makes another handle on the same
+/// session with a stream of its own, so recipes and tasks sharing a session never take each
+/// other's events (each recipe's driver takes one).
 pub trait ZkClient {
-    /// Sends one op and waits for its reply.
+    /// Sends one op and waits for its reply. A watch it sets is delivered to this handle.
     fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send;
 
-    /// Waits for the next event of this session; `None` once the session is closed and drained.
+    /// Waits for this handle's next event; `None` once the session is closed and drained.
     fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send;
 
-    /// Takes the next event that has already arrived, without waiting.
+    /// Takes this handle's next event that has already arrived, without waiting.
     fn try_next_event(&self) -> Option<ZkEvent>;
+
+    /// Another handle on the same session, with an event stream of its own: the watches set
+    /// through it are delivered to it alone, the session's news to it as to every handle (as
+    /// ZooKeeper's client hands a fired watch to the watcher its read registered). It hears
+    /// what happens from now on; dropping it drops its watches' events.
+    fn listener(&self) -> Self
+    where
+        Self: Sized;
 
     /// The id of this session.
     fn session_id(&self) -> SessionId;

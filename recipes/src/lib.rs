@@ -3,7 +3,8 @@
 //! [`client`] is the API a recipe talks to. [`machine`] is the sans-IO pattern: a recipe is a
 //! [`machine::Recipe`] that turns inputs (replies, watch events, session events, application
 //! requests, its timer) into steps (send this op, wait, done), and one async driver runs any
-//! machine over any [`client::ZkClient`]. Each recipe tells its application things in its own
+//! machine over any [`client::ZkClient`], on a handle of the session whose events are its own
+//! ([`listeners`]). Each recipe tells its application things in its own
 //! outcome type, which converts into the one vocabulary of [`outcome`]. Recipes are built from
 //! [`parts`]: [`lock`], [`election`], the two sides of [`rw_lock`] (and of [`revocable_lock`]) and
 //! the leases of [`semaphore`] are the role part under their own names, and [`barrier`] is a
@@ -24,6 +25,7 @@ pub mod double_barrier;
 pub mod election;
 pub mod group;
 pub mod handle;
+pub mod listeners;
 pub mod lock;
 pub mod machine;
 pub mod names;

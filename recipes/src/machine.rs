@@ -132,9 +132,13 @@ type Sleep<'c> = Pin<Box<dyn Future<Output = ()> + Send + 'c>>;
 
 /// Runs one machine over one client: sends the ops it asks for, feeds back replies and events in
 /// the order the session delivered them, runs its timer, and hands every outcome to its
-/// [`Recorder`], if any.
+/// [`Recorder`], if any. It works through a handle of its own on the session
+/// ([`ZkClient::listener`]): the events it takes are those of its own watches and the session's
+/// news, never another recipe's or the application's.
 pub struct Driver<'c, C, M> {
     client: &'c C,
+    /// The driver's own handle on the client's session.
+    own: C,
     machine: M,
     waiting: bool,
     connected: bool,
@@ -158,6 +162,7 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
     pub fn new(client: &'c C, machine: M) -> Self {
         Driver {
             client,
+            own: client.listener(),
             machine,
             waiting: true,
             connected: true,
@@ -205,10 +210,10 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             self.record(&mut outcomes, step.outcome);
             match step.action {
                 Action::Send(op) => {
-                    let reply = self.client.call(op).await;
+                    let reply = self.own.call(op).await;
                     // Events the session delivered before the reply reflect earlier changes:
                     // the machine sees them first, as ZooKeeper's ordering promises.
-                    while let Some(event) = self.client.try_next_event() {
+                    while let Some(event) = self.own.try_next_event() {
                         let during = self.step(Input::Event(event));
                         debug_assert!(
                             !matches!(during.action, Action::Send(_)),
@@ -251,7 +256,7 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
     pub async fn feed_arrived_events(&mut self) -> Vec<M::Outcome> {
         let mut outcomes = Vec::new();
         while !self.is_done() {
-            let Some(event) = self.client.try_next_event() else {
+            let Some(event) = self.own.try_next_event() else {
                 break;
             };
             outcomes.extend(self.feed(Input::Event(event)).await);
@@ -272,26 +277,27 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
         &mut self,
         interrupt: impl Future<Output = ()>,
     ) -> Option<Vec<M::Outcome>> {
-        let client = self.client;
-        let mut event = pin!(client.next_event());
-        let mut interrupt = pin!(interrupt);
-        let timer = &mut self.timer;
         /// What came first.
         enum First {
             Event(Option<ZkEvent>),
             Timer,
             Interrupt,
         }
-        let first = poll_fn(|cx| {
-            if let Poll::Ready(event) = event.as_mut().poll(cx) {
-                return Poll::Ready(First::Event(event));
-            }
-            if let Some(Poll::Ready(())) = timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-                return Poll::Ready(First::Timer);
-            }
-            interrupt.as_mut().poll(cx).map(|()| First::Interrupt)
-        })
-        .await;
+        let first = {
+            let mut event = pin!(self.own.next_event());
+            let mut interrupt = pin!(interrupt);
+            let timer = &mut self.timer;
+            poll_fn(|cx| {
+                if let Poll::Ready(event) = event.as_mut().poll(cx) {
+                    return Poll::Ready(First::Event(event));
+                }
+                if let Some(Poll::Ready(())) = timer.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
+                    return Poll::Ready(First::Timer);
+                }
+                interrupt.as_mut().poll(cx).map(|()| First::Interrupt)
+            })
+            .await
+        };
         match first {
             First::Event(event) => {
                 let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));

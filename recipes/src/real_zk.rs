@@ -2,14 +2,15 @@
 //! [`ZkClient`], so the recipes that run in the simulator run in production unchanged.
 //!
 //! The crate hands out one watcher per watching call and reports session states on a separate
-//! channel; this adapter merges both into zklab's one ordered event stream, in the order the
-//! crate received them. It takes what has fired whenever a reply arrives, before handing the
-//! reply over: the crate's session task fills a watcher before it completes any later reply, so
-//! an event is seen before a reply that reflects its change, as ZooKeeper promises.
+//! channel; this adapter merges both into each handle's ordered event stream, in the order the
+//! crate received them: a watcher's event to the handle whose call set it, a state to every
+//! handle. It takes what has fired whenever a reply arrives, before handing the reply over: the
+//! crate's session task fills a watcher before it completes any later reply, so an event is seen
+//! before a reply that reflects its change, as ZooKeeper promises.
 //!
 //! The crate runs its session on the ambient tokio runtime: connect from inside one.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,10 +19,15 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
+/// The client crate under [`RealZk`], for building a client of one's own to wrap
+/// ([`RealZk::from_client`]) with the very version zklab uses.
+pub use zookeeper_client;
+
 use crate::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
     ZkClient, ZkError, ZkEvent,
 };
+use crate::listeners::{ListenerId, Listeners};
 
 /// A watcher the server may still fire.
 type PendingWatch = Pin<Box<dyn Future<Output = zk::WatchedEvent> + Send>>;
@@ -29,12 +35,21 @@ type PendingWatch = Pin<Box<dyn Future<Output = zk::WatchedEvent> + Send>>;
 /// The next session state change, with the watcher to wait on after it.
 type PendingState = Pin<Box<dyn Future<Output = (zk::StateWatcher, zk::SessionState)> + Send>>;
 
-/// One session on a real ZooKeeper server or ensemble.
+/// A handle on one session on a real ZooKeeper server or ensemble.
 pub struct RealZk {
+    session: Arc<RealSession>,
+    listener: ListenerId,
+    /// The ACL of every node this handle creates.
+    acls: Arc<[zk::Acl]>,
+}
+
+/// The session every handle shares.
+struct RealSession {
     /// The crate's client; `None` once closed.
     client: Mutex<Option<zk::Client>>,
-    session: SessionId,
+    id: SessionId,
     events: Mutex<EventStream>,
+    listeners: Listeners,
 }
 
 impl RealZk {
@@ -47,62 +62,94 @@ impl RealZk {
             .connect(hosts)
             .await
             .map_err(zk_error)?;
-        let session = client.session_id().0;
-        let events = EventStream::new(client.state_watcher());
-        Ok(RealZk {
+        Ok(RealZk::from_client(client))
+    }
+
+    /// The session of a client the application connected itself, with what it chose there:
+    /// authentication, TLS, SASL, a chroot, a read-only server. Nodes are created open to anyone
+    /// (`anyone_all`) unless [`RealZk::with_acls`] says otherwise.
+    pub fn from_client(client: zk::Client) -> RealZk {
+        let listeners = Listeners::default();
+        let listener = listeners.add();
+        let session = RealSession {
+            id: client.session_id().0,
+            events: Mutex::new(EventStream::new(client.state_watcher())),
             client: Mutex::new(Some(client)),
-            session,
-            events: Mutex::new(events),
-        })
+            listeners,
+        };
+        RealZk {
+            session: Arc::new(session),
+            listener,
+            acls: zk::Acls::anyone_all().to_vec().into(),
+        }
+    }
+
+    /// The same handle, creating every node with `acls` (the session must be authenticated as
+    /// they require to use the nodes afterwards).
+    pub fn with_acls(mut self, acls: &[zk::Acl]) -> RealZk {
+        self.acls = acls.into();
+        self
     }
 
     fn client(&self) -> Result<zk::Client, ZkError> {
-        lock(&self.client).clone().ok_or(ZkError::Closed)
+        lock(&self.session.client).clone().ok_or(ZkError::Closed)
     }
 
-    /// Moves every event that has arrived by now into the stream, then watches `new` too.
+    /// Routes every event that has arrived by now, then watches `new` too, for this handle.
     fn settle(&self, new: Option<zk::OneshotWatcher>) {
-        let mut events = lock(&self.events);
-        events.collect();
+        let mut events = lock(&self.session.events);
+        events.collect(&self.session.listeners);
         if let Some(watcher) = new {
-            events.watch(Box::pin(watcher.changed()));
+            let pending = Box::pin(watcher.changed());
+            events.watch(self.listener, pending, &self.session.listeners);
         }
+    }
+}
+
+impl Drop for RealZk {
+    fn drop(&mut self) {
+        self.session.listeners.remove(self.listener);
     }
 }
 
 impl ZkClient for RealZk {
     async fn call(&self, op: Op) -> OpReply {
         let client = self.client()?;
-        let (reply, watcher) = execute(&client, op).await;
+        let (reply, watcher) = execute(&client, &self.acls, op).await;
         self.settle(watcher);
         reply
     }
 
     fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
         futures::future::poll_fn(move |cx| {
-            let mut events = lock(&self.events);
-            lock(&events.fired).waiting = Some(cx.waker().clone());
-            events.collect();
-            match events.ready.pop_front() {
-                Some(event) => Poll::Ready(Some(event)),
-                None if events.ended => Poll::Ready(None),
-                None => Poll::Pending,
-            }
+            let listeners = &self.session.listeners;
+            let mut events = lock(&self.session.events);
+            events.wake_on_news(cx.waker());
+            events.collect(listeners);
+            listeners.poll_next(self.listener, cx)
         })
     }
 
     fn try_next_event(&self) -> Option<ZkEvent> {
-        let mut events = lock(&self.events);
-        events.collect();
-        events.ready.pop_front()
+        let listeners = &self.session.listeners;
+        lock(&self.session.events).collect(listeners);
+        listeners.try_next(self.listener)
     }
 
     fn session_id(&self) -> SessionId {
-        self.session
+        self.session.id
+    }
+
+    fn listener(&self) -> Self {
+        RealZk {
+            session: self.session.clone(),
+            listener: self.session.listeners.add(),
+            acls: self.acls.clone(),
+        }
     }
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
-        let client = lock(&self.client).take();
+        let client = lock(&self.session.client).take();
         async move {
             let client = client.ok_or(ZkError::Closed)?;
             let mut states = client.state_watcher();
@@ -124,20 +171,17 @@ impl ZkClient for RealZk {
     }
 }
 
-/// The session's events: those that arrived, and the watchers and state changes still to come.
+/// The session's watchers and state changes still to come.
 ///
 /// The crate fills each watcher through its own channel, so which one the server fired first is
 /// lost by the time several are ready. Each pending watcher is therefore polled with a waker of
 /// its own that notes, when the crate fills it, its place in the order: the server's order.
 struct EventStream {
-    ready: VecDeque<ZkEvent>,
-    /// Pending watchers, by the id their waker notes.
-    watches: BTreeMap<u64, (PendingWatch, Waker)>,
+    /// Pending watchers, by the id their waker notes, with the handle whose call set each.
+    watches: BTreeMap<u64, (ListenerId, PendingWatch, Waker)>,
     next_id: u64,
     /// The next session state change and its waker; `None` once the session has ended.
     state: Option<(PendingState, Waker)>,
-    /// The terminal state has been queued: nothing follows what is in `ready`.
-    ended: bool,
     /// The state last queued: the crate's state channel keeps only the newest state, so a
     /// connection that drops and comes back at once shows as the same state twice.
     last_state: zk::SessionState,
@@ -148,8 +192,17 @@ struct EventStream {
 #[derive(Default)]
 struct Fired {
     order: Vec<u64>,
-    /// The task waiting in `next_event`, woken whenever something fires.
-    waiting: Option<Waker>,
+    /// The tasks waiting in `next_event` on any handle, woken whenever something fires: the
+    /// first to run routes it.
+    waiting: Vec<Waker>,
+}
+
+impl Fired {
+    fn wake_all(&mut self) {
+        for waiting in self.waiting.drain(..) {
+            waiting.wake();
+        }
+    }
 }
 
 /// The id the state future's waker notes.
@@ -170,9 +223,9 @@ impl Wake for FiredWaker {
         let waiting = {
             let mut fired = lock(&self.fired);
             fired.order.push(self.id);
-            fired.waiting.take()
+            std::mem::take(&mut fired.waiting)
         };
-        if let Some(waiting) = waiting {
+        for waiting in waiting {
             waiting.wake();
         }
     }
@@ -181,11 +234,9 @@ impl Wake for FiredWaker {
 impl EventStream {
     fn new(mut states: zk::StateWatcher) -> Self {
         let mut stream = EventStream {
-            ready: VecDeque::new(),
             watches: BTreeMap::new(),
             next_id: 0,
             state: None,
-            ended: false,
             last_state: states.state(),
             fired: Arc::default(),
         };
@@ -200,21 +251,29 @@ impl EventStream {
         }))
     }
 
-    /// Waits on a new watcher: polled once now, so that its waker is in place before it fires.
-    fn watch(&mut self, mut watch: PendingWatch) {
+    /// Has `waker` woken when something fires, unless it will be already.
+    fn wake_on_news(&self, waker: &Waker) {
+        let mut fired = lock(&self.fired);
+        if !fired.waiting.iter().any(|waiting| waiting.will_wake(waker)) {
+            fired.waiting.push(waker.clone());
+        }
+    }
+
+    /// Waits on a new watcher of `listener`'s: polled once now, so that its waker is in place
+    /// before it fires.
+    fn watch(&mut self, listener: ListenerId, mut watch: PendingWatch, listeners: &Listeners) {
         let id = self.next_id;
         self.next_id += 1;
         let waker = self.waker(id);
         match watch.as_mut().poll(&mut Context::from_waker(&waker)) {
             Poll::Ready(event) => {
-                self.ready.extend(watched_event(event).map(ZkEvent::Watch));
-                let waiting = lock(&self.fired).waiting.take();
-                if let Some(waiting) = waiting {
-                    waiting.wake();
+                if let Some(event) = watched_event(event) {
+                    listeners.deliver_to(listener, ZkEvent::Watch(event));
                 }
+                lock(&self.fired).wake_all();
             }
             Poll::Pending => {
-                self.watches.insert(id, (watch, waker));
+                self.watches.insert(id, (listener, watch, waker));
             }
         }
     }
@@ -225,37 +284,38 @@ impl EventStream {
         lock(&self.fired).order.push(STATE);
     }
 
-    /// Queues what has fired, in the order it fired. The server sends one notification per
-    /// session and change, which the crate hands to every watcher of that path it fires; such
-    /// copies are queued once.
-    fn collect(&mut self) {
+    /// Routes what has fired, in the order it fired. The server sends one notification per
+    /// session and change, which the crate hands to every watcher of that path it fires; a
+    /// handle holding several such watchers hears it once.
+    fn collect(&mut self, listeners: &Listeners) {
         let mut order = std::mem::take(&mut lock(&self.fired).order);
         // Then everything else, in case a waker was not called: late rather than lost.
         order.extend(self.watches.keys().copied());
         order.push(STATE);
-        let mut queued: Vec<WatchedEvent> = Vec::new();
+        let mut routed: Vec<(ListenerId, WatchedEvent)> = Vec::new();
         for id in order {
             if id == STATE {
-                self.poll_state();
+                self.poll_state(listeners);
                 continue;
             }
-            let Some((watch, waker)) = self.watches.get_mut(&id) else {
+            let Some((listener, watch, waker)) = self.watches.get_mut(&id) else {
                 continue;
             };
             let Poll::Ready(event) = watch.as_mut().poll(&mut Context::from_waker(waker)) else {
                 continue;
             };
+            let listener = *listener;
             self.watches.remove(&id);
             if let Some(event) = watched_event(event) {
-                if !queued.contains(&event) {
-                    queued.push(event.clone());
-                    self.ready.push_back(ZkEvent::Watch(event));
+                if !routed.contains(&(listener, event.clone())) {
+                    routed.push((listener, event.clone()));
+                    listeners.deliver_to(listener, ZkEvent::Watch(event));
                 }
             }
         }
     }
 
-    fn poll_state(&mut self) {
+    fn poll_state(&mut self, listeners: &Listeners) {
         let Some((pending, waker)) = self.state.as_mut() else {
             return;
         };
@@ -267,13 +327,13 @@ impl EventStream {
         // connection dropped in between, and its Disconnected was overwritten before it was read.
         if state == self.last_state {
             let dropped = session_event(zk::SessionState::Disconnected);
-            self.ready.push_back(ZkEvent::Session(dropped));
+            listeners.deliver(ZkEvent::Session(dropped));
         }
         self.last_state = state;
-        self.ready.push_back(ZkEvent::Session(session_event(state)));
+        listeners.deliver(ZkEvent::Session(session_event(state)));
         if state.is_terminated() {
             self.state = None;
-            self.ended = true;
+            listeners.end();
         } else {
             self.arm_state(next_state(states));
         }
@@ -293,8 +353,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sends one op; returns its reply and the watcher it set, if any.
-async fn execute(client: &zk::Client, op: Op) -> (OpReply, Option<zk::OneshotWatcher>) {
+/// Sends one op, creating nodes with `acls`; returns its reply and the watcher it set, if any.
+async fn execute(
+    client: &zk::Client,
+    acls: &[zk::Acl],
+    op: Op,
+) -> (OpReply, Option<zk::OneshotWatcher>) {
     match op {
         Op::Exists { path, watch: true } => match client.check_and_watch_stat(&path).await {
             Ok((stat, watcher)) => (Ok(OpResult::Exists(stat.map(stat_of))), Some(watcher)),
@@ -314,14 +378,14 @@ async fn execute(client: &zk::Client, op: Op) -> (OpReply, Option<zk::OneshotWat
             }
             Err(error) => (Err(zk_error(error)), None),
         },
-        op => (execute_unwatched(client, op).await, None),
+        op => (execute_unwatched(client, acls, op).await, None),
     }
 }
 
-async fn execute_unwatched(client: &zk::Client, op: Op) -> OpReply {
+async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpReply {
     match op {
         Op::Create { path, data, mode } => {
-            let options = create_options(mode);
+            let options = create_options(mode, acls);
             let (stat, sequence) = client.create(&path, &data, &options).await?;
             let path = if mode.is_sequential() {
                 format!("{path}{sequence}")
@@ -361,21 +425,21 @@ async fn execute_unwatched(client: &zk::Client, op: Op) -> OpReply {
         }
         // ZooKeeper has no lone check: a multi of one check answers the same question.
         Op::Check { path, version } => {
-            match multi(client, vec![Op::Check { path, version }]).await? {
+            match multi(client, acls, vec![Op::Check { path, version }]).await? {
                 OpResult::Multi(mut results) => results.pop().unwrap_or(Ok(OpResult::Checked)),
                 other => Ok(other),
             }
         }
-        Op::Multi(ops) => multi(client, ops).await,
+        Op::Multi(ops) => multi(client, acls, ops).await,
     }
 }
 
-async fn multi(client: &zk::Client, ops: Vec<Op>) -> OpReply {
+async fn multi(client: &zk::Client, acls: &[zk::Acl], ops: Vec<Op>) -> OpReply {
     let mut writer = client.new_multi_writer();
     for op in &ops {
         match op {
             Op::Create { path, data, mode } => {
-                writer.add_create(path, data, &create_options(*mode))?
+                writer.add_create(path, data, &create_options(*mode, acls))?
             }
             Op::Delete { path, version } => writer.add_delete(path, Some(*version))?,
             Op::SetData {
@@ -425,14 +489,14 @@ fn multi_result(result: zk::MultiWriteResult) -> OpResult {
     }
 }
 
-fn create_options(mode: CreateMode) -> zk::CreateOptions<'static> {
+fn create_options(mode: CreateMode, acls: &[zk::Acl]) -> zk::CreateOptions<'_> {
     let mode = match mode {
         CreateMode::Persistent => zk::CreateMode::Persistent,
         CreateMode::PersistentSequential => zk::CreateMode::PersistentSequential,
         CreateMode::Ephemeral => zk::CreateMode::Ephemeral,
         CreateMode::EphemeralSequential => zk::CreateMode::EphemeralSequential,
     };
-    mode.with_acls(zk::Acls::anyone_all())
+    mode.with_acls(zk::Acls::new(acls))
 }
 
 fn stat_of(stat: zk::Stat) -> Stat {

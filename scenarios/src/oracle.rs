@@ -75,10 +75,9 @@ pub fn properties(monitors: &impl Monitor) -> Vec<&'static Property> {
     properties
 }
 
-/// Feeds `monitors` the whole trace (so each sees past the others' violations), and returns the
-/// first violation of each kind.
-/// The first violation of each kind `monitors` find in `trace`, and the most sessions one
-/// deletion woke as their herd rules count them (`None` without a herd rule).
+/// The first violation of each kind `monitors` find in `trace` (each is fed the whole trace, so
+/// it sees past the others' violations), and the most sessions one deletion woke as their herd
+/// rules count them (`None` without a herd rule).
 fn first_of_each_kind(
     mut monitors: impl Monitor,
     trace: &Trace,

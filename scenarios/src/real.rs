@@ -172,12 +172,15 @@ impl RealTrace {
     }
 }
 
-/// A real session that writes what the application learns, and its session's state changes,
-/// into the run's trace.
+/// A handle on a real session that writes what the application learns, and its session's
+/// state changes, into the run's trace.
 pub struct TracedSession {
     inner: RealZk,
     client: ClientId,
     trace: RealTrace,
+    /// A handle of the session that sets no watch, so it hears only the session's news, shared
+    /// by every handle: whichever takes its copy of a state change first writes it down, once.
+    news: Arc<Mutex<RealZk>>,
 }
 
 impl TracedSession {
@@ -193,6 +196,7 @@ impl TracedSession {
             match RealZk::connect(hosts, session_timeout).await {
                 Ok(inner) => {
                     return TracedSession {
+                        news: Arc::new(Mutex::new(inner.listener())),
                         inner,
                         client,
                         trace: trace.clone(),
@@ -207,17 +211,19 @@ impl TracedSession {
     /// sends no zxid with a watch event: the trace's is -1, as on the wire.
     fn saw(&self, event: Option<ZkEvent>) -> Option<ZkEvent> {
         let (client, session) = (self.client, self.inner.session_id());
-        match &event {
-            Some(ZkEvent::Session(state)) => {
-                self.trace.push(TraceEvent::Session {
-                    client,
-                    session,
-                    event: *state,
-                });
-                if *state == SessionEvent::Expired {
-                    self.trace.end_session(client, session);
-                }
+        let news = self.news.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(ZkEvent::Session(state)) = news.try_next_event() {
+            self.trace.push(TraceEvent::Session {
+                client,
+                session,
+                event: state,
+            });
+            if state == SessionEvent::Expired {
+                self.trace.end_session(client, session);
             }
+        }
+        match &event {
+            Some(ZkEvent::Session(_)) | None => {}
             Some(ZkEvent::Watch(watched)) => self.trace.push(TraceEvent::Watch {
                 client,
                 session,
@@ -226,7 +232,6 @@ impl TracedSession {
                 cause: watched.path.clone(),
                 deletion: watched.event_type == EventType::NodeDeleted,
             }),
-            None => {}
         }
         event
     }
@@ -262,6 +267,15 @@ impl ZkClient for TracedSession {
 
     fn session_id(&self) -> SessionId {
         self.inner.session_id()
+    }
+
+    fn listener(&self) -> Self {
+        TracedSession {
+            inner: self.inner.listener(),
+            client: self.client,
+            trace: self.trace.clone(),
+            news: self.news.clone(),
+        }
     }
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
@@ -324,6 +338,14 @@ impl ZkClient for Patient {
 
     fn session_id(&self) -> SessionId {
         self.current().session_id()
+    }
+
+    fn listener(&self) -> Self {
+        Patient {
+            hosts: self.hosts.clone(),
+            session_timeout: self.session_timeout,
+            session: Mutex::new(Arc::new(self.current().listener())),
+        }
     }
 
     async fn close(&self) -> Result<(), ZkError> {

@@ -4,13 +4,13 @@
 //! It serves where the simulator's network would only get in the way: the interactive shell and
 //! the conformance cases, which compare the pure server's answers with a real server's.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::future::{ready, Future};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use zklab_recipes::listeners::{ListenerId, Listeners};
 
 use crate::packet;
 use crate::server::{Notification, Server};
@@ -27,11 +27,10 @@ struct Shared {
     inboxes: BTreeMap<SessionId, Inbox>,
 }
 
-/// The events a session has not taken yet.
+/// Where a session's events go: its handles.
 #[derive(Default)]
 struct Inbox {
-    events: VecDeque<ZkEvent>,
-    waker: Option<Waker>,
+    listeners: Arc<Listeners>,
     /// Expired or closed: nothing follows what is queued.
     ended: bool,
     /// Closed by the application: calls fail with `Closed`.
@@ -39,18 +38,12 @@ struct Inbox {
 }
 
 impl Inbox {
-    /// Queues the session's last event.
+    /// Tells the session's last event, and ends its stream.
     fn end(&mut self, event: SessionEvent) {
         if !self.ended {
-            self.push(ZkEvent::Session(event));
+            self.listeners.deliver(ZkEvent::Session(event));
+            self.listeners.end();
             self.ended = true;
-        }
-    }
-
-    fn push(&mut self, event: ZkEvent) {
-        self.events.push_back(event);
-        if let Some(waker) = self.waker.take() {
-            waker.wake();
         }
     }
 }
@@ -58,8 +51,8 @@ impl Inbox {
 impl Shared {
     fn deliver(&mut self, notifications: Vec<Notification>) {
         for notification in notifications {
-            if let Some(inbox) = self.inboxes.get_mut(&notification.session) {
-                inbox.push(ZkEvent::Watch(notification.event));
+            if let Some(inbox) = self.inboxes.get(&notification.session) {
+                inbox.listeners.deliver(ZkEvent::Watch(notification.event));
             }
         }
     }
@@ -75,11 +68,13 @@ impl LocalZk {
     pub fn connect(&self) -> LocalSession {
         let mut shared = self.lock();
         let session = shared.server.open_session();
-        shared.inboxes.insert(session, Inbox::default());
-        LocalSession {
-            zk: self.clone(),
-            session,
-        }
+        let listeners = Arc::new(Listeners::default());
+        let inbox = Inbox {
+            listeners: listeners.clone(),
+            ..Inbox::default()
+        };
+        shared.inboxes.insert(session, inbox);
+        LocalSession::new(self.clone(), session, listeners)
     }
 
     /// Expires a session as the server would after its timeout: its ephemerals go and other
@@ -113,10 +108,30 @@ fn now_ms() -> i64 {
         .map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
 
-/// One session on a [`LocalZk`].
+/// A handle on one session on a [`LocalZk`].
 pub struct LocalSession {
     zk: LocalZk,
     session: SessionId,
+    listeners: Arc<Listeners>,
+    listener: ListenerId,
+}
+
+impl LocalSession {
+    fn new(zk: LocalZk, session: SessionId, listeners: Arc<Listeners>) -> Self {
+        let listener = listeners.add();
+        LocalSession {
+            zk,
+            session,
+            listeners,
+            listener,
+        }
+    }
+}
+
+impl Drop for LocalSession {
+    fn drop(&mut self) {
+        self.listeners.remove(self.listener);
+    }
 }
 
 impl ZkClient for LocalSession {
@@ -131,43 +146,34 @@ impl ZkClient for LocalSession {
         } else if packet::too_long(&op) {
             // The server drops the connection unanswered, as the simulated service's does; the
             // client connects again at once, its session and watches intact.
-            if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
-                inbox.push(ZkEvent::Session(SessionEvent::Disconnected));
-                inbox.push(ZkEvent::Session(SessionEvent::SyncConnected));
+            for state in [SessionEvent::Disconnected, SessionEvent::SyncConnected] {
+                self.listeners.deliver(ZkEvent::Session(state));
             }
             Err(ZkError::ConnectionLoss)
         } else {
             let applied = shared.server.apply(self.session, &op, now_ms());
             shared.deliver(applied.notifications);
+            self.listeners
+                .note_reply(self.listener, &op, &applied.reply);
             applied.reply
         };
         ready(reply)
     }
 
     fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
-        futures::future::poll_fn(move |cx| {
-            let mut shared = self.zk.lock();
-            let Some(inbox) = shared.inboxes.get_mut(&self.session) else {
-                return Poll::Ready(None);
-            };
-            match inbox.events.pop_front() {
-                Some(event) => Poll::Ready(Some(event)),
-                None if inbox.ended => Poll::Ready(None),
-                None => {
-                    inbox.waker = Some(cx.waker().clone());
-                    Poll::Pending
-                }
-            }
-        })
+        futures::future::poll_fn(move |cx| self.listeners.poll_next(self.listener, cx))
     }
 
     fn try_next_event(&self) -> Option<ZkEvent> {
-        let mut shared = self.zk.lock();
-        shared.inboxes.get_mut(&self.session)?.events.pop_front()
+        self.listeners.try_next(self.listener)
     }
 
     fn session_id(&self) -> SessionId {
         self.session
+    }
+
+    fn listener(&self) -> Self {
+        LocalSession::new(self.zk.clone(), self.session, self.listeners.clone())
     }
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {

@@ -3,25 +3,25 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::channel::mpsc;
 use futures::future::poll_fn;
-use futures::StreamExt;
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use zklab_recipes::listeners::{ListenerId, Listeners};
 use zklab_recipes::outcome::{Outcome, Recorder};
 
 use crate::forced::ForcedKind;
 use crate::service::SimZk;
 use crate::trace::{ClientId, TraceEvent};
 
-/// One session of one simulated client process.
+/// A handle on one session of one simulated client process.
 ///
 /// Ops travel over the simulated wire with latency and faults. While the connection is down, ops
 /// wait for the reconnect (as ZooKeeper's client queues them) and fail with SessionExpired if the
-/// session is gone by then. Events arrive on one ordered stream.
+/// session is gone by then. Events arrive on one ordered stream per handle
+/// ([`ZkClient::listener`]).
 ///
 /// In a run forced through a model checker's counterexample ([`crate::forced`]), what arrives
 /// waits for its turn before the code takes it: a reply, a watch event, or the news of a
@@ -33,13 +33,14 @@ pub struct SimClient {
     session: SessionId,
     /// The session was opened with a forced order under way.
     forced: bool,
+    /// The session's handles, and which one this is.
+    listeners: Arc<Listeners>,
+    listener: ListenerId,
     arrived: Mutex<Arrived>,
 }
 
-/// What the wire brought a session that its code has not taken yet.
+/// What a forced run holds back of the events the wire brought this handle.
 struct Arrived {
-    /// Events, in order.
-    events: mpsc::UnboundedReceiver<ZkEvent>,
     /// Events taken off the stream while an op was in flight, their turn taken, in order.
     ready: VecDeque<ZkEvent>,
     /// An event taken off the stream that waits for its turn.
@@ -57,16 +58,18 @@ impl SimClient {
         zk: SimZk,
         client: ClientId,
         session: SessionId,
-        events: mpsc::UnboundedReceiver<ZkEvent>,
+        listeners: Arc<Listeners>,
         forced: bool,
     ) -> Self {
+        let listener = listeners.add();
         SimClient {
             zk,
             client,
             session,
             forced,
+            listeners,
+            listener,
             arrived: Mutex::new(Arrived {
-                events,
                 ready: VecDeque::new(),
                 held: None,
                 in_call: false,
@@ -95,10 +98,10 @@ impl SimClient {
 
     /// The next event (`cx`, if given, is woken when there may be one).
     fn poll_event(&self, cx: Option<&mut Context<'_>>) -> Poll<Option<ZkEvent>> {
-        let mut arrived = self.arrived();
         if !self.forced {
-            return poll_stream(&mut arrived.events, cx);
+            return self.poll_own(cx);
         }
+        let mut arrived = self.arrived();
         match arrived.ready.pop_front() {
             Some(event) => Poll::Ready(Some(event)),
             None => self.poll_in_turn(&mut arrived, cx),
@@ -114,7 +117,7 @@ impl SimClient {
         let event = match arrived.held.take() {
             Some(event) => event,
             None => {
-                let event = match poll_stream(&mut arrived.events, cx.as_deref_mut()) {
+                let event = match self.poll_own(cx.as_deref_mut()) {
                     Poll::Ready(Some(event)) => event,
                     other => return other,
                 };
@@ -155,7 +158,7 @@ impl SimClient {
     /// A forced run's op: sent, its reply awaited, then its turn.
     async fn forced_call(&self, op: Op) -> OpReply {
         self.arrived().in_call = true;
-        let mut call = pin!(self.zk.call(self.session, op));
+        let mut call = pin!(self.zk.call(self.session, self.listener, op));
         let reply = poll_fn(|cx| {
             let reply = call.as_mut().poll(cx);
             if reply.is_pending() {
@@ -192,17 +195,19 @@ impl SimClient {
     }
 }
 
-/// The next event of `events`; without `cx`, only one already there.
-fn poll_stream(
-    events: &mut mpsc::UnboundedReceiver<ZkEvent>,
-    cx: Option<&mut Context<'_>>,
-) -> Poll<Option<ZkEvent>> {
-    match cx {
-        Some(cx) => events.poll_next_unpin(cx),
-        None => match events.try_recv() {
-            Ok(event) => Poll::Ready(Some(event)),
-            Err(_) => Poll::Ready(None),
-        },
+impl SimClient {
+    /// This handle's next event off the wire; without `cx`, only one already there.
+    fn poll_own(&self, cx: Option<&mut Context<'_>>) -> Poll<Option<ZkEvent>> {
+        match cx {
+            Some(cx) => self.listeners.poll_next(self.listener, cx),
+            None => Poll::Ready(self.listeners.try_next(self.listener)),
+        }
+    }
+}
+
+impl Drop for SimClient {
+    fn drop(&mut self) {
+        self.listeners.remove(self.listener);
     }
 }
 
@@ -210,7 +215,7 @@ impl ZkClient for SimClient {
     async fn call(&self, op: Op) -> OpReply {
         match self.forced {
             true => self.forced_call(op).await,
-            false => self.zk.call(self.session, op).await,
+            false => self.zk.call(self.session, self.listener, op).await,
         }
     }
 
@@ -227,6 +232,11 @@ impl ZkClient for SimClient {
 
     fn session_id(&self) -> SessionId {
         self.session
+    }
+
+    fn listener(&self) -> Self {
+        let (zk, listeners) = (self.zk.clone(), self.listeners.clone());
+        SimClient::new(zk, self.client, self.session, listeners, self.forced)
     }
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {

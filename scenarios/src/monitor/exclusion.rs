@@ -7,6 +7,9 @@
 //! A paused holder whose session expired no longer counts: only its fencing token protects what
 //! it writes then. Nor does a holder about to be forced out of a revocable lock (its token is
 //! fenced first), even if it resumes before it learns it.
+//!
+//! Each role is judged on its own, since recipes sharing a session may hold a lock and
+//! leadership at once; the read and the write side of a lock are one lock.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,8 +26,9 @@ pub static MUTUAL_EXCLUSION: Property = Property::new("mutual-exclusion", "mutua
 /// has which), so a model checker can rename its state like any other.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
 pub struct MutualExclusion {
-    /// The live sessions in which a client holds the role, and the role's name. (Nothing is kept
-    /// that the state of the world does not determine: a model checker carries this.)
+    /// The live sessions in which a client holds a role, by what it holds, and the role's name.
+    /// (Nothing is kept that the state of the world does not determine: a model checker carries
+    /// this.)
     holders: BTreeMap<Holder, Held>,
     /// Sessions the server has ended.
     #[rename(session)]
@@ -51,9 +55,18 @@ struct Held {
     token: i64,
 }
 
-/// A session that holds the role.
+/// A session that holds a role of what its second field names: one session may hold a lock and
+/// leadership at once, each by a recipe of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
-struct Holder(#[rename(session)] SessionId);
+struct Holder(#[rename(session)] SessionId, #[rename(keep)] &'static str);
+
+/// What a role is a side of: the read and the write side of a lock are one lock, whose sides
+/// exclude each other; other roles are each their own.
+fn resource(role: &'static str) -> &'static str {
+    role.strip_prefix("read ")
+        .or_else(|| role.strip_prefix("write "))
+        .unwrap_or(role)
+}
 
 impl MutualExclusion {
     /// A monitor under which at most `limit` may hold a role granted shared at once (a
@@ -83,31 +96,31 @@ impl Monitor for MutualExclusion {
                         shared,
                         token: *token,
                     };
-                    self.hold(*session, Some(held));
+                    // A session that has ended or was forced out holds nothing, whatever its
+                    // client was told.
+                    let holder = Holder(*session, resource(role));
+                    if self.dead.contains(session) || self.forced.contains(session) {
+                        self.holders.remove(&holder);
+                    } else {
+                        self.holders.insert(holder, held);
+                    }
                 }
-                Outcome::Resumed => {
-                    let held = self.holders.get(&Holder(*session)).copied();
-                    let unknown = Held {
-                        role: "role",
-                        shared: false,
-                        token: 0,
-                    };
-                    self.hold(*session, Some(held.unwrap_or(unknown)));
-                }
+                Outcome::Resumed if self.forced.contains(session) => self.let_go(*session),
                 Outcome::Forcing { token } => {
                     self.forced_tokens.insert(*token);
                     let forced = self.holders.iter().find(|(_, held)| held.token == *token);
-                    if let Some((&Holder(session), _)) = forced {
-                        self.forced.insert(session);
-                        self.holders.remove(&Holder(session));
+                    if let Some((&holder, _)) = forced {
+                        self.forced.insert(holder.0);
+                        self.holders.remove(&holder);
                     }
                 }
-                Outcome::Lost
-                | Outcome::Released { .. }
-                | Outcome::Revoked { .. }
-                | Outcome::Failed(_) => {
+                Outcome::Released { role } | Outcome::Revoked { role } => {
                     self.forced.remove(session);
-                    self.hold(*session, None);
+                    self.holders.remove(&Holder(*session, resource(role)));
+                }
+                Outcome::Lost | Outcome::Failed(_) => {
+                    self.forced.remove(session);
+                    self.let_go(*session);
                 }
                 // A suspended holder still holds; gates and transactions are no roles.
                 _ => {}
@@ -115,33 +128,14 @@ impl Monitor for MutualExclusion {
             TraceEvent::SessionEnded { session, .. } => {
                 self.dead.insert(*session);
                 self.forced.remove(session);
-                self.holders.remove(&Holder(*session));
+                self.let_go(*session);
             }
             _ => return None,
         }
-        let shared = self.holders.values().all(|held| held.shared);
-        let limit = if shared { self.sharing } else { Some(1) };
-        if limit.is_none_or(|limit| self.holders.len() <= limit) {
-            return None;
-        }
-        let roles: BTreeSet<&str> = self.holders.values().map(|held| held.role).collect();
-        let names: Vec<String> = self
-            .holders
-            .iter()
-            .map(|(holder, held)| match roles.len() {
-                1 => format!("s{}", holder.0),
-                _ => format!("s{} ({})", holder.0, held.role),
-            })
-            .collect();
-        let what = match roles.iter().next() {
-            Some(role) if roles.len() == 1 => format!("the {role}"),
-            _ => "the lock".to_owned(),
-        };
-        let message = format!(
-            "{} hold {what} at once, all with live sessions",
-            names.join(" and ")
-        );
-        Some(Violation::new(&MUTUAL_EXCLUSION, entry.at, message))
+        let resources: BTreeSet<&str> = self.holders.keys().map(|holder| holder.1).collect();
+        resources
+            .into_iter()
+            .find_map(|resource| self.overheld(resource, entry))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -150,17 +144,40 @@ impl Monitor for MutualExclusion {
 }
 
 impl MutualExclusion {
-    /// Notes the role the client in `session` holds now, if any; a session that has ended holds
-    /// nothing, whatever its client was told.
-    fn hold(&mut self, session: SessionId, held: Option<Held>) {
-        match held {
-            Some(held) if !self.dead.contains(&session) && !self.forced.contains(&session) => {
-                self.holders.insert(Holder(session), held);
-            }
-            _ => {
-                self.holders.remove(&Holder(session));
-            }
+    /// The session holds nothing any more.
+    fn let_go(&mut self, session: SessionId) {
+        self.holders.retain(|holder, _| holder.0 != session);
+    }
+
+    /// A violation if more hold `resource` at once than may.
+    fn overheld(&self, resource: &str, entry: &TraceEntry) -> Option<Violation> {
+        let holders: Vec<(&Holder, &Held)> = self
+            .holders
+            .iter()
+            .filter(|(holder, _)| holder.1 == resource)
+            .collect();
+        let shared = holders.iter().all(|(_, held)| held.shared);
+        let limit = if shared { self.sharing } else { Some(1) };
+        if limit.is_none_or(|limit| holders.len() <= limit) {
+            return None;
         }
+        let roles: BTreeSet<&str> = holders.iter().map(|(_, held)| held.role).collect();
+        let names: Vec<String> = holders
+            .iter()
+            .map(|(holder, held)| match roles.len() {
+                1 => format!("s{}", holder.0),
+                _ => format!("s{} ({})", holder.0, held.role),
+            })
+            .collect();
+        let what = match roles.iter().next() {
+            Some(role) if roles.len() == 1 => format!("the {role}"),
+            _ => format!("the {resource}"),
+        };
+        let message = format!(
+            "{} hold {what} at once, all with live sessions",
+            names.join(" and ")
+        );
+        Some(Violation::new(&MUTUAL_EXCLUSION, entry.at, message))
     }
 }
 
@@ -188,6 +205,37 @@ mod tests {
             .expect("a violation");
         assert_eq!(violation.property, &MUTUAL_EXCLUSION);
         assert_eq!(violation.at, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn each_role_is_held_alone_but_a_lock_and_leadership_may_be_held_together() {
+        let leadership = |token| Outcome::Granted {
+            role: "leadership",
+            token,
+        };
+        let write = |token| Outcome::Granted {
+            role: "write lock",
+            token,
+        };
+        let read = |token| Outcome::Shared {
+            role: "read lock",
+            token,
+        };
+        let apart = trace(vec![
+            outcome(0, 1, granted(5)),
+            outcome(1, 2, leadership(6)),
+        ]);
+        assert_eq!(MutualExclusion::default().first_in(&apart), None);
+        let both_lead = trace(vec![
+            outcome(0, 1, leadership(5)),
+            outcome(1, 2, granted(6)),
+            outcome(1, 2, leadership(7)),
+        ]);
+        let violation = MutualExclusion::default().first_in(&both_lead);
+        assert!(violation.is_some_and(|v| v.message.contains("the leadership")));
+        let sides = trace(vec![outcome(0, 1, read(5)), outcome(1, 2, write(6))]);
+        let violation = MutualExclusion::default().first_in(&sides);
+        assert!(violation.is_some_and(|v| v.message.contains("(write lock)")));
     }
 
     #[test]

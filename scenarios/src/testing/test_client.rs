@@ -257,6 +257,27 @@ impl ZkClient for TestClient {
         }
     }
 
+    fn listener(&self) -> Self {
+        let place = match &self.place {
+            Place::Sim { zk, session } => Place::Sim {
+                zk: zk.clone(),
+                session: session.listener(),
+            },
+            Place::Real(real) => Place::Real(Box::new(RealPlace {
+                hosts: real.hosts.clone(),
+                session_timeout: real.session_timeout,
+                trace: real.trace.clone(),
+                control: real.control.clone(),
+                session: real.session.listener(),
+            })),
+        };
+        TestClient {
+            client: self.client,
+            clients: self.clients,
+            place,
+        }
+    }
+
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
         match &self.place {
             Place::Sim { session, .. } => Either::Left(session.close()),

@@ -20,7 +20,8 @@ use futures::channel::{mpsc, oneshot};
 use madsim::runtime::Handle;
 use madsim::task::{AbortHandle, NodeId};
 use madsim::time::{Instant, Sleep, TimeHandle};
-use zklab_recipes::client::{Op, OpReply, SessionId, ZkError, ZkEvent};
+use zklab_recipes::client::{Op, OpReply, SessionId, ZkError};
+use zklab_recipes::listeners::{sets_watch, ListenerId, Listeners};
 
 use super::{Output, Service, SimConfig};
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
@@ -61,15 +62,22 @@ struct Driver {
     /// own process.
     supervisor: NodeId,
     /// The code waiting for each request's reply, by session and request id.
-    waiters: BTreeMap<(SessionId, u64), oneshot::Sender<OpReply>>,
-    /// Each session's stream of events, until it ends.
-    events: BTreeMap<SessionId, mpsc::UnboundedSender<ZkEvent>>,
+    waiters: BTreeMap<(SessionId, u64), Waiter>,
+    /// Each session's handles, which its events are routed to, until its stream ends.
+    events: BTreeMap<SessionId, Arc<Listeners>>,
     /// Each session's heartbeat, woken when its connection breaks.
     heartbeats: BTreeMap<SessionId, mpsc::UnboundedSender<()>>,
     /// The core's outputs being carried out (kept to reuse its allocation).
     outputs: Vec<Output>,
     /// The service's own tasks, ended with the run (see [`SimZk::end_tasks`]).
     tasks: Vec<AbortHandle>,
+}
+
+/// The code waiting for a request's reply, and the watch the request asked for, if any: the
+/// handle that asked, and the op.
+struct Waiter {
+    reply: oneshot::Sender<OpReply>,
+    watching: Option<(ListenerId, Op)>,
 }
 
 /// The driver, locked at the current sim time; what the core asked while it was locked is
@@ -109,17 +117,23 @@ impl Driver {
             match output {
                 Output::Reply { session, id, reply } => {
                     if let Some(waiter) = self.waiters.remove(&(session, id)) {
-                        let _ = waiter.send(reply);
+                        // The watch the reply tells of is noted before any later event comes.
+                        if let (Some((listener, op)), Some(listeners)) =
+                            (&waiter.watching, self.events.get(&session))
+                        {
+                            listeners.note_reply(*listener, op, &reply);
+                        }
+                        let _ = waiter.reply.send(reply);
                     }
                 }
                 Output::Event { session, event } => {
-                    if let Some(events) = self.events.get(&session) {
-                        let _ = events.unbounded_send(event);
+                    if let Some(listeners) = self.events.get(&session) {
+                        listeners.deliver(event);
                     }
                 }
                 Output::EventsEnd { session } => {
-                    if let Some(events) = self.events.remove(&session) {
-                        events.close_channel();
+                    if let Some(listeners) = self.events.remove(&session) {
+                        listeners.end();
                     }
                 }
                 Output::Heartbeat { session } => {
@@ -295,26 +309,30 @@ impl SimZk {
     }
 
     fn open(&self, client: ClientId, server: Option<usize>, pinned: bool) -> SimClient {
-        let (events_tx, events_rx) = mpsc::unbounded();
+        let listeners = Arc::new(Listeners::default());
         let (beat_tx, beat_rx) = mpsc::unbounded();
         let (session, forced) = {
             let mut driver = self.lock();
             let (session, forced) = driver.core.open_session(client, server, pinned);
-            driver.events.insert(session, events_tx);
+            driver.events.insert(session, listeners.clone());
             driver.heartbeats.insert(session, beat_tx);
             (session, forced)
         };
         self.spawn(self.clone().heartbeat(session, beat_rx));
-        SimClient::new(self.clone(), client, session, events_rx, forced)
+        SimClient::new(self.clone(), client, session, listeners, forced)
     }
 
-    /// Sends an op for a session and waits for its reply (see [`SimClient`]).
-    pub(crate) async fn call(&self, session: SessionId, op: Op) -> OpReply {
-        let (tx, rx) = oneshot::channel();
+    /// Sends an op for a session's handle `listener` and waits for its reply (see
+    /// [`SimClient`]).
+    pub(crate) async fn call(&self, session: SessionId, listener: ListenerId, op: Op) -> OpReply {
+        let (reply, rx) = oneshot::channel();
         {
+            let watching = sets_watch(&op).then(|| (listener, op.clone()));
             let mut driver = self.lock();
             let id = driver.core.call(session, op)?;
-            driver.waiters.insert((session, id), tx);
+            driver
+                .waiters
+                .insert((session, id), Waiter { reply, watching });
         }
         rx.await.unwrap_or(Err(ZkError::ConnectionLoss))
     }
@@ -322,11 +340,14 @@ impl SimZk {
     /// Closes a session: the server ends it and its ephemerals go. Closing it again is
     /// `Closed`; closing an expired one is `SessionExpired`.
     pub(crate) async fn close(&self, session: SessionId) -> Result<(), ZkError> {
-        let (tx, rx) = oneshot::channel();
+        let (reply, rx) = oneshot::channel();
         {
             let mut driver = self.lock();
             let id = driver.core.close(session)?;
-            driver.waiters.insert((session, id), tx);
+            let watching = None;
+            driver
+                .waiters
+                .insert((session, id), Waiter { reply, watching });
         }
         rx.await.unwrap_or(Err(ZkError::ConnectionLoss)).map(|_| ())
     }

@@ -1,10 +1,13 @@
 //! A recipe of one's own on zklab's whole command line: examples/own_lock.rs puts its lock and
 //! the lock's known bug on `zklab::cli::main`, and its program lists, runs, replays, shrinks,
-//! checks and merges them as `zklab` does its own, with the same output and exit statuses.
+//! checks, merges and runs on a real ZooKeeper them as `zklab` does its own, with the same
+//! output and exit statuses.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+use zklab::launcher::installed_or_skip;
 
 /// The example's program, built once as a user builds it (`cargo build --example own_lock`).
 fn program() -> &'static Path {
@@ -195,5 +198,30 @@ fn the_model_checker_proves_the_lock_and_its_counterexample_to_the_bug_replays_o
     let (status, story, _) = run_printed(&dir, replay);
     assert_eq!(status, Some(1), "{story}");
     assert!(after(&story, "-- VIOLATION ").starts_with("mutual-exclusion at "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn on_a_real_zookeeper_the_lock_holds_and_its_bug_shows_two_holders() {
+    if installed_or_skip("own_lock real").is_none() {
+        return;
+    }
+    let dir = directory("real");
+    let args = ["real", "my-lock", "--clients", "3", "--rounds", "5"];
+    let (status, out, err) = own_lock(&dir, &args);
+    assert_eq!(status, Some(0), "{out}{err}");
+    assert!(out.contains(": 3 clients x 5 rounds in "), "{out}");
+    assert!(out.contains(", 0 violations"), "{out}");
+
+    let args = ["real", "my-lock-bug-node-exists", "--rounds", "50"];
+    let (status, out, err) = own_lock(&dir, &args);
+    assert_eq!(status, Some(1), "{out}{err}");
+    assert!(
+        after(&out, "VIOLATION ").starts_with("mutual-exclusion at "),
+        "{out}"
+    );
+    let trace = "zklab-counterexamples/real-my-lock-bug-node-exists-seed0.trace";
+    assert!(out.contains(trace), "{out}");
+    assert!(dir.join(trace).is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,10 +12,13 @@
 //! }
 //! ```
 //!
-//! `zklab` itself is that call over [`catalogue::scenarios`](crate::scenarios::catalogue::scenarios). `conform` and `shell` are about
-//! ZooKeeper itself, not about scenarios: they work the same in every program. Replay commands
-//! name the program as it was invoked, and `run` replays the kept schedules of the scenarios it
-//! runs from `zklab-regressions/` (a schedule of another program's scenario there is left alone).
+//! `zklab` itself is that call over zklab's own scenarios ([`catalogue::scenarios`]), so the two
+//! cannot drift. `conform` and `shell` are about ZooKeeper itself, not about scenarios: they work
+//! the same in every program. Replay commands name the program as it was invoked, and `run`
+//! replays the kept schedules of the scenarios it runs from `zklab-regressions/` (a schedule of
+//! another program's scenario there is left alone).
+//!
+//! [`catalogue::scenarios`]: crate::scenarios::catalogue::scenarios
 //!
 //! Exit status: 0 when every seed (or state) holds, 1 when a property is violated, 2 on bad usage,
 //! 3 when the run proves nothing (an incomplete `check`, a `real` run no fault struck), 130 when
@@ -217,10 +220,9 @@ impl Setup {
     }
 }
 
-/// Runs the command line over `scenarios` (yours, or [`catalogue::scenarios`](crate::scenarios::catalogue::scenarios) for zklab's own),
-/// reading the program's arguments, and gives its exit status: 0 everything holds, 1 a property
-/// was violated, 2 bad usage (a catalogue that cannot be one among it), 3 the run proves
-/// nothing, 130 Ctrl-C stopped it.
+/// Runs the command line over `scenarios`, reading the program's arguments, and gives its exit
+/// status: 0 everything holds, 1 a property was violated, 2 bad usage (or scenarios that make no
+/// catalogue: see [`Catalogue::new`]), 3 the run proves nothing, 130 Ctrl-C stopped it.
 ///
 /// The program's allocator must count each thread's heap, for `--memory`:
 /// `#[global_allocator] static ALLOCATOR: zklab::cli::Allocator = zklab::cli::Allocator::NEW;`

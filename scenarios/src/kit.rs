@@ -31,7 +31,8 @@ pub trait Kit: Workload {
     /// the token to the protected resource, works a while and asks what the model asks of a
     /// holder. A recipe whose model says all its clients do needs no more: `impl Kit for MyKit
     /// {}`. A kit whose clients do more than the model's (a queue's puts, a barrier's
-    /// controller) writes its own loop.
+    /// controller), or whose runs need what [`Workload::setup`] makes for the model, writes its
+    /// own loop.
     fn client<H: Host>(
         &self,
         host: &H,

@@ -68,14 +68,16 @@ impl<M: RenameSessions, N: RenameSessions> State<M, N> {
         hasher.finish()
     }
 
-    /// Each moved client's session to the session of the slot it takes.
-    fn renaming(&self, order: &[usize]) -> SessionRenaming {
+    /// Each moved client's session to the session of the slot it takes, and its index to the
+    /// slot's.
+    pub(crate) fn renaming(&self, order: &[usize]) -> SessionRenaming {
+        let slots = order.iter().enumerate();
         SessionRenaming::new(
-            order
-                .iter()
-                .enumerate()
+            slots
+                .clone()
                 .map(|(slot, &client)| (self.clients[client].session, self.clients[slot].session)),
         )
+        .with_clients(slots.map(|(slot, &client)| (client as u32, slot as u32)))
     }
 }
 
@@ -108,15 +110,21 @@ impl<M: RenameSessions + Clone, N: RenameSessions> State<M, N> {
     /// The state with client `order[slot]` in each slot, under the session of the client that
     /// had the slot: what [`State::hash_in_order`] hashes.
     pub fn in_order(&self, order: &[usize]) -> Self {
-        let renaming = self.renaming(order);
+        self.reordered(order, &self.renaming(order))
+    }
+
+    /// The state with client `order[slot]` in each slot and every session renamed by
+    /// `renaming`, which may come from another state (a successor keeps its parent's renaming,
+    /// so that a session opened on the way keeps its name).
+    pub fn reordered(&self, order: &[usize], renaming: &SessionRenaming) -> Self {
         State {
-            server: self.server.rename_sessions(&renaming),
+            server: self.server.rename_sessions(renaming),
             clients: order
                 .iter()
-                .map(|&client| self.clients[client].rename_sessions(&renaming))
+                .map(|&client| self.clients[client].rename_sessions(renaming))
                 .collect(),
             budget: self.budget,
-            monitors: self.monitors.rename_sessions(&renaming),
+            monitors: self.monitors.rename_sessions(renaming),
             broken: self.broken.clone(),
             symmetric: self.symmetric,
         }

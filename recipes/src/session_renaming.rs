@@ -17,7 +17,8 @@ pub use stable_hasher::StableHasher;
 use crate::client::{CreateMode, EventType, SessionEvent, SessionId, Stat, ZkError};
 
 /// Derives [`RenameSessions`] field by field; a field may say `#[rename(session)]` (it holds
-/// session ids: see [`SessionIds`]), `#[rename(guid)]` (a bare session guid) or
+/// session ids: see [`SessionIds`]), `#[rename(client)]` (client indices: see [`ClientIds`]),
+/// `#[rename(guid)]` (a bare session guid) or
 /// `#[rename(keep)]` (it names no session). A bare `i64` field must say which.
 pub use zklab_recipes_derive::RenameSessions;
 
@@ -38,12 +39,15 @@ fn guid_digits(session: SessionId) -> [u8; 16] {
     std::array::from_fn(|digit| HEX[((bits >> ((15 - digit) * 4)) & 0xf) as usize])
 }
 
-/// A renaming of session ids (those not named stay as they are).
+/// A renaming of session ids (those not named stay as they are), and of the client indices
+/// that moved with them when the renaming reorders clients.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionRenaming {
     /// Each renamed session, its new id and its new guid (made once: renaming runs per state),
     /// by old id. A few entries, one per client: a scan beats a map.
     renamed: Vec<(SessionId, SessionId, [u8; 16])>,
+    /// Each moved client's old index and new one.
+    moved_clients: Vec<(u32, u32)>,
 }
 
 impl SessionRenaming {
@@ -56,7 +60,28 @@ impl SessionRenaming {
             .into_iter()
             .map(|(from, to)| (from, to, guid_digits(to)))
             .collect();
-        SessionRenaming { renamed }
+        SessionRenaming {
+            renamed,
+            moved_clients: Vec::new(),
+        }
+    }
+
+    /// The same renaming, which also moves each client index `from` to its `to`: what monitors
+    /// that tell clients apart by index must see when the checker reorders clients.
+    pub fn with_clients(self, moves: impl IntoIterator<Item = (u32, u32)>) -> Self {
+        let moved_clients = moves.into_iter().filter(|(from, to)| from != to).collect();
+        SessionRenaming {
+            moved_clients,
+            ..self
+        }
+    }
+
+    /// The new index of a client.
+    pub fn client(&self, client: u32) -> u32 {
+        self.moved_clients
+            .iter()
+            .find(|(from, _)| *from == client)
+            .map_or(client, |&(_, to)| to)
     }
 
     /// The new id of a session.
@@ -386,6 +411,27 @@ member_by_member!(
     [Vec, VecDeque]
 );
 member_by_member!(SessionIds, rename_ids, hash_ids, [Vec]);
+member_by_member!(ClientIds, rename_clients, hash_clients, [Vec]);
+
+/// A value made of client indices (as the trace numbers clients), which a reordering of clients
+/// moves; `#[rename(client)]` on a field uses it.
+pub trait ClientIds {
+    /// The same indices, moved.
+    fn rename_clients(&self, renaming: &SessionRenaming) -> Self;
+
+    /// Hashes the indices as moved (see [`RenameSessions::hash_renamed`]).
+    fn hash_clients(&self, renaming: &SessionRenaming, hasher: &mut StableHasher);
+}
+
+impl ClientIds for u32 {
+    fn rename_clients(&self, renaming: &SessionRenaming) -> Self {
+        renaming.client(*self)
+    }
+
+    fn hash_clients(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+        hasher.write_u32(renaming.client(*self));
+    }
+}
 
 /// Every field but the owner is a zxid, a time, a version or a count.
 impl RenameSessions for Stat {
@@ -487,7 +533,21 @@ mod tests {
             verbatim: String,
         },
         Tuple(Vec<Op>, Option<String>),
+        Clients(#[rename(client)] u32, #[rename(client)] BTreeSet<u32>),
         Unit,
+    }
+
+    #[test]
+    fn client_indices_move_only_when_the_renaming_reorders_clients() {
+        let sessions_only = SessionRenaming::new([(1, 2), (2, 1)]);
+        let reordered = sessions_only.clone().with_clients([(0, 1), (1, 0)]);
+        let value = Example::Clients(0, BTreeSet::from([1, 4]));
+        assert_eq!(value.rename_sessions(&sessions_only), value);
+        let moved = value.rename_sessions(&reordered);
+        assert_eq!(moved, Example::Clients(1, BTreeSet::from([0, 4])));
+        let same = SessionRenaming::default();
+        assert_eq!(hashed(&value, &reordered), hashed(&moved, &same));
+        assert_ne!(hashed(&value, &same), hashed(&moved, &same));
     }
 
     #[test]

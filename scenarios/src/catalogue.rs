@@ -144,7 +144,7 @@ pub static SCENARIOS: &[Scenario] = &[
         about: "a reader waits on its immediate predecessor even when that one is a reader",
         bug: Some(KnownBug::new(&[&HELD_BACK], 3)),
         kit: &ExclusiveKit::<Miswired<SerialReaders>, Documented>::KIT,
-        states: Some(2_578),
+        states: Some(1_518),
     },
     Scenario {
         name: "rw-lock-bug-writer-ignores-readers",
@@ -158,7 +158,7 @@ pub static SCENARIOS: &[Scenario] = &[
         about: "every waiter watches the lock node's children (herd effect)",
         bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &ExclusiveKit::<Access, WatchParent>::KIT,
-        states: Some(2_825),
+        states: Some(1_590),
     },
     // The revocable lock (`revocable_lock.rs`).
     Scenario {
@@ -182,21 +182,21 @@ pub static SCENARIOS: &[Scenario] = &[
         about: "semaphore of 2 leases: at most 2 hold at once, one release wakes one waiter",
         bug: None,
         kit: &ExclusiveKit::<Lease, Documented>::KIT,
-        states: Some(33_264),
+        states: Some(23_837),
     },
     Scenario {
         name: "semaphore-bug-list-first",
         about: "counts the leases from a listing taken before its own create",
         bug: Some(KnownBug::new(&[&MUTUAL_EXCLUSION], 3)),
         kit: &ExclusiveKit::<Lease, ListFirst>::KIT,
-        states: Some(2_312),
+        states: Some(946),
     },
     Scenario {
         name: "semaphore-bug-lost-wakeup",
         about: "a waiter whose node ahead is gone before its exists arrives waits on it anyway",
         bug: Some(KnownBug::new(&[&STUCK_WAITER, &HELD_BACK], 3).breaking(NO_STUCK_STATE)),
         kit: &ExclusiveKit::<Lease, LostWakeup>::KIT,
-        states: Some(23_269),
+        states: Some(4_644),
     },
     // The barrier (`barrier.rs`).
     Scenario {

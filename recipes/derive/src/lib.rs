@@ -6,6 +6,9 @@
 //!
 //! - `#[rename(session)]`: the field holds session ids (an id, or an `Option`, `Vec` or
 //!   `BTreeSet` of them), which are renamed as ids;
+//! - `#[rename(client)]`: the field holds client indices (the trace's `ClientId`, or an
+//!   `Option`, `Vec` or `BTreeSet` of them), which move with their clients when the checker
+//!   reorders them;
 //! - `#[rename(guid)]`: the field is a bare session guid;
 //! - `#[rename(keep)]`: the field names no session (needed for an `i64` that is not a session
 //!   id: a bare `i64` has no impl, so that no session id is kept by mistake).
@@ -197,6 +200,9 @@ fn hash_fields(symmetry: &Tokens, fields: &Fields) -> syn::Result<Tokens> {
                 Some("session") => {
                     quote!(#symmetry::SessionIds::hash_ids(#binding, renaming, hasher);)
                 }
+                Some("client") => {
+                    quote!(#symmetry::ClientIds::hash_clients(#binding, renaming, hasher);)
+                }
                 Some("guid") => quote!(renaming.hash_guid(#binding, hasher);),
                 Some(_) => quote!(::core::hash::Hash::hash(#binding, hasher);),
             })
@@ -224,6 +230,7 @@ fn renamed(symmetry: &Tokens, field: &Field, binding: &Ident) -> syn::Result<Tok
     Ok(match rule(field)?.as_deref() {
         None => quote!(#symmetry::RenameSessions::rename_sessions(#binding, renaming)),
         Some("session") => quote!(#symmetry::SessionIds::rename_ids(#binding, renaming)),
+        Some("client") => quote!(#symmetry::ClientIds::rename_clients(#binding, renaming)),
         Some("guid") => quote!(renaming.guid(#binding)),
         Some(_) => quote!(::core::clone::Clone::clone(#binding)),
     })
@@ -241,14 +248,14 @@ fn rule(field: &Field) -> syn::Result<Option<String>> {
         attribute.parse_nested_meta(|meta| {
             let word = meta.path.get_ident().map(Ident::to_string);
             match word.as_deref() {
-                Some("session" | "guid" | "keep") if found.is_some() => {
+                Some("session" | "client" | "guid" | "keep") if found.is_some() => {
                     Err(meta.error("one `#[rename(...)]` rule per field"))
                 }
-                Some("session" | "guid" | "keep") => {
+                Some("session" | "client" | "guid" | "keep") => {
                     found = word;
                     Ok(())
                 }
-                _ => Err(meta.error("expected `session`, `guid` or `keep`")),
+                _ => Err(meta.error("expected `session`, `client`, `guid` or `keep`")),
             }
         })?;
     }

@@ -45,8 +45,8 @@ pub struct PutMachine {
     /// Names this put: unique to it, and no other put's tag followed by `-item-` or `-put-`.
     #[rename(guid)]
     tag: String,
-    /// The item's name before its sequence number: `<tag>-item-`, or one of the caller's.
-    #[rename(guid)]
+    /// The item's name before its sequence number: `<tag>-item-`, or one of the caller's. Not a
+    /// bare guid: renamed as a name, whose leading guid is its session's.
     item: String,
     #[rename(keep)]
     data: Vec<u8>,

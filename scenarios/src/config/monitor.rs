@@ -38,7 +38,7 @@ struct Session(#[rename(session)] SessionId);
 /// What a reader's session read last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
 struct View {
-    #[rename(keep)]
+    #[rename(client)]
     client: ClientId,
     #[rename(keep)]
     version: i64,
@@ -59,11 +59,10 @@ pub struct ConfigFreshness {
     #[rename(keep)]
     newest: Option<usize>,
     /// The clients that wrote: not readers.
-    #[rename(keep)]
+    #[rename(client)]
     writers: BTreeSet<ClientId>,
     views: BTreeMap<Session, View>,
     /// When each reader could not hear the server.
-    #[rename(keep)]
     hearing: Hearing,
 }
 

@@ -44,7 +44,7 @@ struct Session(#[rename(session)] SessionId);
 
 /// A client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
-struct Client(#[rename(keep)] ClientId);
+struct Client(#[rename(client)] ClientId);
 
 /// A listing served to a client.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, RenameSessions)]
@@ -89,7 +89,6 @@ pub struct GroupViews {
     #[rename(keep)]
     news_at: BTreeMap<Client, Duration>,
     /// When each client could not hear the server.
-    #[rename(keep)]
     hearing: Hearing,
 }
 

@@ -8,9 +8,11 @@
 //! neither, so there this part stays empty.
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use zklab_recipes::client::SessionEvent;
+use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
 
 /// How long after a client can hear again its news may still be on the way: longer than any
@@ -30,6 +32,25 @@ pub struct Hearing {
 struct Deaf {
     since: Duration,
     until: Option<Duration>,
+}
+
+/// Clients move when the checker reorders them; the times stay.
+impl RenameSessions for Hearing {
+    fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
+        let deaf = self.deaf.iter();
+        Hearing {
+            deaf: deaf
+                .map(|(&client, &deaf)| (renaming.client(client), deaf))
+                .collect(),
+        }
+    }
+
+    fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+        hasher.write_unordered(self.deaf.iter(), |(&client, deaf), hasher| {
+            hasher.write_u32(renaming.client(client));
+            deaf.hash(hasher);
+        });
+    }
 }
 
 impl Hearing {

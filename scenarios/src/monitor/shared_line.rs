@@ -83,10 +83,9 @@ pub struct SharedLine {
     free: BTreeMap<Client, (Duration, Sequence)>,
     /// Clients whose process died: nothing holds their nodes back, they wait for nothing, and
     /// their nodes go once the server expires their sessions.
-    #[rename(keep)]
+    #[rename(client)]
     dead: BTreeSet<ClientId>,
     /// When each client could not hear the server: a waiter is told only once it can.
-    #[rename(keep)]
     hearing: Hearing,
 }
 
@@ -95,7 +94,7 @@ pub struct SharedLine {
 struct InLine {
     #[rename(session)]
     owner: SessionId,
-    #[rename(keep)]
+    #[rename(client)]
     client: ClientId,
     writer: bool,
 }

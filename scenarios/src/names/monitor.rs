@@ -27,7 +27,7 @@ pub static NAME_STALE: Property =
 
 /// A client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
-struct Client(#[rename(keep)] ClientId);
+struct Client(#[rename(client)] ClientId);
 
 /// What a lookup must read at least: the value registered last before it was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -43,7 +43,7 @@ pub static DEAD_CLAIM: Property = Property::new("dead-claim", "no claim outlives
 /// One session of one client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 struct Consumer {
-    #[rename(keep)]
+    #[rename(client)]
     client: ClientId,
     #[rename(session)]
     session: SessionId,

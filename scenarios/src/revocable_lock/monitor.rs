@@ -42,7 +42,6 @@ pub struct Revocation {
     /// When each client could hear the server: a paused or cut-off process receives messages
     /// it cannot act on. (The model tells monitors no session states and no lasting faults, so a
     /// model checker never carries a client here.)
-    #[rename(keep)]
     hearing: Hearing,
 }
 

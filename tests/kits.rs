@@ -73,7 +73,8 @@ fn check_with(name: &str, clients: usize, budget: Budget, reductions: Reductions
         forget_zxids: reductions.forget_zxids,
         timeout: None,
     };
-    support::scenario(name).kit.check(&options, &|_, _| {})
+    let checked = support::scenario(name).kit.check(&options, &|_, _| {});
+    checked.unwrap_or_else(|refused| panic!("{refused}"))
 }
 
 #[test]
@@ -308,4 +309,104 @@ fn symmetry_reduction_is_off_for_a_machine_that_orders_by_guid_where_it_would_hi
     assert!(forced.discovery("mutual exclusion").is_none());
     let full = model.checker().spawn_dfs().join();
     assert!(full.discovery("mutual exclusion").is_some());
+}
+
+/// The lock that orders contenders by guid, with a kit that claims it is symmetric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct ClaimedSymmetric(zklab::scenarios::lock::bugs::SortByName);
+
+impl zklab::recipes::session_renaming::RenameSessions for ClaimedSymmetric {
+    fn rename_sessions(
+        &self,
+        renaming: &zklab::recipes::session_renaming::SessionRenaming,
+    ) -> Self {
+        ClaimedSymmetric(self.0.rename_sessions(renaming))
+    }
+
+    fn hash_renamed(
+        &self,
+        renaming: &zklab::recipes::session_renaming::SessionRenaming,
+        hasher: &mut zklab::recipes::session_renaming::StableHasher,
+    ) {
+        self.0.hash_renamed(renaming, hasher);
+    }
+}
+
+impl zklab::scenarios::mutation::Mutation for ClaimedSymmetric {
+    fn step<M: zklab::recipes::machine::Recipe>(
+        &mut self,
+        inner: &mut M,
+        input: zklab::recipes::machine::Input<M::Request>,
+    ) -> zklab::recipes::machine::Step<M::Outcome> {
+        self.0.step(inner, input)
+    }
+}
+
+#[test]
+fn check_refuses_a_false_symmetry_claim_naming_the_machine_and_what_the_swap_changed() {
+    use zklab::scenarios::lock::LockKit;
+
+    let kit = || LockKit::<ClaimedSymmetric>::KIT;
+    for clients in [2, 5] {
+        let options = CheckOptions {
+            clients,
+            budget: NO_FAULTS,
+            threads: 1,
+            symmetry: true,
+            partial_order: true,
+            forget_zxids: true,
+            timeout: None,
+        };
+        let refused = zklab::models::check::check(kit(), &options, &|_, _| {})
+            .expect_err("a machine that orders by guid is not symmetric");
+        let message = refused.to_string();
+        assert!(message.contains("ClaimedSymmetric"), "{message}");
+        assert!(message.contains("--no-symmetry"), "{message}");
+        assert!(
+            message.contains("machine") || message.contains("steps enabled"),
+            "names what the swap changed: {message}"
+        );
+        assert!(
+            !refused.path.is_empty() || refused.step.is_some(),
+            "{message}"
+        );
+        // Without the reduction, the check sees what the claim would have hidden.
+        let unreduced = CheckOptions {
+            symmetry: false,
+            ..options
+        };
+        if clients == 2 {
+            let report = zklab::models::check::check(kit(), &unreduced, &|_, _| {})
+                .expect("nothing to refuse without the reduction");
+            let exclusion = report
+                .properties
+                .iter()
+                .find(|p| p.name == "mutual exclusion");
+            assert!(!exclusion.expect("judged").holds, "two hold at once");
+        }
+    }
+}
+
+#[test]
+fn every_symmetric_catalogue_kit_passes_its_symmetry_claim_with_three_clients_and_every_fault() {
+    let mut tested = 0;
+    for scenario in catalogue::scenarios() {
+        if scenario.kit.min_clients() > 3 {
+            continue;
+        }
+        let options = CheckOptions {
+            clients: 3,
+            budget: Budget::ONE_OF_EACH,
+            threads: 1,
+            symmetry: true,
+            partial_order: true,
+            forget_zxids: true,
+            // The claim is tested before the search, which stops at once.
+            timeout: Some(std::time::Duration::ZERO),
+        };
+        let report = scenario.kit.check(&options, &|_, _| {});
+        let report = report.unwrap_or_else(|refused| panic!("{}: {refused}", scenario.name));
+        tested += usize::from(report.symmetry);
+    }
+    assert!(tested >= 30, "only {tested} kits claim symmetry");
 }

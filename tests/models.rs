@@ -29,6 +29,7 @@ fn quiet(_: usize, _: usize) {}
 /// Checks `kit` for `clients` clients within `budget`, reduced or not, quietly.
 fn checked<W: Workload>(kit: W, clients: usize, budget: Budget, reduced: bool) -> CheckReport {
     check(kit, &options(clients, budget, reduced), &quiet)
+        .unwrap_or_else(|refused| panic!("{refused}"))
 }
 
 /// The report of the property called `name`.
@@ -170,7 +171,7 @@ fn a_timeout_ends_even_a_one_thread_search_early_and_says_it_is_incomplete() {
         timeout: Some(std::time::Duration::ZERO),
         ..options(3, Budget::ONE_OF_EACH, true)
     };
-    let report = check(LockKit::<Documented>::KIT, &one_thread, &quiet);
+    let report = check(LockKit::<Documented>::KIT, &one_thread, &quiet).expect("symmetric");
     assert!(!report.complete);
     assert!(!report.all_hold());
     // The whole search finds hundreds of thousands; stopped at once, it finds a few blocks.

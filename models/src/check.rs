@@ -14,6 +14,7 @@ use zklab_sim::picture::Timeline;
 use zklab_sim::property::Property;
 
 use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
+use crate::symmetry_claim::{test_claim, SymmetryRefused};
 use crate::workload::Workload;
 use crate::{pictured, render};
 
@@ -95,17 +96,22 @@ impl CheckReport {
 }
 
 /// Checks a workload's model exhaustively; `progress` hears the states generated and the unique
-/// states so far, a few times a second.
+/// states so far, a few times a second. With symmetry reduction asked for, a workload that
+/// claims to be symmetric has the claim tested first ([`test_claim`]), and a false claim is
+/// refused rather than trusted.
 pub fn check<W: Workload>(
     workload: W,
     options: &CheckOptions,
     progress: &dyn Fn(usize, usize),
-) -> CheckReport {
+) -> Result<CheckReport, Box<SymmetryRefused>> {
     let options = &CheckOptions {
         symmetry: options.symmetry && workload.symmetric(),
         forget_zxids: options.forget_zxids && !workload.reads_zxids(),
         ..options.clone()
     };
+    if options.symmetry {
+        test_claim(&workload, options.clients, options.budget)?;
+    }
     let with_budget = |budget| {
         RecipeModel::new(workload.clone(), options.clients, budget)
             .with_partial_order(options.partial_order)
@@ -171,7 +177,7 @@ pub fn check<W: Workload>(
             }
         })
         .collect();
-    CheckReport {
+    Ok(CheckReport {
         states: checker.state_count(),
         unique_states: checker.unique_state_count(),
         max_depth: checker.max_depth(),
@@ -180,7 +186,7 @@ pub fn check<W: Workload>(
         symmetry: options.symmetry,
         zxids_forgotten: options.forget_zxids,
         properties,
-    }
+    })
 }
 
 fn builder<W: Workload>(

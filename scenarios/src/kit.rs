@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use zklab_models::check::{check, CheckOptions, CheckReport};
+use zklab_models::symmetry_claim::SymmetryRefused;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::Op;
 use zklab_sim::sim_client::SimClient;
@@ -79,8 +80,13 @@ pub trait AnyKit: Sync {
     /// One client's loop against a real ZooKeeper.
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession>;
 
-    /// Checks the recipe's model; `progress` hears the states generated and unique so far.
-    fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport;
+    /// Checks the recipe's model; `progress` hears the states generated and unique so far. A
+    /// false claim to be symmetric is refused when symmetry reduction is asked for.
+    fn check(
+        &self,
+        options: &CheckOptions,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<CheckReport, Box<SymmetryRefused>>;
 
     /// Judges a simulated run's trace by the kit's monitors and the simulator's own.
     fn judge(&self, trace: &Trace, session_timeout: Duration) -> Judgement;
@@ -129,7 +135,11 @@ impl<K: Kit> AnyKit for K {
         Box::pin(async move { self.client(&host, rounds).await })
     }
 
-    fn check(&self, options: &CheckOptions, progress: &dyn Fn(usize, usize)) -> CheckReport {
+    fn check(
+        &self,
+        options: &CheckOptions,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<CheckReport, Box<SymmetryRefused>> {
         check(self.clone(), options, progress)
     }
 

@@ -88,7 +88,7 @@ pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
         timeout: args.timeout.map(Duration::from_secs),
     };
     let status = spinner(args.json);
-    let report = model.kit.check(&options, &|states, unique| {
+    let checked = model.kit.check(&options, &|states, unique| {
         status.set_message(format!(
             "checking {}: {states} states, {unique} unique",
             model.name
@@ -96,6 +96,10 @@ pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
         status.tick();
     });
     status.finish_and_clear();
+    let report = match checked {
+        Ok(report) => report,
+        Err(refused) => return usage_error(&refused.to_string()),
+    };
     if let Some(failing) = report.properties.iter().find(|property| !property.holds) {
         let timeline = || failing.timeline.clone();
         if let Err(message) = write_pictures(timeline, &args.svg, &args.html) {

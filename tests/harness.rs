@@ -1,7 +1,8 @@
 //! The harness users test their own code with (`zklab::testing`): it catches a planted bug with a
 //! replay command that reproduces the trace, passes the same code once fixed, judges by the
-//! monitors a test adds, strikes the faults a test causes on purpose when it causes them, and
-//! shrinks a failing seed to a schedule it keeps and replays.
+//! monitors a test adds, strikes the faults a test causes on purpose when it causes them,
+//! shrinks a failing seed to a schedule it keeps and replays, and finds the same failing seed
+//! whatever the number of threads it runs the seeds on.
 
 #[path = "../examples/config_watcher/watcher.rs"]
 mod watcher;
@@ -19,7 +20,7 @@ use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::regressions;
 use zklab::scenarios::runner::{LIVENESS, PANIC};
 use zklab::sim::fault::{FaultKind, FaultRates};
-use zklab::testing::{Harness, TestClient, SCHEDULE_VARIABLE, SHRINK_VARIABLE};
+use zklab::testing::{Harness, TestClient, SCHEDULE_VARIABLE, SHRINK_VARIABLE, THREADS_VARIABLE};
 
 use watcher::Follow;
 
@@ -60,6 +61,90 @@ fn a_planted_bug_fails_a_seed_whose_replay_gives_the_same_trace() {
         .expect_err("the same seed fails again");
     assert_eq!(again.trace.render(), failure.trace.render());
     assert_eq!(again.violations, failure.violations);
+}
+
+/// Threads change only the speed: the failure is the lowest failing seed, with the trace, the
+/// violations and the replay command one thread finds, and every seed below it holds.
+#[test]
+fn on_several_threads_the_failure_is_the_lowest_failing_seed_as_on_one() {
+    let harness = Harness::new().seeds(0..500);
+    let run = |threads| {
+        harness
+            .clone()
+            .threads(threads)
+            .try_run(|client| publish_and_follow(client, Follow::TrustLostRead))
+            .expect_err("a watcher that trusts a lost read waits for good on some seed")
+    };
+    let alone = run(1);
+    let seed = alone.seed.expect("a simulated run has a seed");
+    for threads in [2, 3, 8] {
+        let parallel = run(threads);
+        assert_eq!(parallel.seed, Some(seed), "on {threads} threads");
+        assert_eq!(parallel.violations, alone.violations);
+        assert_eq!(parallel.trace.render(), alone.trace.render());
+        assert_eq!(parallel.replay, alone.replay);
+    }
+    let below = harness
+        .seeds(0..seed)
+        .threads(3)
+        .try_run(|client| publish_and_follow(client, Follow::TrustLostRead));
+    let below = below.unwrap_or_else(|failure| panic!("a lower seed fails: {failure}"));
+    assert_eq!(below.seeds_run, seed);
+}
+
+/// A sweep that holds says how many seeds it ran, on how many threads, and how fast.
+#[test]
+fn a_sweep_that_holds_tells_its_seeds_threads_and_speed() {
+    let passed = Harness::new()
+        .clients(1)
+        .no_faults()
+        .seeds(10..15)
+        .threads(2)
+        .try_run(|client| async move {
+            client.exists("/", false).await.unwrap();
+        })
+        .expect("every seed holds");
+    assert_eq!((passed.seeds.clone(), passed.seeds_run), (10..15, 5));
+    assert!((1..=5).contains(&passed.threads), "{passed:?}");
+    assert!(passed.seeds_per_sec() > 0.0, "{passed:?}");
+    let line = passed.to_string();
+    assert!(line.starts_with("zklab: 5 seeds held, "), "{line}");
+    assert!(line.contains(" seeds/s on "), "{line}");
+}
+
+/// The test below, run again in a process of its own with `ZKLAB_THREADS` set to `value`: its
+/// exit status and what it printed.
+fn with_threads_variable(value: &str) -> (Option<i32>, String) {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "faults_caused_on_purpose_strike_when_caused"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env(THREADS_VARIABLE, value)
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (output.status.code(), format!("{stdout}{stderr}"))
+}
+
+/// `ZKLAB_THREADS=N` sets the threads of every harness of the run; a value that is no thread
+/// count fails the test, naming the variable, rather than being ignored.
+#[test]
+fn the_threads_variable_is_honoured_or_refused_by_name() {
+    let (status, told) = with_threads_variable("3");
+    assert_eq!(status, Some(0), "{told}");
+    assert!(told.contains("zklab: 3 seeds held, "), "{told}");
+    assert!(told.contains(" seeds/s on 3 threads\n"), "{told}");
+    let (status, told) = with_threads_variable("1");
+    assert_eq!(status, Some(0), "{told}");
+    assert!(told.contains(" seeds/s on 1 thread\n"), "{told}");
+    for bad in ["0", "many"] {
+        let (status, told) = with_threads_variable(bad);
+        assert_eq!(status, Some(101), "{told}");
+        let refused = format!(
+            "zklab: ZKLAB_THREADS=`{bad}`: the number of threads is a whole number from 1 to "
+        );
+        assert!(told.contains(&refused), "{told}");
+    }
 }
 
 #[test]

@@ -480,11 +480,53 @@ pub fn run_every_seed(_: &SeedReport, _: u64, _: u64) -> ControlFlow<()> {
     ControlFlow::Continue(())
 }
 
-/// Runs `count` seeds from `first` on `threads` threads. `progress` is called after each seed,
-/// on the thread that ran it, with its report, the seeds done and the failures so far; when it
-/// breaks, or a seed passes its memory budget, no thread starts another seed, and the seeds
-/// already under way finish. The seeds run are always the first of the `count`, but for
-/// [`SweepReport::left_out`].
+/// How many threads a sweep (or a model check) runs on unless told otherwise: one per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// How many of `threads` [`on_threads`] starts for `count` items: at least one, and no more
+/// than there are items, each extra thread would only start and stop.
+pub fn threads_for(count: u64, threads: usize) -> usize {
+    threads.clamp(1, usize::try_from(count).unwrap_or(usize::MAX).max(1))
+}
+
+/// Calls `each` on every index from 0 to `count`, on [`threads_for`] threads, each taking the
+/// next index when done with one. When `each` breaks, no thread takes another index, and those
+/// under way finish. So the indices run are always the first ones, `0..n`, whatever the number
+/// of threads: a caller after the first failing index finds it among those run, and only the
+/// thread count changes how many past it ran. Returns `n`. Both the CLI's sweep and the test
+/// harness run their seeds here.
+pub fn on_threads(
+    count: u64,
+    threads: usize,
+    each: &(dyn Fn(u64) -> ControlFlow<()> + Sync),
+) -> u64 {
+    let stopping = AtomicBool::new(false);
+    let next = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads_for(count, threads) {
+            scope.spawn(|| {
+                while !stopping.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= count {
+                        break;
+                    }
+                    if each(index).is_break() {
+                        stopping.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    next.into_inner().min(count)
+}
+
+/// Runs `count` seeds from `first` on `threads` threads ([`on_threads`]). `progress` is called
+/// after each seed, on the thread that ran it, with its report, the seeds done and the failures
+/// so far; when it breaks, or a seed passes its memory budget, no thread starts another seed,
+/// and the seeds already under way finish. The seeds run are always the first of the `count`,
+/// but for [`SweepReport::left_out`].
 pub fn sweep(
     scenario: &'static Scenario,
     first: u64,
@@ -494,54 +536,35 @@ pub fn sweep(
     progress: &(dyn Fn(&SeedReport, u64, u64) -> ControlFlow<()> + Sync),
 ) -> SweepReport {
     let started = Instant::now();
-    let stopping = AtomicBool::new(false);
-    let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let merged = Mutex::new(SweepReport::default());
-    // No more threads than seeds: each would only start and stop.
-    let threads = threads.clamp(1, usize::try_from(count).unwrap_or(usize::MAX).max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                if stopping.load(Ordering::Relaxed) {
-                    break;
-                }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= count {
-                    break;
-                }
-                let seed = first.wrapping_add(index);
-                let report = run_seed(scenario, seed, options);
-                let failing = !report.violations.is_empty();
-                let mut merged = merged
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                if report.over_budget {
-                    merged.left_out.push(seed);
-                    stopping.store(true, Ordering::Relaxed);
-                    continue;
-                }
-                merged.faults.merge(&report.faults);
-                merged.seeds_struck.merge(&report.faults.struck());
-                merged.max_wakeups_per_deletion = merged
-                    .max_wakeups_per_deletion
-                    .max(report.max_wakeups_per_deletion);
-                if let Some(violation) = report.violations.first() {
-                    merged.failures.push((seed, violation.clone()));
-                }
-                drop(merged);
-                let failures = failed.fetch_add(u64::from(failing), Ordering::Relaxed);
-                let told = progress(
-                    &report,
-                    done.fetch_add(1, Ordering::Relaxed) + 1,
-                    failures + u64::from(failing),
-                );
-                if told.is_break() {
-                    stopping.store(true, Ordering::Relaxed);
-                }
-            });
+    on_threads(count, threads, &|index| {
+        let seed = first.wrapping_add(index);
+        let report = run_seed(scenario, seed, options);
+        let failing = !report.violations.is_empty();
+        let mut merged = merged
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if report.over_budget {
+            merged.left_out.push(seed);
+            return ControlFlow::Break(());
         }
+        merged.faults.merge(&report.faults);
+        merged.seeds_struck.merge(&report.faults.struck());
+        merged.max_wakeups_per_deletion = merged
+            .max_wakeups_per_deletion
+            .max(report.max_wakeups_per_deletion);
+        if let Some(violation) = report.violations.first() {
+            merged.failures.push((seed, violation.clone()));
+        }
+        drop(merged);
+        let failures = failed.fetch_add(u64::from(failing), Ordering::Relaxed);
+        progress(
+            &report,
+            done.fetch_add(1, Ordering::Relaxed) + 1,
+            failures + u64::from(failing),
+        )
     });
     let mut report = merged
         .into_inner()

@@ -24,6 +24,15 @@
 //! trace as note lines beside its calls, and `RUST_LOG` prints every event as it happens,
 //! stamped with the sim time.
 //!
+//! Seeds run in parallel, one thread per core unless [`Harness::threads`] or `ZKLAB_THREADS=N`
+//! says otherwise, on the pool the CLI's sweeps run on ([`runner::on_threads`]). The thread
+//! count changes only the speed: a failure is always the first failing seed in the sweep's
+//! order, with the trace that seed gives alone. A sweep that holds tells its speed on stderr:
+//!
+//! ```text
+//! zklab: 2000 seeds held, 1.7 s, 1160 seeds/s on 2 threads
+//! ```
+//!
 //! ```rust,ignore
 //! use zklab::testing::Harness;
 //!
@@ -47,11 +56,14 @@ mod test_client;
 
 use std::fmt;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Once};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
+use tracing::Dispatch;
 use zklab_sim::fault::{FaultRates, ScriptedFault};
 use zklab_sim::log;
 use zklab_sim::property::Monitor;
@@ -60,6 +72,7 @@ use zklab_sim::trace::Trace;
 pub use self::real_harness::ServerControl;
 pub use self::replay::{
     shell_quoted, SCHEDULE_VARIABLE, SEEDS_VARIABLE, SEED_VARIABLE, SHRINK_VARIABLE,
+    THREADS_VARIABLE,
 };
 pub use self::test_client::TestClient;
 
@@ -69,8 +82,8 @@ use crate::monitor::failure::NoFailures;
 use crate::oracle::{self, Violation};
 use crate::regressions;
 use crate::runner::{
-    in_runtime, quiet_panics_inside_seeds, run_clients, start_service, RunOptions, SeedReport,
-    Unfinished,
+    self, in_runtime, quiet_panics_inside_seeds, run_clients, start_service, RunOptions,
+    SeedReport, Unfinished,
 };
 use crate::schedule::Schedule;
 use crate::shrink::{self, Rerun};
@@ -78,12 +91,14 @@ use crate::shrink::{self, Rerun};
 /// How many trace lines a failure shows; the replay prints them all.
 const TAIL_LINES: usize = 40;
 
-/// A seeded run of the test's own code: which clients, faults, seeds and monitors.
+/// A seeded run of the test's own code: which clients, faults, seeds and monitors, and how
+/// many threads run the seeds.
 #[derive(Clone, Debug)]
 pub struct Harness<M = NoFailures> {
     options: RunOptions,
     seeds: Range<u64>,
     monitors: M,
+    threads: usize,
     test: Option<String>,
     /// Where the test's failing seeds are kept, if they are.
     kept: Option<PathBuf>,
@@ -105,6 +120,7 @@ impl Harness {
             },
             seeds: 0..100,
             monitors: NoFailures,
+            threads: runner::default_threads(),
             test: None,
             kept: None,
         }
@@ -126,8 +142,50 @@ pub struct Passed {
     pub kept: Vec<u64>,
     /// The schedules kept from earlier failures, shrunk (`ZKLAB_SHRINK`), replayed first.
     pub schedules: Vec<PathBuf>,
+    /// How many seeds ran: the sweep's and the kept ones, each once.
+    pub seeds_run: u64,
+    /// How many threads ran them.
+    pub threads: usize,
     /// Wall time.
     pub elapsed: Duration,
+}
+
+impl Passed {
+    /// Seeds run per second of wall time: what a sweep costs, and what a change of build
+    /// profile or of thread count buys.
+    pub fn seeds_per_sec(&self) -> f64 {
+        self.seeds_run as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The line [`Harness::run`] ends with: what held, and how fast.
+impl fmt::Display for Passed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "zklab: ")?;
+        match self.schedules.len() {
+            0 => {}
+            1 => write!(f, "1 kept schedule ")?,
+            n => write!(f, "{n} kept schedules ")?,
+        }
+        let elapsed = self.elapsed.as_secs_f64();
+        if self.seeds_run == 0 {
+            return write!(f, "held, {elapsed:.1} s");
+        }
+        if !self.schedules.is_empty() {
+            write!(f, "and ")?;
+        }
+        let threads = match self.threads {
+            1 => "thread",
+            _ => "threads",
+        };
+        write!(
+            f,
+            "{} seeds held, {elapsed:.1} s, {:.0} seeds/s on {} {threads}",
+            self.seeds_run,
+            self.seeds_per_sec(),
+            self.threads
+        )
+    }
 }
 
 /// A run that broke a property: the first failing seed of a sweep, a kept schedule, or a real
@@ -200,7 +258,9 @@ impl fmt::Display for Failure {
     }
 }
 
-impl<M: Monitor> Harness<M> {
+/// The monitors judge seeds on several threads at once, each seed with its own clone: they are
+/// `Send + Sync`, as plain data is.
+impl<M: Monitor + Send + Sync> Harness<M> {
     /// How many clients run the closure (at least one).
     pub fn clients(mut self, clients: u32) -> Self {
         assert!(clients > 0, "a run needs at least one client");
@@ -247,6 +307,14 @@ impl<M: Monitor> Harness<M> {
         self
     }
 
+    /// How many threads run the seeds (0 or 1: one); by default one per core.
+    /// `ZKLAB_THREADS=N` overrides it. Only the speed changes: the failure reported is the
+    /// first failing seed, with the same trace, whatever the count.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
     /// The test filter the replay command names; by default the running test's own name.
     pub fn test_name(mut self, name: impl Into<String>) -> Self {
         self.test = Some(name.into());
@@ -255,11 +323,13 @@ impl<M: Monitor> Harness<M> {
 
     /// Judges each trace by `monitors` (one, or a tuple of several: zklab's from
     /// `zklab::scenarios::monitor` or a recipe's folder, or the test's own [`Monitor`]s) beside zklab's own.
-    pub fn monitors<N: Monitor>(self, monitors: N) -> Harness<N> {
+    /// They must be `Send + Sync`: seeds run on several threads, each judged by its own clone.
+    pub fn monitors<N: Monitor + Send + Sync>(self, monitors: N) -> Harness<N> {
         Harness {
             options: self.options,
             seeds: self.seeds,
             monitors,
+            threads: self.threads,
             test: self.test,
             kept: self.kept,
         }
@@ -276,16 +346,18 @@ impl<M: Monitor> Harness<M> {
         self
     }
 
-    /// Runs `each` for every client, seed after seed; panics with the first failing seed's
-    /// story and the command that replays it. Under `ZKLAB_SEED` it prints that seed's whole
-    /// trace first.
+    /// Runs `each` for every client of every seed, [`Harness::threads`] seeds at once; panics
+    /// with the first failing seed's story and the command that replays it. Under `ZKLAB_SEED`
+    /// it prints that seed's whole trace first. When every seed holds it tells, on stderr, how
+    /// many and how fast ([`Passed`]'s line).
     pub fn run<F, Fut>(&self, each: F)
     where
         F: Fn(TestClient) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        if let Err(failure) = self.try_run(each) {
-            panic!("{failure}");
+        match self.try_run(each) {
+            Ok(passed) => eprintln!("{passed}"),
+            Err(failure) => panic!("{failure}"),
         }
     }
 
@@ -301,6 +373,8 @@ impl<M: Monitor> Harness<M> {
         let each = Arc::new(each);
         let test = self.test.clone().or_else(running_test);
         let test = test.as_deref();
+        let threads = replay::threads_from_environment(self.threads);
+        let threads = threads.unwrap_or_else(|message| panic!("zklab: {message}"));
         let asked = replay::from_environment(self.seeds.clone());
         let (seeds, replaying) = match asked.unwrap_or_else(|message| panic!("zklab: {message}")) {
             Seeds::Sweep(seeds) => (seeds, false),
@@ -313,6 +387,8 @@ impl<M: Monitor> Harness<M> {
                     seeds: 0..0,
                     kept: Vec::new(),
                     schedules: vec![path],
+                    seeds_run: 0,
+                    threads: 1,
                     elapsed: started.elapsed(),
                 });
             }
@@ -335,15 +411,16 @@ impl<M: Monitor> Harness<M> {
             let schedule = schedule.unwrap_or_else(|message| panic!("zklab: {message}"));
             self.replay_schedule(path, &schedule, &each, test, false)?;
         }
-        let sweep = seeds.clone().filter(|seed| !kept.contains(seed));
-        for seed in kept.iter().copied().chain(sweep) {
-            let report = self.report(seed, &self.options, &each);
-            if replaying {
-                print_trace(&format!("seed {seed}"), &report.trace);
-            }
-            if report.violations.is_empty() {
-                continue;
-            }
+        // The kept seeds first, then the sweep's others, each part in order.
+        let in_sweep = |index| Some(seeds.start + index).filter(|seed| !kept.contains(seed));
+        let ran = AtomicU64::new(0);
+        let first_failing = |count, seed_at: &(dyn Fn(u64) -> Option<u64> + Sync)| {
+            self.first_failing(count, seed_at, threads, &each, replaying, &ran)
+        };
+        let failing = first_failing(kept.len() as u64, &|index| Some(kept[index as usize]))
+            .or_else(|| first_failing(seeds.end - seeds.start, &in_sweep));
+        if let Some(report) = failing {
+            let seed = report.seed;
             if let Some(path) = kept_file.as_deref().filter(|_| !kept.contains(&seed)) {
                 if let Err(message) = kept::keep(path, seed, &report.violations[0].to_string()) {
                     eprintln!("zklab: {message}");
@@ -362,12 +439,60 @@ impl<M: Monitor> Harness<M> {
                 shrunk,
             }));
         }
+        let seeds_run = ran.into_inner();
         Ok(Passed {
             seeds,
             kept,
             schedules: schedules.into_iter().map(|(path, _)| path).collect(),
+            seeds_run,
+            threads: runner::threads_for(seeds_run, threads),
             elapsed: started.elapsed(),
         })
+    }
+
+    /// The report of the first failing seed of `count`, the `i`th being `seed_at(i)` (`None`:
+    /// none to run), run on `threads` threads, printing each seed's whole trace if
+    /// `replaying`; `ran` counts the seeds run. Once one fails no thread starts another, and
+    /// every seed before it has run ([`runner::on_threads`]): the lowest failing one is the
+    /// one a single thread finds.
+    fn first_failing<F, Fut>(
+        &self,
+        count: u64,
+        seed_at: &(dyn Fn(u64) -> Option<u64> + Sync),
+        threads: usize,
+        each: &Arc<F>,
+        replaying: bool,
+        ran: &AtomicU64,
+    ) -> Option<SeedReport>
+    where
+        F: Fn(TestClient) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let first: Mutex<Option<(u64, SeedReport)>> = Mutex::new(None);
+        runner::on_threads(count, threads, &|index| {
+            let Some(seed) = seed_at(index) else {
+                return ControlFlow::Continue(());
+            };
+            let report = self.report(seed, &self.options, each);
+            ran.fetch_add(1, Ordering::Relaxed);
+            if replaying {
+                print_trace(&format!("seed {seed}"), &report.trace);
+            }
+            if report.violations.is_empty() {
+                return ControlFlow::Continue(());
+            }
+            let mut first = first
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if first.as_ref().is_none_or(|(earliest, _)| index < *earliest) {
+                *first = Some((index, report));
+            }
+            ControlFlow::Break(())
+        });
+        let first = first.into_inner();
+        first
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .map(|(_, report)| report)
     }
 
     /// `schedule`, kept in `path`, if it is one this harness runs: the running test's (`test`,
@@ -489,24 +614,23 @@ impl<M: Monitor> Harness<M> {
         F: Fn(TestClient) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let (recorded, mut violations) =
-            tracing::subscriber::with_default(log::subscriber(), || {
-                in_runtime(seed, |slot| async move {
-                    let zk = start_service(options, &slot);
-                    let clients = options.clients;
-                    let client_run = |client| -> ClientRun<_> {
-                        let (zk, each) = (zk.clone(), each.clone());
-                        Box::pin(async move {
-                            each(TestClient::simulated(zk, client, clients)).await;
-                            None
-                        })
-                    };
-                    match run_clients(&zk, options, 1, client_run).await {
-                        Err(Unfinished::Broken(liveness)) => vec![liveness],
-                        Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
-                    }
-                })
-            });
+        let (recorded, mut violations) = tracing::dispatcher::with_default(listening(), || {
+            in_runtime(seed, |slot| async move {
+                let zk = start_service(options, &slot);
+                let clients = options.clients;
+                let client_run = |client| -> ClientRun<_> {
+                    let (zk, each) = (zk.clone(), each.clone());
+                    Box::pin(async move {
+                        each(TestClient::simulated(zk, client, clients)).await;
+                        None
+                    })
+                };
+                match run_clients(&zk, options, 1, client_run).await {
+                    Err(Unfinished::Broken(liveness)) => vec![liveness],
+                    Ok(_) | Err(Unfinished::OverBudget) => Vec::new(),
+                }
+            })
+        });
         let judgement = oracle::judge(
             self.monitors.clone(),
             &recorded.trace,
@@ -537,7 +661,7 @@ struct TestRuns<'h, M, F> {
 
 impl<M, F, Fut> Rerun for TestRuns<'_, M, F>
 where
-    M: Monitor,
+    M: Monitor + Send + Sync,
     F: Fn(TestClient) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
@@ -553,6 +677,14 @@ where
     fn fewest_clients(&self) -> Option<u32> {
         None
     }
+}
+
+/// The `tracing` subscriber every seed of the process runs under ([`log::subscriber`]), built
+/// once: each new one would make `tracing` recompute every callsite's interest, under a lock
+/// all threads share.
+fn listening() -> &'static Dispatch {
+    static LISTENING: OnceLock<Dispatch> = OnceLock::new();
+    LISTENING.get_or_init(|| Dispatch::new(log::subscriber()))
 }
 
 /// Prints the whole trace of a run replayed alone, and its digest.

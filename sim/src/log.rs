@@ -132,14 +132,28 @@ fn quiet_about_std_hashes(filter: EnvFilter) -> EnvFilter {
 /// The subscriber a simulation runs under: the code under test's events (INFO and up) captured
 /// into the trace, and, when `RUST_LOG` is set, every event it enables written to standard
 /// error, stamped with the sim time.
+///
+/// Without `RUST_LOG` nothing but the capture listens, and it wants neither spans nor zklab's
+/// own events: those callsites are disabled, so madsim's span around every poll of a task and
+/// the trace's events told to `tracing` cost a cached check each. (A layer left out as `None`
+/// would not do: it counts as enabling everything.) Build it once and share it
+/// ([`tracing::Dispatch`]): each new one makes `tracing` recompute every callsite's interest.
 pub fn subscriber() -> impl Subscriber + Send + Sync {
-    let printed = std::env::var("RUST_LOG").ok().map(|_| {
-        tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_timer(SimClock)
-            .with_filter(quiet_about_std_hashes(EnvFilter::from_default_env()))
-    });
+    let printing = std::env::var_os("RUST_LOG").is_some();
+    subscriber_printing(printing)
+}
+
+/// [`subscriber`], printing or not.
+fn subscriber_printing(printing: bool) -> impl Subscriber + Send + Sync {
+    let shown = match printing {
+        true => quiet_about_std_hashes(EnvFilter::from_default_env()),
+        false => EnvFilter::new("off"),
+    };
+    let printed = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_timer(SimClock)
+        .with_filter(shown);
     let capture = Capture.with_filter(filter_fn(|metadata| {
         metadata.is_event()
             && *metadata.level() <= tracing::Level::INFO
@@ -166,5 +180,22 @@ mod tests {
         });
         assert_eq!(*notes.lock().unwrap(), ["INFO saw the setting version=3"]);
         assert!(!captured("zklab::trace") && captured("my_app::watcher"));
+    }
+
+    #[test]
+    fn unless_printed_spans_and_zklabs_own_events_are_off() {
+        // The code's own events still reach the capture: the test above runs without RUST_LOG.
+        let listening = |printing| {
+            tracing::subscriber::with_default(subscriber_printing(printing), || {
+                let span = tracing::error_span!("node", id = 1);
+                let own = tracing::enabled!(target: TARGET, tracing::Level::INFO);
+                (!span.is_disabled(), own)
+            })
+        };
+        assert_eq!(listening(false), (false, false));
+        assert!(
+            listening(true).0,
+            "printing, the span is there for the filter to show"
+        );
     }
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::models::check::{CheckOptions, CheckReport};
 use crate::models::model::Budget;
 use crate::scenarios::catalogue::Catalogue;
-use crate::scenarios::regressions;
 use crate::scenarios::schedule::Schedule;
+use crate::scenarios::{regressions, runner};
 use clap::Args;
 use serde::Serialize;
 
@@ -74,10 +74,9 @@ pub fn run(args: &CheckArgs, catalogue: &Catalogue) -> ExitCode {
         Ok(budget) => budget,
         Err(message) => return usage_error(&message),
     };
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |threads| threads as usize,
-    );
+    let threads = args
+        .threads
+        .map_or_else(runner::default_threads, |threads| threads as usize);
     let options = CheckOptions {
         clients: usize::from(args.clients),
         budget,

@@ -119,10 +119,9 @@ pub fn run(args: &RunArgs, catalogue: &Catalogue) -> ExitCode {
         None => args.start_seed..end,
     };
     let shard = args.shard.map(|(k, n)| format!("{k}/{n}"));
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |threads| threads as usize,
-    );
+    let threads = args
+        .threads
+        .map_or_else(runner::default_threads, |threads| threads as usize);
     // Every scenario is fitted to the memory budget before any runs.
     let count = seeds.end - seeds.start;
     let threads = threads

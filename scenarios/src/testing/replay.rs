@@ -2,7 +2,8 @@
 //! seed: `ZKLAB_SEED=S` runs seed S alone and prints its whole trace, `ZKLAB_SEEDS=N` widens
 //! the sweep to N seeds (as madsim's `MADSIM_TEST_SEED` and `MADSIM_TEST_NUM` do),
 //! `ZKLAB_SCHEDULE=FILE` runs a kept schedule alone and prints its whole trace, and
-//! `ZKLAB_SHRINK=1` shrinks a failing seed to its fewest faults.
+//! `ZKLAB_SHRINK=1` shrinks a failing seed to its fewest faults, and `ZKLAB_THREADS=N` runs
+//! the seeds on N threads.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ pub const SCHEDULE_VARIABLE: &str = "ZKLAB_SCHEDULE";
 
 /// The variable that, set to anything but `0`, shrinks a failing seed.
 pub const SHRINK_VARIABLE: &str = "ZKLAB_SHRINK";
+
+/// The variable that sets how many threads run a sweep's seeds.
+pub const THREADS_VARIABLE: &str = "ZKLAB_THREADS";
 
 /// What the environment asks of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +48,25 @@ pub(crate) fn from_environment(default: Range<u64>) -> Result<Seeds, String> {
 /// Whether the environment asks for a failing seed to be shrunk.
 pub(crate) fn shrinking() -> bool {
     read(SHRINK_VARIABLE).is_some_and(|value| value.trim() != "0")
+}
+
+/// The threads a sweep runs on: `ZKLAB_THREADS` if set, else `asked`. A value that is no
+/// thread count is an error, not ignored: the run would silently not be the one asked for.
+pub(crate) fn threads_from_environment(asked: usize) -> Result<usize, String> {
+    threads(asked, read(THREADS_VARIABLE))
+}
+
+fn threads(asked: usize, variable: Option<String>) -> Result<usize, String> {
+    let Some(value) = variable else {
+        return Ok(asked);
+    };
+    match value.trim().parse::<usize>() {
+        Ok(threads) if threads > 0 => Ok(threads),
+        _ => Err(format!(
+            "{THREADS_VARIABLE}=`{value}`: the number of threads is a whole number from 1 to {}",
+            usize::MAX
+        )),
+    }
 }
 
 fn seeds(
@@ -211,6 +234,20 @@ mod tests {
         assert!(seeds(0..10, some("7"), None, kept)
             .unwrap_err()
             .contains("set one"));
+    }
+
+    #[test]
+    fn the_environment_sets_the_threads_or_is_refused_by_name() {
+        assert_eq!(threads(4, None), Ok(4));
+        assert_eq!(threads(4, some("1")), Ok(1));
+        assert_eq!(threads(1, some(" 16 ")), Ok(16));
+        for bad in ["0", "-2", "two", "1.5", "99999999999999999999999"] {
+            let error = threads(4, some(bad)).unwrap_err();
+            assert!(
+                error.starts_with(&format!("ZKLAB_THREADS=`{bad}`: ")),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -259,7 +259,7 @@ fn replay_explains_its_symbols_and_shows_one_client_or_the_story_up_to_the_viola
         "{at}: {text}"
     );
     assert!(
-        text.contains(&format!("2115 events ({} shown)", until.len())),
+        text.contains(&format!("2541 events ({} shown)", until.len())),
         "{text}"
     );
 

@@ -113,12 +113,11 @@ impl From<ZkError> for SessionLost {
 /// The versions client 0 publishes and every other client follows.
 const VERSIONS: u32 = 3;
 
-/// On one session at once: a barrier (client 0 sets it, the others wait), two rounds of a lock
-/// and then an election, and the application's own watcher of a setting on the session's first
-/// handle. Client 0 lifts its barrier before it takes the lock, and a client is done with the
-/// lock before it stands for election, so that no two sessions wait for each other's nodes: the
-/// wait-for monitor would take such a cycle, which the two recipes' own tasks untie, for a
-/// deadlock.
+/// On one session at once: a barrier (client 0 sets it, the others wait), two rounds of a lock,
+/// an election, and the application's own watcher of a setting on the session's first handle,
+/// all four running side by side. A session may wait behind another's lock node while that
+/// session's election waits behind its own: each recipe declares what it owns and awaits as a
+/// declarer of its own, so the wait-for monitor sees two chains, not a cycle of sessions.
 async fn every_part(client: &TestClient) -> Result<(), SessionLost> {
     let recorder = Some(client.recorder());
     let lock = Lock::new("/app/lock").recording(recorder.clone());
@@ -137,12 +136,15 @@ async fn every_part(client: &TestClient) -> Result<(), SessionLost> {
         }
         Ok::<_, SessionLost>(())
     };
-    let locking_then_leading = async {
+    let locking = async {
         for _ in 0..2 {
             let held = lock.acquire(client).await?;
             pause(5).await;
             held.release().await?;
         }
+        Ok::<_, SessionLost>(())
+    };
+    let leading = async {
         let leadership = election.campaign(client).await?;
         pause(20).await;
         leadership.release().await?;
@@ -159,16 +161,8 @@ async fn every_part(client: &TestClient) -> Result<(), SessionLost> {
         }
         Ok::<_, SessionLost>(())
     };
-    let recipes = async {
-        if client.index() == 0 {
-            let gated = gating.await;
-            (gated, locking_then_leading.await)
-        } else {
-            futures::join!(gating, locking_then_leading)
-        }
-    };
-    let ((gated, locked), watched) = futures::join!(recipes, watching);
-    gated.and(locked).and(watched)
+    let (gated, locked, led, watched) = futures::join!(gating, locking, leading, watching);
+    gated.and(locked).and(led).and(watched)
 }
 
 #[test]

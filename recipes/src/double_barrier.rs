@@ -54,6 +54,7 @@
 
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat};
 use crate::client::{ZkClient, ZkError, ZkEvent};
+use crate::declaration::Declared;
 use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::Outcome;
@@ -608,6 +609,19 @@ impl Recipe for DoubleBarrierMachine {
             }
             Input::Event(ZkEvent::Watch(event)) => self.on_watch(event.event_type, &event.path),
             Input::App(_) | Input::Timeout => Step::wait(),
+        }
+    }
+
+    /// It owns its node, once known; leaving, it awaits the node it watches, once the watch
+    /// is set. Waiting for `ready` to appear is not declared (see [`Declared::awaits_gone`]).
+    fn declared(&self) -> Declared {
+        let awaits_gone = match &self.phase {
+            Phase::Watching { node, asked: false } => vec![child_path(self.dir(), node)],
+            _ => Vec::new(),
+        };
+        Declared {
+            owns: self.own.path().map(str::to_owned).into_iter().collect(),
+            awaits_gone,
         }
     }
 }

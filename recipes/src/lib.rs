@@ -21,6 +21,7 @@ extern crate self as zklab_recipes;
 pub mod barrier;
 pub mod client;
 pub mod config;
+pub mod declaration;
 pub mod double_barrier;
 pub mod election;
 pub mod group;

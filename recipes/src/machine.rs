@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::client::{Op, OpReply, SessionEvent, ZkClient, ZkEvent};
+use crate::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkEvent};
+use crate::declaration::Declared;
 use crate::outcome::{Outcome, Recorder};
 
 /// Something a machine is told.
@@ -125,6 +126,12 @@ pub trait Recipe: Clone + Eq + Hash + Debug {
 
     /// Takes one input and says what to do next.
     fn step(&mut self, input: Input<Self::Request>) -> Step<Self::Outcome>;
+
+    /// What the machine owns and waits for as it stands (see [`crate::declaration`]): the
+    /// driver writes each change down. By default nothing, so no monitor counts it as waiting.
+    fn declared(&self) -> Declared {
+        Declared::default()
+    }
 }
 
 /// The machine's timer, running on the client's clock.
@@ -143,7 +150,22 @@ pub struct Driver<'c, C, M> {
     waiting: bool,
     connected: bool,
     recorder: Option<Arc<dyn Recorder>>,
+    /// Its id among the run's declarers, once it records.
+    declarer: u32,
+    /// What it declared last, and in which session.
+    declared: (SessionId, Declared),
     timer: Option<Sleep<'c>>,
+}
+
+/// A driver dropped while its machine still owned or awaited something (its application gave
+/// up on it) declares that it no longer does: nothing of it waits any more.
+impl<C, M> Drop for Driver<'_, C, M> {
+    fn drop(&mut self) {
+        let (session, declared) = &self.declared;
+        if let (Some(recorder), false) = (&self.recorder, declared.is_empty()) {
+            recorder.declare(*session, self.declarer, &Declared::default());
+        }
+    }
 }
 
 impl<C, M: Debug> Debug for Driver<'_, C, M> {
@@ -167,12 +189,18 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             waiting: true,
             connected: true,
             recorder: None,
+            declarer: 0,
+            declared: (client.session_id(), Declared::default()),
             timer: None,
         }
     }
 
-    /// The same driver, writing every outcome down with `recorder` (when there is one).
+    /// The same driver, writing every outcome, and every change of what the machine owns and
+    /// awaits, down with `recorder` (when there is one).
     pub fn recording(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        if let Some(recorder) = &recorder {
+            self.declarer = recorder.new_declarer();
+        }
         self.recorder = recorder;
         self
     }
@@ -323,7 +351,24 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             Some(Timer::Cancel) => self.timer = None,
             None => {}
         }
+        let declared = match step.action {
+            Action::Done => Declared::default(),
+            _ => self.machine.declared(),
+        };
+        self.declare(declared);
         step
+    }
+
+    /// Writes down what the machine owns and awaits, when it changed.
+    fn declare(&mut self, declared: Declared) {
+        if declared == self.declared.1 {
+            return;
+        }
+        let session = self.client.session_id();
+        if let Some(recorder) = &self.recorder {
+            recorder.declare(session, self.declarer, &declared);
+        }
+        self.declared = (session, declared);
     }
 
     fn record(&self, outcomes: &mut Vec<M::Outcome>, outcome: Option<M::Outcome>) {

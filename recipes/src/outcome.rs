@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::client::{SessionId, ZkError};
+use crate::declaration::Declared;
 
 /// What a recipe told its application, as the trace carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -231,4 +232,13 @@ impl fmt::Display for Outcome {
 pub trait Recorder: Send + Sync {
     /// Notes that `session`'s recipe told its application `outcome`.
     fn record(&self, session: SessionId, outcome: Outcome);
+
+    /// A new declarer's id, unique in the run: one per recipe instance (its driver) or piece of
+    /// the application's own code that declares what it owns and awaits.
+    fn new_declarer(&self) -> u32;
+
+    /// Notes that `declarer`, in `session`, now owns and awaits what `declared` says (replacing
+    /// what it declared before). The wait-for and stuck-waiter monitors judge only what is
+    /// declared (see [`crate::declaration`]).
+    fn declare(&self, session: SessionId, declarer: u32, declared: &Declared);
 }

@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use zklab_recipes::client::{Op, OpResult, Stat};
+use zklab_recipes::declaration::Declared;
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::session_renaming::RenameSessions;
 
@@ -51,6 +52,11 @@ impl<M: Recipe, X: Mutation> Recipe for Mutated<M, X> {
 
     fn step(&mut self, input: Input<M::Request>) -> Step<M::Outcome> {
         self.bug.step(&mut self.inner, input)
+    }
+
+    /// What the correct machine declares: a bug is in what it does, not in what it says.
+    fn declared(&self) -> Declared {
+        self.inner.declared()
     }
 }
 

@@ -36,7 +36,7 @@ pub fn judge(monitors: impl Monitor, trace: &Trace, session_timeout: Duration) -
     let (mut violations, counted) = first_of_each_kind((monitors, Fencing::default()), trace);
     violations.sort_by_key(|violation| violation.at);
     violations.extend(WaitFor::default().first_in(trace));
-    violations.extend(StuckWaiter::new(bound).first_in(trace));
+    violations.extend(StuckWaiter::new(bound).first_in_run(trace));
     violations.extend(UnownedNode::new(bound).first_in(trace));
     // Without a herd rule, every session a deletion notified.
     let max_wakeups_per_deletion = counted.unwrap_or_else(|| {

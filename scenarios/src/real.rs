@@ -7,7 +7,7 @@
 //! orphans are judged as in the simulator.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use zklab_models::model::ORPHAN;
 use zklab_recipes::client::{
     EventType, Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };
+use zklab_recipes::declaration::Declared;
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_recipes::parts::exclusive::Fence;
 use zklab_recipes::real_zk::RealZk;
@@ -63,6 +64,8 @@ pub struct RealTrace {
     /// value only, so a short disconnection may leave no `Disconnected` in the trace; a request
     /// that lost its connection is the other sign that a client saw it.
     connection_losses: Arc<AtomicUsize>,
+    /// The declarers given an id so far.
+    declarers: Arc<AtomicU32>,
 }
 
 impl Default for RealTrace {
@@ -71,6 +74,7 @@ impl Default for RealTrace {
             started: Instant::now(),
             trace: Arc::default(),
             connection_losses: Arc::default(),
+            declarers: Arc::default(),
         }
     }
 }
@@ -84,6 +88,11 @@ impl RealTrace {
     /// Time since the trace's clock started.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// A new declarer's id, unique in the run.
+    pub fn new_declarer(&self) -> u32 {
+        self.declarers.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Appends an event, now.
@@ -369,6 +378,19 @@ impl Recorder for RealRecorder {
             client: self.client,
             session,
             outcome,
+        });
+    }
+
+    fn new_declarer(&self) -> u32 {
+        self.trace.new_declarer()
+    }
+
+    fn declare(&self, session: SessionId, declarer: u32, declared: &Declared) {
+        self.trace.push(TraceEvent::Declared {
+            client: self.client,
+            session,
+            declarer,
+            declared: declared.clone(),
         });
     }
 }

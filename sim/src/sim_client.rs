@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures::future::poll_fn;
 use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent};
+use zklab_recipes::declaration::Declared;
 use zklab_recipes::listeners::{ListenerId, Listeners};
 use zklab_recipes::outcome::{Outcome, Recorder};
 
@@ -275,6 +276,19 @@ impl Recorder for TraceRecorder {
             client: self.client,
             session,
             outcome,
+        });
+    }
+
+    fn new_declarer(&self) -> u32 {
+        self.zk.new_declarer()
+    }
+
+    fn declare(&self, session: SessionId, declarer: u32, declared: &Declared) {
+        self.zk.record(TraceEvent::Declared {
+            client: self.client,
+            session,
+            declarer,
+            declared: declared.clone(),
         });
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use zklab_recipes::client::{
     EventType, Op, OpReply, OpResult, SessionEvent, SessionId, WatchedEvent, Zxid,
 };
+use zklab_recipes::declaration::Declared;
 use zklab_recipes::outcome::Outcome;
 
 use crate::fault::FaultKind;
@@ -160,6 +161,18 @@ pub enum TraceEvent {
         /// The client.
         client: ClientId,
     },
+    /// What a declarer (a recipe's driver, or code of the application's own) now owns and
+    /// awaits, replacing what it declared before (see `zklab_recipes::declaration`).
+    Declared {
+        /// The client.
+        client: ClientId,
+        /// Its session.
+        session: SessionId,
+        /// The declarer, unique in the run.
+        declarer: u32,
+        /// What it owns and awaits.
+        declared: Declared,
+    },
     /// A line the code under test wrote (a `tracing` event, or a note of a test): the replay
     /// tells its story and the run's in one stream.
     Note {
@@ -197,6 +210,9 @@ impl TraceEvent {
                 client, session, ..
             }
             | TraceEvent::Attached {
+                client, session, ..
+            }
+            | TraceEvent::Declared {
                 client, session, ..
             } => (Some(*client), Some(*session)),
             TraceEvent::Notified { by, .. } => (None, Some(*by)),
@@ -344,7 +360,7 @@ impl fmt::Display for TraceEntry {
 }
 
 /// What each symbol of the trace means: the replay prints it above the trace.
-pub const LEGEND: [(&str, &str); 12] = [
+pub const LEGEND: [(&str, &str); 13] = [
     ("->", "a request"),
     ("<-", "its reply"),
     ("..", "a server applied it"),
@@ -354,6 +370,7 @@ pub const LEGEND: [(&str, &str); 12] = [
     ("--", "session ended"),
     ("XX", "a fault"),
     ("=>", "what a recipe told the application"),
+    ("::", "what code said it owns or awaits"),
     ("$$", "a use of the protected resource"),
     ("##", "a client finished"),
     ("//", "a line of the code under test"),
@@ -496,6 +513,12 @@ impl fmt::Display for TraceEvent {
                     "c{client} ## stranded: too few left working to finish with"
                 )
             }
+            TraceEvent::Declared {
+                client,
+                session,
+                declarer,
+                declared,
+            } => write!(f, "c{client} s{session} :: #{declarer} {declared}"),
             TraceEvent::Note { client, text } => write!(f, "c{client} // {text}"),
         }
     }

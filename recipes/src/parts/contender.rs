@@ -28,6 +28,7 @@
 use std::time::Duration;
 
 use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
+use crate::declaration::Declared;
 use crate::machine::Timer;
 use crate::parts::own_node::{Making, OwnNode};
 use crate::session_renaming::RenameSessions;
@@ -213,6 +214,21 @@ impl Contender {
     /// The path of the contender node, once created or adopted.
     pub fn node(&self) -> Option<&str> {
         self.own.path()
+    }
+
+    /// What it owns (its node, once known) and awaits (the nodes ahead of it, once every watch
+    /// on them is set).
+    pub fn declared(&self) -> Declared {
+        let awaits_gone = match &self.phase {
+            Phase::Watching { nodes, .. } if self.is_waiting() => (nodes.iter())
+                .map(|name| format!("{}/{name}", self.own.dir()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Declared {
+            owns: self.node().map(str::to_owned).into_iter().collect(),
+            awaits_gone,
+        }
     }
 
     /// Whether it waits, its watches set, for a node ahead of it to go.

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use crate::client::{
     EventType, Op, OpReply, OpResult, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };
+use crate::declaration::Declared;
 use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
 use crate::outcome::{Outcome, Recorder};
@@ -377,6 +378,11 @@ impl<R: Role> Recipe for Exclusive<R> {
     type Request = R::Request;
     type Outcome = R::Outcome;
 
+    /// Its contender's node, and the nodes it waits behind.
+    fn declared(&self) -> Declared {
+        self.contender.declared()
+    }
+
     fn step(&mut self, input: Input<R::Request>) -> Step<R::Outcome> {
         match input {
             _ if self.phase == Phase::Done => Step::stop(),
@@ -463,6 +469,18 @@ impl Recorder for Fencing {
         }
         if let Some(recorder) = &self.recorder {
             recorder.record(session, outcome);
+        }
+    }
+
+    fn new_declarer(&self) -> u32 {
+        self.recorder
+            .as_ref()
+            .map_or(0, |recorder| recorder.new_declarer())
+    }
+
+    fn declare(&self, session: SessionId, declarer: u32, declared: &Declared) {
+        if let Some(recorder) = &self.recorder {
+            recorder.declare(session, declarer, declared);
         }
     }
 }

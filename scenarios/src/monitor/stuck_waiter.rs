@@ -1,60 +1,163 @@
-//! Stuck waiter: a client waits on a watch that can no longer fire.
+//! Stuck waiter: code that declared it awaits a node's deletion (see
+//! `zklab_recipes::declaration`) while every node it awaits is gone already, for longer than a
+//! bound. Once the awaited node is gone, a waiter whose watch was set hears of it within a
+//! reconnect, and moves on; one that set its watch on a node already gone (a watch that fires
+//! only if the node comes back, which a sequential node's name never does) waits for good,
+//! until some unrelated fault (an expiry) happens to wake it. The lost wake-up of a lock waiter
+//! whose predecessor vanished between its listing and its `exists` is this. A client whose
+//! process died waits for nothing.
 //!
-//! An `exists` watch set on a node that is already gone fires only when the node is created
-//! again; a sequential node's name is never given out again, so such a watch never fires. A
-//! client whose session then sends nothing more for longer than a bound waits for good, until
-//! some unrelated fault (an expiry) happens to wake it. The lost wake-up of a lock waiter whose
-//! predecessor vanished between its listing and its `exists` is this. A client whose process
-//! died waits for nothing: the reply that would have sent it listing again never reached it.
+//! Only declared waits count: a watch on a missing node is also how code waits for a node to
+//! appear, and nothing in the trace tells the two apart but what the code says.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_recipes::client::SessionId;
 use zklab_sim::fault::FaultKind;
 use zklab_sim::property::{Monitor, Property, Violation};
-use zklab_sim::trace::{ClientId, TraceEntry, TraceEvent};
+use zklab_sim::trace::{ClientId, Trace, TraceEntry, TraceEvent};
 
-use crate::monitor::take_overdue;
+use crate::monitor::{changes, take_overdue, Change};
 
-/// No stuck waiter: broken when a client waited, for longer than a bound, on a watch that can no
-/// longer fire.
+/// No stuck waiter: broken when a client waited, for longer than a bound, for nodes to go that
+/// were all gone already.
 pub static STUCK_WAITER: Property = Property::new("stuck-waiter", "no stuck waiter");
+
+/// A declared wait for nodes to go.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Wait {
+    client: ClientId,
+    session: SessionId,
+    /// The nodes it awaits, any of which going frees it.
+    awaits: Vec<String>,
+    /// When it declared the wait.
+    since: Duration,
+}
+
+impl Wait {
+    /// The violation of this wait by `declarer`, its nodes gone as `how_long` says, at `at`.
+    fn violation(&self, declarer: u32, at: Duration, how_long: &str) -> Violation {
+        let message = format!(
+            "c{} (s{}, #{declarer}) has waited since {:?} for {} to go; {how_long}, no \
+             notification had reached it: it waits for good",
+            self.client,
+            self.session,
+            self.since,
+            self.awaits.join(" or "),
+        );
+        Violation::new(&STUCK_WAITER, at, message)
+    }
+}
 
 /// The stuck-waiter monitor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StuckWaiter {
     bound: Duration,
-    /// Sessions waiting on a watch that cannot fire: since when, which client, on which node.
-    waiting: BTreeMap<SessionId, (Duration, (ClientId, String))>,
-    /// Clients whose process died or was stopped: whatever the server applied for them later
-    /// was sent before, and nobody is left to act on its reply.
+    /// The nodes that stand.
+    live: BTreeSet<String>,
+    /// Each declarer's wait.
+    waits: BTreeMap<u32, Wait>,
+    /// The waits whose nodes are all gone: since when.
+    gone: BTreeMap<u32, (Duration, Wait)>,
+    /// Clients whose process died or was stopped: they wait for nothing.
     dead: BTreeSet<ClientId>,
 }
 
 impl StuckWaiter {
-    /// A monitor that reports a client waiting longer than `bound` on a watch that cannot fire.
+    /// A monitor that reports a declared wait whose nodes have all been gone longer than
+    /// `bound`.
     pub fn new(bound: Duration) -> Self {
         StuckWaiter {
             bound,
-            waiting: BTreeMap::new(),
+            live: BTreeSet::new(),
+            waits: BTreeMap::new(),
+            gone: BTreeMap::new(),
             dead: BTreeSet::new(),
         }
+    }
+
+    /// Starts the clock of every wait whose nodes are now all gone.
+    fn note_gone(&mut self, now: Duration) {
+        for (&declarer, wait) in &self.waits {
+            let all_gone = wait.awaits.iter().all(|node| !self.live.contains(node));
+            if all_gone && !self.gone.contains_key(&declarer) {
+                self.gone.insert(declarer, (now, wait.clone()));
+            }
+        }
+    }
+
+    /// The first stuck waiter of a whole run: one whose nodes were gone past the bound while
+    /// the run went on, or else one still waiting for nodes all gone when the trace ends. A
+    /// run ends when every client has finished (and a finished waiter waits no more) or at the
+    /// time bound, long after any notification on its way would have come: either way a wait
+    /// left over is one nothing will end, and it is reported as that rather than as the
+    /// clients that did not finish.
+    pub fn first_in_run(mut self, trace: &Trace) -> Option<Violation> {
+        let entries = trace.entries();
+        if let Some(violation) = entries.iter().find_map(|entry| self.observe(entry)) {
+            return Some(violation);
+        }
+        let end = entries.last()?.at;
+        let (&declarer, (gone_since, wait)) = self.gone.iter().next()?;
+        let how_long = format!(
+            "they have all been gone since {gone_since:?}, and when the trace ends at {end:?}"
+        );
+        Some(wait.violation(declarer, end, &how_long))
+    }
+
+    fn forget_where(&mut self, ended: impl Fn(&Wait) -> bool) {
+        self.waits.retain(|_, wait| !ended(wait));
+        self.gone.retain(|_, (_, wait)| !ended(wait));
     }
 }
 
 impl Monitor for StuckWaiter {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
-            TraceEvent::Applied {
+            TraceEvent::Declared {
                 client,
                 session,
-                op: Op::Exists { path, watch: true },
-                reply: Ok(OpResult::Exists(None)),
-                ..
-            } if is_sequential(path) && !self.dead.contains(client) => {
-                self.waiting
-                    .insert(*session, (entry.at, (*client, path.clone())));
+                declarer,
+                declared,
+            } => {
+                self.waits.remove(declarer);
+                self.gone.remove(declarer);
+                if !declared.awaits_gone.is_empty() && !self.dead.contains(client) {
+                    let wait = Wait {
+                        client: *client,
+                        session: *session,
+                        awaits: declared.awaits_gone.clone(),
+                        since: entry.at,
+                    };
+                    self.waits.insert(*declarer, wait);
+                    self.note_gone(entry.at);
+                }
+            }
+            TraceEvent::Applied { op, reply, .. } => {
+                for change in changes(op, reply) {
+                    match change {
+                        Change::Created { path, .. } => {
+                            self.live.insert(path.to_owned());
+                            self.gone
+                                .retain(|_, (_, wait)| !wait.awaits.iter().any(|a| a == path));
+                        }
+                        Change::Deleted(path) => {
+                            self.live.remove(path);
+                        }
+                        Change::Set { .. } => {}
+                    }
+                }
+                self.note_gone(entry.at);
+            }
+            TraceEvent::SessionEnded {
+                session, deleted, ..
+            } => {
+                for path in deleted {
+                    self.live.remove(path);
+                }
+                self.forget_where(|wait| wait.session == *session);
+                self.note_gone(entry.at);
             }
             TraceEvent::Fault {
                 kind: FaultKind::Crash,
@@ -63,20 +166,14 @@ impl Monitor for StuckWaiter {
             }
             | TraceEvent::Stranded { client } => {
                 self.dead.insert(*client);
-                self.waiting.retain(|_, (_, (waiter, _))| waiter != client);
-            }
-            TraceEvent::Request { session, .. } | TraceEvent::SessionEnded { session, .. } => {
-                self.waiting.remove(session);
+                self.forget_where(|wait| wait.client == *client);
             }
             _ => {}
         }
-        let (session, waited, (client, path)) =
-            take_overdue(&mut self.waiting, entry.at, self.bound)?;
-        let message = format!(
-            "c{client} (s{session}) has waited {waited:?} on an exists watch on {path}, which was \
-             already gone when the watch was set: it can never fire"
-        );
-        Some(Violation::new(&STUCK_WAITER, entry.at, message))
+        let (declarer, waited, wait) = take_overdue(&mut self.gone, entry.at, self.bound)?;
+        self.waits.remove(&declarer);
+        let how_long = format!("for {waited:?} they have all been gone");
+        Some(wait.violation(declarer, entry.at, &how_long))
     }
 
     fn properties(&self) -> Vec<&'static Property> {
@@ -84,30 +181,23 @@ impl Monitor for StuckWaiter {
     }
 }
 
-/// Whether a path names a sequential node: it ends in the server's 10-character counter.
-pub(crate) fn is_sequential(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or_default();
-    name.len() > 10 && name[name.len() - 10..].parse::<i32>().is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::traces::{at, crashed};
-    use zklab_sim::trace::Trace;
+    use crate::monitor::traces::{at, crashed, created, ended, trace_of};
+    use zklab_recipes::declaration::Declared;
 
-    fn watch_on_gone(ms: u64, path: &str) -> TraceEntry {
+    fn awaits(ms: u64, path: &str) -> TraceEntry {
         at(
             ms,
-            TraceEvent::Applied {
+            TraceEvent::Declared {
                 client: 0,
                 session: 1,
-                zxid: 3,
-                op: Op::Exists {
-                    path: path.to_owned(),
-                    watch: true,
+                declarer: 1,
+                declared: Declared {
+                    owns: Vec::new(),
+                    awaits_gone: vec![path.to_owned()],
                 },
-                reply: Ok(OpResult::Exists(None)),
             },
         )
     }
@@ -116,57 +206,100 @@ mod tests {
         at(ms, TraceEvent::Finished { client: 9 })
     }
 
-    #[test]
-    fn a_watch_on_a_gone_sequential_node_and_silence_past_the_bound_is_stuck() {
-        let mut trace = Trace::new();
-        for e in [
-            watch_on_gone(0, "/l/a-lock-0000000001"),
-            later(500),
-            later(1500),
-        ] {
-            trace.push(e.at, e.event);
-        }
-        let violation = StuckWaiter::new(Duration::from_secs(1)).first_in(&trace);
-        assert_eq!(violation.map(|v| v.at), Some(Duration::from_millis(1500)));
+    fn first(story: Vec<TraceEntry>) -> Option<Violation> {
+        let mut monitor = StuckWaiter::new(Duration::from_secs(1));
+        story.iter().find_map(|entry| monitor.observe(entry))
     }
 
     #[test]
-    fn a_new_request_or_a_node_that_can_come_back_is_not() {
-        let request = at(
-            500,
-            TraceEvent::Request {
-                client: 0,
-                session: 1,
-                op: Op::Sync {
-                    path: "/".to_owned(),
-                },
-            },
+    fn a_declared_wait_for_a_node_already_gone_and_silence_past_the_bound_is_stuck() {
+        let story = vec![awaits(0, "/l/a-1"), later(500), later(1500)];
+        assert_eq!(
+            first(story).map(|v| v.at),
+            Some(Duration::from_millis(1500))
         );
-        let mut monitor = StuckWaiter::new(Duration::from_secs(1));
-        for e in [
-            watch_on_gone(0, "/l/a-lock-0000000001"),
-            request,
+        // Deleted after the wait began, and never heard of.
+        let story = vec![
+            at(0, created(1, 2, "/l/a-1")),
+            awaits(1, "/l/a-1"),
+            at(2, ended(1, 2, &["/l/a-1"])),
+            later(3000),
+        ];
+        let violation = first(story).expect("stuck");
+        assert!(
+            violation.message.contains("/l/a-1"),
+            "{}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_wait_left_when_a_quiet_run_ends_is_stuck_and_says_since_when() {
+        let story = vec![
+            at(0, created(1, 2, "/l/a-1")),
+            awaits(1, "/l/a-1"),
+            at(78, ended(1, 2, &["/l/a-1"])),
+            later(200),
+        ];
+        assert_eq!(
+            first(story.clone()),
+            None,
+            "within the bound while the run went on"
+        );
+        let monitor = StuckWaiter::new(Duration::from_secs(1));
+        let violation = monitor
+            .first_in_run(&trace_of(story))
+            .expect("stuck at the end");
+        assert_eq!(violation.at, Duration::from_millis(200));
+        assert!(
+            violation
+                .message
+                .contains("/l/a-1 to go; they have all been gone since 78ms"),
+            "{}",
+            violation.message
+        );
+        // A wait for a node that still stands when the run ends is not this monitor's to judge.
+        let standing = vec![
+            at(0, created(1, 2, "/l/a-1")),
+            awaits(1, "/l/a-1"),
+            later(200),
+        ];
+        let monitor = StuckWaiter::new(Duration::from_secs(1));
+        assert_eq!(monitor.first_in_run(&trace_of(standing)), None);
+    }
+
+    #[test]
+    fn a_wait_that_moves_on_or_a_watch_declared_as_nothing_is_not() {
+        let moved_on = vec![
+            awaits(0, "/l/a-1"),
+            at(
+                500,
+                TraceEvent::Declared {
+                    client: 0,
+                    session: 1,
+                    declarer: 1,
+                    declared: Declared::default(),
+                },
+            ),
             later(5000),
-        ] {
-            assert_eq!(monitor.observe(&e), None);
-        }
-        let mut monitor = StuckWaiter::new(Duration::from_secs(1));
-        for e in [watch_on_gone(0, "/barrier/ready"), later(5000)] {
-            assert_eq!(monitor.observe(&e), None);
-        }
+        ];
+        assert_eq!(first(moved_on), None);
+        // A node that stands: the wait is not stuck however long it lasts.
+        let standing = vec![
+            at(0, created(1, 2, "/l/a-1")),
+            awaits(1, "/l/a-1"),
+            later(5000),
+        ];
+        assert_eq!(first(standing), None);
     }
 
     #[test]
     fn a_client_whose_process_died_waits_for_nothing() {
-        // Crashed after its watch was set, or before the server applied the `exists` it sent.
         for story in [
-            [watch_on_gone(0, "/l/a-lock-0000000001"), at(4, crashed(0))],
-            [at(0, crashed(0)), watch_on_gone(4, "/l/a-lock-0000000001")],
+            vec![awaits(0, "/l/a-1"), at(4, crashed(0)), later(5000)],
+            vec![at(0, crashed(0)), awaits(4, "/l/a-1"), later(5000)],
         ] {
-            let mut monitor = StuckWaiter::new(Duration::from_secs(1));
-            for e in story.into_iter().chain([later(5000)]) {
-                assert_eq!(monitor.observe(&e), None);
-            }
+            assert_eq!(first(story), None);
         }
     }
 }

@@ -66,6 +66,15 @@ pub(crate) fn trace(events: Vec<TraceEvent>) -> Trace {
     trace
 }
 
+/// A trace of `entries`, at their times.
+pub(crate) fn trace_of(entries: Vec<TraceEntry>) -> Trace {
+    let mut trace = Trace::new();
+    for entry in entries {
+        trace.push(entry.at, entry.event);
+    }
+    trace
+}
+
 pub(crate) fn outcome(client: ClientId, session: SessionId, outcome: Outcome) -> TraceEvent {
     TraceEvent::Outcome {
         client,

@@ -1,11 +1,19 @@
-//! No wait-for cycle: when a session leaves an `exists` watch on a node another session owns, it
-//! waits for that session; if the chain of owners and their own waits leads back to it, nobody
-//! can move until a session ends. This is the deadlock a lost create reply causes in a recipe
-//! that does not look for its own node: the orphan blocks its own creator.
+//! No wait-for cycle: a declarer (a recipe's driver, or code of one's own) that declares it
+//! awaits a node's deletion waits for whoever owns that node; if the chain of owners and their
+//! own declared waits leads back to it, nobody can move until a session ends. A node that no
+//! code of its session declares it owns is deleted only when the session ends, and its client
+//! ends the session only when all its code has finished: waiting for such a node is waiting
+//! for every declarer of that session. This is the deadlock a lost create reply causes in a
+//! recipe that does not look for its own node: the orphan blocks its own creator, or a
+//! contender behind it whom the creator waits for.
+//!
+//! Only declared waits and declared owners count (see `zklab_recipes::declaration`): a watch
+//! alone says nothing about waiting, so code that declares nothing is never judged here.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use zklab_recipes::client::{Op, OpResult, SessionId};
+use zklab_recipes::client::SessionId;
+use zklab_recipes::declaration::Declared;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
 
@@ -14,48 +22,99 @@ use crate::monitor::{changes, Change};
 /// No deadlock: broken when every task was blocked with no event to wake any of them.
 pub static DEADLOCK: Property = Property::new("deadlock", "no deadlock");
 
-/// One link of a wait-for chain: the waiting session, the node it watches, the node's owner.
-type WaitLink<'a> = (SessionId, &'a str, SessionId);
-
 /// The wait-for-cycle monitor.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WaitFor {
-    /// Who owns each ephemeral node.
-    owners: BTreeMap<String, SessionId>,
-    /// The nodes each session watches with `exists`.
-    waits: BTreeMap<SessionId, BTreeSet<String>>,
+    /// The session that owns each live ephemeral node.
+    ephemeral: BTreeMap<String, SessionId>,
+    /// What each declarer declared last, and its session.
+    declared: BTreeMap<u32, (SessionId, Declared)>,
+}
+
+/// Whom a declarer waits for through one node.
+enum Blocker {
+    /// A declarer that owns the node.
+    Declarer(u32),
+    /// A session that owns the node though none of its code declares so: only the session's
+    /// end deletes the node, and the session's client finishes only when all its code does.
+    Session(SessionId),
 }
 
 impl WaitFor {
-    /// A node is gone: nobody owns it and nobody waits for it any more.
-    fn forget(&mut self, path: &str) {
-        self.owners.remove(path);
-        for waited in self.waits.values_mut() {
-            waited.remove(path);
+    /// Whom `declarer` waits for: through each node it awaits that still stands, the node's
+    /// declared owner in the session that owns it, or else that session.
+    fn blockers(&self, declarer: u32) -> Vec<(&str, Blocker)> {
+        let Some((_, declared)) = self.declared.get(&declarer) else {
+            return Vec::new();
+        };
+        let mut blockers = Vec::new();
+        for node in &declared.awaits_gone {
+            let Some(&owner) = self.ephemeral.get(node) else {
+                continue;
+            };
+            let declared_owner = self.declared.iter().find(|(_, (in_session, owned))| {
+                *in_session == owner && owned.owns.iter().any(|owned| owned == node)
+            });
+            let blocker = match declared_owner {
+                Some((&other, _)) => Blocker::Declarer(other),
+                None => Blocker::Session(owner),
+            };
+            blockers.push((node.as_str(), blocker));
         }
+        blockers
     }
 
-    /// The chain `s1 waits for path (s2) -> ...` that leads from `start` back to it, if any.
-    fn cycle_through(&self, start: SessionId) -> Option<Vec<String>> {
-        // Links stay (waiter, node, owner) triples; only a cycle, which ends the run, is put
-        // into words. The monitor walks this chain for every new watch, so it is kept cheap.
-        let mut stack: Vec<(SessionId, Vec<WaitLink>)> = vec![(start, Vec::new())];
-        let mut seen = BTreeSet::new();
-        while let Some((session, chain)) = stack.pop() {
-            for path in self.waits.get(&session).into_iter().flatten() {
-                let Some(&owner) = self.owners.get(path) else {
-                    continue;
+    /// The declarers of `session`.
+    fn declarers_of(&self, session: SessionId) -> Vec<u32> {
+        self.declared
+            .iter()
+            .filter(|(_, (in_session, _))| *in_session == session)
+            .map(|(&declarer, _)| declarer)
+            .collect()
+    }
+
+    /// The chain `#1 (s1) waits for path (owned by #2 (s2)) -> ...` that leads from `start`
+    /// back to it.
+    fn cycle_through(&self, start: u32) -> Option<Vec<String>> {
+        let name = |declarer: u32| {
+            let session = self
+                .declared
+                .get(&declarer)
+                .map_or(0, |(session, _)| *session);
+            format!("#{declarer} (s{session})")
+        };
+        let mut stack: Vec<(u32, Vec<String>)> = vec![(start, Vec::new())];
+        let mut seen = vec![start];
+        while let Some((declarer, chain)) = stack.pop() {
+            for (node, blocker) in self.blockers(declarer) {
+                let (link, next) = match blocker {
+                    Blocker::Declarer(owner) => (
+                        format!(
+                            "{} waits for {node} (owned by {})",
+                            name(declarer),
+                            name(owner)
+                        ),
+                        vec![owner],
+                    ),
+                    Blocker::Session(session) => (
+                        format!(
+                            "{} waits for {node}, a node of s{session} that none of its code \
+                             owns, which stays until s{session} ends",
+                            name(declarer)
+                        ),
+                        self.declarers_of(session),
+                    ),
                 };
-                let mut chain = chain.clone();
-                chain.push((session, path, owner));
-                if owner == start {
-                    let words = chain.iter().map(|(waiter, path, owner)| {
-                        format!("s{waiter} waits for {path} (owned by s{owner})")
-                    });
-                    return Some(words.collect());
-                }
-                if seen.insert(owner) {
-                    stack.push((owner, chain));
+                for owner in next {
+                    let mut chain = chain.clone();
+                    chain.push(link.clone());
+                    if owner == start {
+                        return Some(chain);
+                    }
+                    if !seen.contains(&owner) {
+                        seen.push(owner);
+                        stack.push((owner, chain));
+                    }
                 }
             }
         }
@@ -66,34 +125,40 @@ impl WaitFor {
 impl Monitor for WaitFor {
     fn observe(&mut self, entry: &TraceEntry) -> Option<Violation> {
         match &entry.event {
+            TraceEvent::Declared {
+                session,
+                declarer,
+                declared,
+                ..
+            } => {
+                self.declared
+                    .insert(*declarer, (*session, declared.clone()));
+                let cycle = self.cycle_through(*declarer)?;
+                let message = format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
+                return Some(Violation::new(&DEADLOCK, entry.at, message));
+            }
             TraceEvent::Applied {
                 session, op, reply, ..
-            } => match (op, reply) {
-                (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) => {
-                    self.waits.entry(*session).or_default().insert(path.clone());
-                    let cycle = self.cycle_through(*session)?;
-                    let message =
-                        format!("wait-for cycle, nobody can proceed: {}", cycle.join(" -> "));
-                    return Some(Violation::new(&DEADLOCK, entry.at, message));
-                }
-                (op, reply) => {
-                    for change in changes(op, reply) {
-                        match change {
-                            Change::Created { path, mode, .. } if mode.is_ephemeral() => {
-                                self.owners.insert(path.to_owned(), *session);
-                            }
-                            Change::Deleted(path) => self.forget(path),
-                            Change::Created { .. } | Change::Set { .. } => {}
+            } => {
+                for change in changes(op, reply) {
+                    match change {
+                        Change::Created { path, mode, .. } if mode.is_ephemeral() => {
+                            self.ephemeral.insert(path.to_owned(), *session);
                         }
+                        Change::Deleted(path) => {
+                            self.ephemeral.remove(path);
+                        }
+                        Change::Created { .. } | Change::Set { .. } => {}
                     }
                 }
-            },
+            }
             TraceEvent::SessionEnded {
                 session, deleted, ..
             } => {
-                self.waits.remove(session);
+                self.declared
+                    .retain(|_, (in_session, _)| in_session != session);
                 for path in deleted {
-                    self.forget(path);
+                    self.ephemeral.remove(path);
                 }
             }
             _ => {}
@@ -111,17 +176,74 @@ mod tests {
     use super::*;
     use crate::monitor::traces::*;
 
+    fn declares(session: SessionId, declarer: u32, owns: &[&str], awaits: &[&str]) -> TraceEvent {
+        let paths = |paths: &[&str]| paths.iter().map(|path| (*path).to_owned()).collect();
+        TraceEvent::Declared {
+            client: 0,
+            session,
+            declarer,
+            declared: Declared {
+                owns: paths(owns),
+                awaits_gone: paths(awaits),
+            },
+        }
+    }
+
     #[test]
-    fn a_session_waiting_for_its_own_node_is_a_deadlock() {
+    fn waiting_for_an_unowned_node_of_ones_own_session_is_a_deadlock() {
         let t = trace(vec![
             created(0, 1, "/l/a-1"),
             created(0, 1, "/l/a-2"),
-            watches(0, 1, "/l/a-1"),
+            declares(1, 1, &["/l/a-2"], &["/l/a-1"]),
         ]);
-        assert_eq!(
-            WaitFor::default().first_in(&t).map(|v| v.property),
-            Some(&DEADLOCK)
+        let violation = WaitFor::default().first_in(&t).expect("a deadlock");
+        assert!(
+            violation.message.contains("none of its code owns"),
+            "{}",
+            violation.message
         );
+    }
+
+    #[test]
+    fn an_orphan_blocks_whoever_its_creator_waits_behind() {
+        // s1's first create lost its reply: /l/a-1 is an orphan, and s1 retried as /l/a-3.
+        let setup = vec![
+            created(0, 1, "/l/a-1"),
+            created(1, 2, "/l/b-2"),
+            created(0, 1, "/l/a-3"),
+            declares(2, 2, &["/l/b-2"], &["/l/a-1"]),
+        ];
+        assert_eq!(WaitFor::default().first_in(&trace(setup.clone())), None);
+        let mut stuck = setup;
+        stuck.push(declares(1, 1, &["/l/a-3"], &["/l/b-2"]));
+        let violation = WaitFor::default()
+            .first_in(&trace(stuck))
+            .expect("a deadlock");
+        assert!(
+            violation
+                .message
+                .contains("#2 (s2) waits for /l/a-1, a node of s1 that none of its code owns"),
+            "{}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_watch_on_ones_own_node_declares_nothing_and_is_no_deadlock() {
+        // A leader flag that checks whether the node it found is its own.
+        let t = trace(vec![
+            created(0, 1, "/app/leader"),
+            watches(0, 1, "/app/leader"),
+        ]);
+        assert_eq!(WaitFor::default().first_in(&t), None);
+        // Two recipes on one session: one owns the node the other waits behind.
+        let t = trace(vec![
+            created(0, 1, "/l/a-1"),
+            declares(1, 1, &["/l/a-1"], &[]),
+            created(0, 1, "/l/a-2"),
+            declares(1, 2, &["/l/a-2"], &["/l/a-1"]),
+        ]);
+        assert_eq!(WaitFor::default().first_in(&t), None);
     }
 
     #[test]
@@ -130,17 +252,18 @@ mod tests {
             created(0, 1, "/l/a-1"),
             created(1, 2, "/l/b-2"),
             created(2, 3, "/l/c-3"),
-            watches(1, 2, "/l/a-1"),
-            watches(2, 3, "/l/b-2"),
+            declares(1, 1, &["/l/a-1"], &[]),
+            declares(2, 2, &["/l/b-2"], &["/l/a-1"]),
+            declares(3, 3, &["/l/c-3"], &["/l/b-2"]),
         ];
         assert_eq!(WaitFor::default().first_in(&trace(chain.clone())), None);
         let mut cycle = chain;
-        cycle.push(watches(0, 1, "/l/c-3"));
+        cycle.push(declares(1, 1, &["/l/a-1"], &["/l/c-3"]));
         let violation = WaitFor::default().first_in(&trace(cycle)).expect("a cycle");
         assert!(
             violation
                 .message
-                .contains("s1 waits for /l/c-3 (owned by s3)"),
+                .contains("#1 (s1) waits for /l/c-3 (owned by #3 (s3))"),
             "{}",
             violation.message
         );
@@ -151,10 +274,11 @@ mod tests {
         let t = trace(vec![
             created(0, 1, "/l/a-1"),
             created(1, 2, "/l/b-2"),
-            watches(1, 2, "/l/a-1"),
+            declares(1, 1, &["/l/a-1"], &[]),
+            declares(2, 2, &["/l/b-2"], &["/l/a-1"]),
             ended(0, 1, &["/l/a-1"]),
             created(0, 3, "/l/a-3"),
-            watches(0, 3, "/l/b-2"),
+            declares(3, 3, &["/l/a-3"], &["/l/b-2"]),
         ]);
         assert_eq!(WaitFor::default().first_in(&t), None);
     }

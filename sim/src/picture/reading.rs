@@ -428,6 +428,8 @@ impl Reading {
                 let lane = Lane::Client(*client as usize);
                 self.dot(entry, lane, Mark::Session, "stranded".to_owned());
             }
+            // What code declares is for the monitors: the picture shows what it did.
+            TraceEvent::Declared { .. } => {}
             TraceEvent::Note { client, text } => {
                 self.dot(
                     entry,

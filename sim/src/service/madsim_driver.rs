@@ -58,6 +58,8 @@ struct Driver {
     timers: Vec<Duration>,
     /// Each client's process.
     nodes: BTreeMap<ClientId, NodeId>,
+    /// The declarers given an id so far (see [`SimZk::new_declarer`]).
+    declarers: u32,
     /// The node the service started on, which deals the faults: a client may pause or kill its
     /// own process.
     supervisor: NodeId,
@@ -81,35 +83,50 @@ struct Waiter {
 }
 
 /// The driver, locked at the current sim time; what the core asked while it was locked is
-/// carried out when it is unlocked.
-struct Locked<'a>(MutexGuard<'a, Driver>);
+/// carried out when it is unlocked. Processes are killed after the lock is let go: killing one
+/// drops its code, which may record into the trace through this service on the way out.
+struct Locked<'a>(Option<MutexGuard<'a, Driver>>);
 
 impl Deref for Locked<'_> {
     type Target = Driver;
 
     fn deref(&self) -> &Driver {
-        &self.0
+        self.0.as_ref().expect("the driver is locked until dropped")
     }
 }
 
 impl DerefMut for Locked<'_> {
     fn deref_mut(&mut self) -> &mut Driver {
-        &mut self.0
+        self.0.as_mut().expect("the driver is locked until dropped")
     }
 }
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        self.0.carry_out();
+        let Some(mut driver) = self.0.take() else {
+            return;
+        };
+        let killed = driver.carry_out();
+        drop(driver);
+        kill_processes(killed);
+    }
+}
+
+/// Kills the processes on `nodes`, with the driver unlocked.
+fn kill_processes(nodes: Vec<NodeId>) {
+    for node in nodes {
+        Handle::current().kill(node);
     }
 }
 
 impl Driver {
-    /// Carries out what the core asked, in order. Most unlocks find nothing to do: a read of
-    /// the clock or of the trace asks for nothing.
-    fn carry_out(&mut self) {
+    /// Carries out what the core asked, in order, and gives the processes to kill once the
+    /// driver is unlocked. Most unlocks find nothing to do: a read of the clock or of the trace
+    /// asks for nothing.
+    fn carry_out(&mut self) -> Vec<NodeId> {
+        let mut killed = Vec::new();
         if !self.core.has_outputs() {
-            return;
+            return killed;
         }
         let mut outputs = std::mem::take(&mut self.outputs);
         self.core.take_outputs(&mut outputs);
@@ -150,10 +167,11 @@ impl Driver {
                         Handle::current().resume(node);
                     });
                 }
-                Output::Kill { client } => Handle::current().kill(self.nodes[&client]),
+                Output::Kill { client } => killed.push(self.nodes[&client]),
             }
         }
         self.outputs = outputs;
+        killed
     }
 
     /// Spawns one of the service's own tasks on the current node.
@@ -188,15 +206,17 @@ impl Driver {
     }
 
     /// One run of the pump task: delivers everything due, then arms a timer for what is next.
-    fn pump(&mut self, waker: &Waker) {
+    /// Gives the processes to kill once the driver is unlocked.
+    fn pump(&mut self, waker: &Waker) -> Vec<NodeId> {
         if !self.pump.as_ref().is_some_and(|pump| pump.will_wake(waker)) {
             self.pump = Some(waker.clone());
         }
         self.core.deliver_due();
-        self.carry_out();
+        let killed = self.carry_out();
         if let Some(due) = self.core.next_wakeup() {
             self.arm_pump(due);
         }
+        killed
     }
 }
 
@@ -217,6 +237,7 @@ impl SimZk {
             pump: None,
             timers: Vec::new(),
             nodes: BTreeMap::new(),
+            declarers: 0,
             supervisor: madsim::plugin::node(),
             waiters: BTreeMap::new(),
             events: BTreeMap::new(),
@@ -250,11 +271,13 @@ impl SimZk {
     /// future the runtime blocks on, or in one it blocks on after the run: the runtime drops
     /// the tasks before it returns.
     pub fn end_tasks(&self) {
-        let mut driver = self.lock();
-        for &node in driver.nodes.values() {
-            Handle::current().kill(node);
-        }
-        for task in driver.tasks.drain(..) {
+        let (nodes, tasks) = {
+            let mut driver = self.lock();
+            let nodes: Vec<NodeId> = driver.nodes.values().copied().collect();
+            (nodes, std::mem::take(&mut driver.tasks))
+        };
+        kill_processes(nodes);
+        for task in tasks {
             task.abort();
         }
     }
@@ -266,7 +289,7 @@ impl SimZk {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let now = driver.clock.elapsed().saturating_sub(driver.origin);
         driver.core.set_time(now);
-        Locked(driver)
+        Locked(Some(driver))
     }
 
     /// Registers a client process running on `node`; faults that strike processes act on it.
@@ -405,6 +428,14 @@ impl SimZk {
         }
     }
 
+    /// A new declarer's id, unique in the run: the first is 1, in the order they ask, which the
+    /// seed decides.
+    pub fn new_declarer(&self) -> u32 {
+        let mut driver = self.lock();
+        driver.declarers += 1;
+        driver.declarers
+    }
+
     /// Appends an event to the trace at the current sim time.
     pub fn record(&self, event: TraceEvent) {
         self.lock().core.record(event);
@@ -534,7 +565,8 @@ impl SimZk {
     /// Delivers the wire's messages in order, forever.
     async fn pump(self) {
         std::future::poll_fn(|cx| {
-            self.lock().pump(cx.waker());
+            let killed = self.lock().pump(cx.waker());
+            kill_processes(killed);
             Poll::<()>::Pending
         })
         .await

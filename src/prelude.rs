@@ -8,11 +8,13 @@ pub use zklab_recipes::client::{
     ZkClient, ZkError, ZkEvent,
 };
 pub use zklab_recipes::config::Config;
+pub use zklab_recipes::declaration::Declared;
 pub use zklab_recipes::double_barrier::DoubleBarrier;
 pub use zklab_recipes::election::Election;
 pub use zklab_recipes::group::Group;
 pub use zklab_recipes::lock::Lock;
 pub use zklab_recipes::names::Names;
+pub use zklab_recipes::outcome::{Outcome, Recorder};
 pub use zklab_recipes::parts::link::RecipeError;
 pub use zklab_recipes::priority_queue::PriorityQueue;
 pub use zklab_recipes::queue::Queue;

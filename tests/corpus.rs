@@ -1,0 +1,446 @@
+//! Small correct programs in the styles users write, each judged over 1,000 seeds with every
+//! fault, and a twin of each with one planted bug, which must fail. The correct ones are the
+//! false alarms zklab must not raise: an `exists` watch on one's own live node, node names that
+//! end in digits, sessions idle for long with watches set, retries after ConnectionLoss. The
+//! twins are the bugs those styles invite.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::time::Duration;
+
+use zklab::prelude::*;
+use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::failure::NoFailures;
+use zklab::scenarios::monitor::stuck_waiter::STUCK_WAITER;
+use zklab::scenarios::monitor::wait_for::DEADLOCK;
+use zklab::scenarios::runner::{LIVENESS, PANIC};
+use zklab::sim::property::{Monitor, Property};
+
+/// Whether a program runs with its planted bug.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Twin {
+    Correct,
+    Planted,
+}
+
+/// Runs `program` over 1,000 seeds with every fault on `clients` clients: correct, it holds;
+/// with its bug planted, it fails with `broken`.
+fn holds_and_its_twin_fails<N, F, Fut>(clients: u32, monitors: N, program: F, broken: &Property)
+where
+    N: Monitor + Send + Sync + 'static,
+    F: Fn(TestClient, Twin) -> Fut + Send + Sync + Copy + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let harness = Harness::new()
+        .clients(clients)
+        .seeds(0..1000)
+        .monitors(monitors);
+    harness.run(move |client| program(client, Twin::Correct));
+    let failure = harness
+        .try_run(move |client| program(client, Twin::Planted))
+        .expect_err("the planted bug fails some seed");
+    assert_eq!(failure.violations[0].property, broken, "{failure}");
+}
+
+/// Takes the error that ended a part of a program: only the session's end may, and the part
+/// then starts over in a new session.
+fn session_ended(error: ZkError) {
+    assert_eq!(error, ZkError::SessionExpired, "gave up on an error");
+}
+
+/// Makes `path`, a persistent node, unless it is there.
+async fn make(client: &TestClient, path: &str) -> Result<(), ZkError> {
+    loop {
+        match client.create(path, b"", CreateMode::Persistent).await {
+            Ok(_) | Err(ZkError::NodeExists) => return Ok(()),
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Waits for the next watch event: `true` for one on `path`, `false` when the connection came
+/// back (a watch may have been missed while away: look again). The session's end is an error.
+async fn next_news(client: &TestClient, path: &str) -> Result<bool, ZkError> {
+    loop {
+        match client.next_event().await {
+            Some(ZkEvent::Watch(event)) if event.path == path => return Ok(true),
+            Some(ZkEvent::Session(SessionEvent::SyncConnected)) => return Ok(false),
+            Some(ZkEvent::Session(SessionEvent::Expired | SessionEvent::Closed)) | None => {
+                return Err(ZkError::SessionExpired)
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// What a piece of the application's own code declares, for the wait-for and stuck-waiter
+/// monitors: they judge nothing else.
+struct Declarer {
+    recorder: std::sync::Arc<dyn Recorder>,
+    id: u32,
+}
+
+impl Declarer {
+    fn new(client: &TestClient) -> Self {
+        let recorder = client.recorder();
+        let id = recorder.new_declarer();
+        Declarer { recorder, id }
+    }
+
+    fn declare(&self, client: &TestClient, owns: &[&str], awaits_gone: &[&str]) {
+        let paths = |paths: &[&str]| paths.iter().map(|path| (*path).to_owned()).collect();
+        let declared = Declared {
+            owns: paths(owns),
+            awaits_gone: paths(awaits_gone),
+        };
+        self.recorder
+            .declare(client.session_id(), self.id, &declared);
+    }
+}
+
+const LEADER: &str = "/app/leader";
+
+/// A leader flag: whoever makes the ephemeral `LEADER` node leads, for a while. After
+/// NodeExists it reads the node with a watch to see whose it is: its own (a create whose reply
+/// was lost) means it leads; another's, it waits for the node to go. The twin takes every
+/// existing node for another's, and so waits for its own.
+async fn leader_flag(mut client: TestClient, twin: Twin) {
+    let declarer = Declarer::new(&client);
+    while let Err(error) = lead(&client, &declarer, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn lead(client: &TestClient, declarer: &Declarer, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    loop {
+        match client.create(LEADER, b"", CreateMode::Ephemeral).await {
+            Ok(_) => break,
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(ZkError::NodeExists) => {}
+            Err(error) => return Err(error),
+        }
+        let stat = match client.exists(LEADER, true).await {
+            Ok(Some(stat)) => stat,
+            Ok(None) | Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        };
+        if stat.ephemeral_owner == client.session_id() && twin == Twin::Correct {
+            break;
+        }
+        declarer.declare(client, &[], &[LEADER]);
+        let news = next_news(client, LEADER).await;
+        declarer.declare(client, &[], &[]);
+        news?;
+    }
+    declarer.declare(client, &[LEADER], &[]);
+    let (recorder, session, role) = (client.recorder(), client.session_id(), "leadership");
+    recorder.record(session, Outcome::Granted { role, token: 0 });
+    client.sleep(Duration::from_millis(20)).await;
+    recorder.record(session, Outcome::Released { role });
+    let deleted = loop {
+        match client.delete(LEADER, -1).await {
+            Ok(()) | Err(ZkError::NoNode) => break Ok(()),
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => break Err(error),
+        }
+    };
+    declarer.declare(client, &[], &[]);
+    deleted
+}
+
+#[test]
+fn a_leader_flag_that_watches_its_own_node() {
+    holds_and_its_twin_fails(3, MutualExclusion::default(), leader_flag, &DEADLOCK);
+}
+
+// The watcher's planted bug is the twin's here; its publisher is not used.
+#[allow(dead_code)]
+#[path = "../examples/config_watcher/watcher.rs"]
+mod watcher;
+
+/// A configuration follower: every session publishes three versions of a setting, a version
+/// only over an older one, and meanwhile sits with a watch on the setting, idle between
+/// versions, until it has read the last (so a crashed publisher leaves the others nothing to
+/// wait for). The twin waits for the watch of a read that failed with ConnectionLoss, which
+/// may never have been set.
+async fn config_follower(mut client: TestClient, twin: Twin) {
+    let how = match twin {
+        Twin::Correct => watcher::Follow::ReadAgain,
+        Twin::Planted => watcher::Follow::TrustLostRead,
+    };
+    let mut published = 0;
+    loop {
+        let (publishing, following) = futures::join!(
+            publish_slowly(&client, &mut published),
+            watcher::follow(&client, LAST, how)
+        );
+        match publishing.and(following) {
+            Ok(_) => return,
+            Err(error) => session_ended(error),
+        }
+        client.reconnect().await;
+    }
+}
+
+/// The last version of the setting.
+const LAST: u32 = 3;
+
+/// Publishes each version after `published` up to `LAST`, one every 300 ms, each only over an
+/// older one: a versioned write after a read, again after ConnectionLoss or a race.
+async fn publish_slowly(client: &TestClient, published: &mut u32) -> Result<(), ZkError> {
+    while *published < LAST {
+        let version = *published + 1;
+        let (data, stat) = match client.get_data(watcher::NODE, false).await {
+            Err(ZkError::NoNode) => {
+                make(client, "/app").await?;
+                match client
+                    .create(watcher::NODE, b"0", CreateMode::Persistent)
+                    .await
+                {
+                    Ok(_) | Err(ZkError::NodeExists | ZkError::ConnectionLoss) => continue,
+                    Err(error) => return Err(error),
+                }
+            }
+            Err(ZkError::ConnectionLoss) => continue,
+            read => read?,
+        };
+        let current: u32 = String::from_utf8_lossy(&data).parse().unwrap_or(0);
+        if current < version {
+            let text = version.to_string();
+            match client
+                .set_data(watcher::NODE, text.as_bytes(), stat.version)
+                .await
+            {
+                Ok(_) => {}
+                Err(ZkError::BadVersion | ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        *published = version;
+        client.sleep(Duration::from_millis(300)).await;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_config_follower_idle_with_a_watch_set() {
+    holds_and_its_twin_fails(3, NoFailures, config_follower, &LIVENESS);
+}
+
+const COUNTER: &str = "/app/counter";
+/// How many times each client adds one to the counter.
+const ADDS: u32 = 3;
+
+/// A counter: each client adds one, three times, by a versioned write of the count and the
+/// tags of every add so far; after ConnectionLoss it reads again and takes its tag there for
+/// its write having been applied. Every read checks that the count is the number of distinct
+/// tags. The twin retries blindly, adding twice for a write whose reply was lost.
+async fn counter(mut client: TestClient, twin: Twin) {
+    let mut added = 0;
+    while let Err(error) = count(&client, &mut added, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn count(client: &TestClient, added: &mut u32, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    while *added < ADDS {
+        let tag = format!("c{}-{added}", client.index());
+        let (data, stat) = match client.get_data(COUNTER, false).await {
+            Err(ZkError::NoNode) => {
+                match client.create(COUNTER, b"0", CreateMode::Persistent).await {
+                    Ok(_) | Err(ZkError::NodeExists | ZkError::ConnectionLoss) => continue,
+                    Err(error) => return Err(error),
+                }
+            }
+            Err(ZkError::ConnectionLoss) => continue,
+            read => read?,
+        };
+        let text = String::from_utf8(data).expect("the counter is text");
+        let mut words: Vec<&str> = text.split_whitespace().collect();
+        let value: usize = words.remove(0).parse().expect("a count");
+        let tags: BTreeSet<&str> = words.iter().copied().collect();
+        assert_eq!(
+            value,
+            tags.len(),
+            "the count is not the number of adds: {text}"
+        );
+        if twin == Twin::Correct && tags.contains(tag.as_str()) {
+            *added += 1;
+            continue;
+        }
+        words.push(&tag);
+        let next = format!("{} {}", value + 1, words.join(" "));
+        match client
+            .set_data(COUNTER, next.as_bytes(), stat.version)
+            .await
+        {
+            Ok(_) => *added += 1,
+            Err(ZkError::BadVersion | ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_counter_that_retries_after_connection_loss() {
+    holds_and_its_twin_fails(3, NoFailures, counter, &PANIC);
+}
+
+const REGISTRY: &str = "/registry";
+
+/// A registry of hosts under fixed names that end in digits (`host-0000000001`, not sequential
+/// nodes), each holding its host's name. A create that failed with ConnectionLoss is made
+/// again, and NodeExists then means it was made: the node holds this host. Every host then
+/// lists the registry and checks that no host is there twice. The twin takes NodeExists for a
+/// clash and registers under the next free number, leaving its host registered twice.
+async fn registry(mut client: TestClient, twin: Twin) {
+    while let Err(error) = register(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn register(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    make(client, REGISTRY).await?;
+    let host = format!("c{}", client.index());
+    let mut number = u64::from(client.index());
+    loop {
+        let path = format!("{REGISTRY}/host-{number:010}");
+        match client
+            .create(&path, host.as_bytes(), CreateMode::Persistent)
+            .await
+        {
+            Ok(_) => break,
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(ZkError::NodeExists) if twin == Twin::Correct => break,
+            Err(ZkError::NodeExists) => number += u64::from(client.clients()),
+            Err(error) => return Err(error),
+        }
+    }
+    let names = loop {
+        match client.get_children(REGISTRY, false).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            listed => break listed?,
+        }
+    };
+    let mut hosts = BTreeSet::new();
+    for name in names {
+        let data = loop {
+            match client.get_data(&format!("{REGISTRY}/{name}"), false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                read => break read?.0,
+            }
+        };
+        let registered = String::from_utf8(data).expect("a host's name");
+        assert!(
+            hosts.insert(registered.clone()),
+            "{registered} is registered twice"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_registry_of_names_that_end_in_digits() {
+    holds_and_its_twin_fails(3, NoFailures, registry, &PANIC);
+}
+
+const LOCK_DIR: &str = "/mylock";
+
+/// A lock of one's own: an ephemeral sequential node, then a watch on the node just before it
+/// until it is first; it declares the node it owns and the one it awaits, so the wait-for and
+/// stuck-waiter monitors judge it. After ConnectionLoss on its create it looks for its node by
+/// its session's prefix, after a `sync` (a lagging server may not show it yet). The twin waits even when the node ahead was already gone when it set
+/// its watch: a watch on a missing node fires only if it comes back, which a sequential node
+/// never does.
+async fn own_lock(mut client: TestClient, twin: Twin) {
+    let declarer = Declarer::new(&client);
+    while let Err(error) = hold_own_lock(&client, &declarer, twin).await {
+        declarer.declare(&client, &[], &[]);
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn hold_own_lock(
+    client: &TestClient,
+    declarer: &Declarer,
+    twin: Twin,
+) -> Result<(), ZkError> {
+    make(client, LOCK_DIR).await?;
+    let prefix = format!("{:016x}-lock-", client.session_id());
+    let mine = loop {
+        let path = format!("{LOCK_DIR}/{prefix}");
+        match client
+            .create(&path, b"", CreateMode::EphemeralSequential)
+            .await
+        {
+            Ok((made, _)) => break made,
+            Err(ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+        // The server it is on now may not have applied the create yet: catch up first.
+        let found = loop {
+            match client.sync(LOCK_DIR).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                synced => synced?,
+            }
+            match client.get_children(LOCK_DIR, false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                listed => break listed?,
+            }
+        };
+        if let Some(name) = found.into_iter().find(|name| name.starts_with(&prefix)) {
+            break format!("{LOCK_DIR}/{name}");
+        }
+    };
+    declarer.declare(client, &[&mine], &[]);
+    loop {
+        let mut names = match client.get_children(LOCK_DIR, false).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            listed => listed?,
+        };
+        names.sort_by_key(|name| name.rsplit('-').next().unwrap_or_default().to_owned());
+        let at = names.iter().position(|name| mine.ends_with(name.as_str()));
+        let at = at.expect("its node stands while its session lives");
+        if at == 0 {
+            break;
+        }
+        let ahead = format!("{LOCK_DIR}/{}", names[at - 1]);
+        match client.exists(&ahead, true).await {
+            Ok(Some(_)) => {}
+            Ok(None) if twin == Twin::Correct => continue,
+            Ok(None) => {}
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+        declarer.declare(client, &[&mine], &[&ahead]);
+        let news = next_news(client, &ahead).await;
+        declarer.declare(client, &[&mine], &[]);
+        news?;
+    }
+    let (recorder, session, role) = (client.recorder(), client.session_id(), "my lock");
+    recorder.record(session, Outcome::Granted { role, token: 0 });
+    client.sleep(Duration::from_millis(10)).await;
+    recorder.record(session, Outcome::Released { role });
+    loop {
+        match client.delete(&mine, -1).await {
+            Ok(()) | Err(ZkError::NoNode) => break,
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+    }
+    declarer.declare(client, &[], &[]);
+    Ok(())
+}
+
+#[test]
+fn a_lock_of_ones_own_that_declares_what_it_awaits() {
+    holds_and_its_twin_fails(3, MutualExclusion::default(), own_lock, &STUCK_WAITER);
+}

@@ -50,8 +50,13 @@ fn session_ended(error: ZkError) {
 
 /// Makes `path`, a persistent node, unless it is there.
 async fn make(client: &TestClient, path: &str) -> Result<(), ZkError> {
+    make_holding(client, path, b"").await
+}
+
+/// Makes `path`, a persistent node holding `data`, unless it is there.
+async fn make_holding(client: &TestClient, path: &str, data: &[u8]) -> Result<(), ZkError> {
     loop {
-        match client.create(path, b"", CreateMode::Persistent).await {
+        match client.create(path, data, CreateMode::Persistent).await {
             Ok(_) | Err(ZkError::NodeExists) => return Ok(()),
             Err(ZkError::ConnectionLoss) => continue,
             Err(error) => return Err(error),
@@ -443,4 +448,329 @@ async fn hold_own_lock(
 #[test]
 fn a_lock_of_ones_own_that_declares_what_it_awaits() {
     holds_and_its_twin_fails(3, MutualExclusion::default(), own_lock, &STUCK_WAITER);
+}
+
+const PRESENCE: &str = "/presence";
+
+/// Presence: each host keeps an ephemeral node of its own, idles with a watch on it, and checks
+/// that the node is there, in its current session, before it signs off. Its session may
+/// expire while it idles, taking the node; it then makes the node again in its new session.
+/// The twin trusts the node to have outlived its session.
+async fn presence(mut client: TestClient, twin: Twin) {
+    let mine = format!("{PRESENCE}/c{}", client.index());
+    let mut made = false;
+    while let Err(error) = stay_present(&client, &mine, &mut made).await {
+        session_ended(error);
+        client.reconnect().await;
+        made &= twin == Twin::Planted;
+    }
+}
+
+async fn stay_present(client: &TestClient, mine: &str, made: &mut bool) -> Result<(), ZkError> {
+    make(client, PRESENCE).await?;
+    while !*made {
+        match client.create(mine, b"", CreateMode::Ephemeral).await {
+            Ok(_) | Err(ZkError::NodeExists) => *made = true,
+            Err(ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    // Idle with a watch on its own live node; news of it, or a reconnect, says nothing here.
+    loop {
+        match client.exists(mine, true).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            found => found?,
+        };
+        break;
+    }
+    client.sleep(Duration::from_secs(2)).await;
+    let stat = loop {
+        match client.exists(mine, false).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            found => break found?,
+        }
+    };
+    let owner = stat.map(|stat| stat.ephemeral_owner);
+    assert_eq!(
+        owner,
+        Some(client.session_id()),
+        "{mine} is not this session's"
+    );
+    Ok(())
+}
+
+#[test]
+fn presence_kept_by_a_session_idle_with_a_watch_on_its_own_node() {
+    holds_and_its_twin_fails(3, NoFailures, presence, &PANIC);
+}
+
+const JOBS: &str = "/jobs";
+/// How many jobs each producer submits.
+const SUBMITS: u32 = 3;
+
+/// A job producer: each job is a persistent sequential node (`job-0000000007`) holding a tag of
+/// the producer's. After ConnectionLoss on a create it looks for its tag before it submits
+/// again, after a `sync`, since the server it is on now may not have applied the create yet;
+/// once done it checks that no tag was submitted twice. The twin looks without the `sync`, and
+/// submits again a job a lagging server did not show it.
+async fn producer(mut client: TestClient, twin: Twin) {
+    let mut submitted = 0;
+    while let Err(error) = submit(&client, &mut submitted, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn submit(client: &TestClient, submitted: &mut u32, twin: Twin) -> Result<(), ZkError> {
+    make(client, JOBS).await?;
+    let mut lost = false;
+    while *submitted < SUBMITS {
+        let tag = format!("c{}-{submitted}", client.index());
+        if lost && tags_submitted(client, twin).await?.contains(&tag) {
+            lost = false;
+            *submitted += 1;
+            continue;
+        }
+        let path = format!("{JOBS}/job-");
+        match client
+            .create(&path, tag.as_bytes(), CreateMode::PersistentSequential)
+            .await
+        {
+            Ok(_) => *submitted += 1,
+            Err(ZkError::ConnectionLoss) => lost = true,
+            Err(error) => return Err(error),
+        }
+    }
+    tags_submitted(client, Twin::Correct).await?;
+    Ok(())
+}
+
+/// The tags of every job submitted, read after a `sync` unless `twin` is planted; each is
+/// checked to be there once.
+async fn tags_submitted(client: &TestClient, twin: Twin) -> Result<BTreeSet<String>, ZkError> {
+    let names = loop {
+        if twin == Twin::Correct {
+            match client.sync(JOBS).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                synced => synced?,
+            }
+        }
+        match client.get_children(JOBS, false).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            listed => break listed?,
+        }
+    };
+    let mut tags = BTreeSet::new();
+    for name in names {
+        let data = loop {
+            match client.get_data(&format!("{JOBS}/{name}"), false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                read => break read?.0,
+            }
+        };
+        let tag = String::from_utf8(data).expect("a tag");
+        assert!(tags.insert(tag.clone()), "{tag} was submitted twice");
+    }
+    Ok(tags)
+}
+
+#[test]
+fn a_producer_that_looks_for_its_job_after_connection_loss() {
+    holds_and_its_twin_fails(3, NoFailures, producer, &PANIC);
+}
+
+/// A step that waits for a node to appear: it sets an `exists` watch on a node it makes itself
+/// a little later (as a task waits for a node another task makes), and waits for the watch to
+/// fire; after a reconnect it looks again. The twin waits for the watch of an `exists` that
+/// failed with ConnectionLoss, which may never have been set.
+async fn awaits_appearance(mut client: TestClient, twin: Twin) {
+    let node = format!("/app/ready-c{}", client.index());
+    while let Err(error) = await_appearance(&client, &node, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn await_appearance(client: &TestClient, node: &str, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    let making = async {
+        client.sleep(Duration::from_millis(500)).await;
+        make(client, node).await
+    };
+    let waiting = async {
+        loop {
+            match client.exists(node, true).await {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) => {}
+                Err(ZkError::ConnectionLoss) if twin == Twin::Correct => continue,
+                // Only the watch can tell it now, it believes: it waits for nothing else.
+                Err(ZkError::ConnectionLoss) => {
+                    while !next_news(client, node).await? {}
+                    continue;
+                }
+                Err(error) => return Err(error),
+            }
+            next_news(client, node).await?;
+        }
+    };
+    let (made, seen) = futures::join!(making, waiting);
+    made.and(seen)
+}
+
+#[test]
+fn a_step_that_waits_for_a_node_to_appear() {
+    holds_and_its_twin_fails(3, NoFailures, awaits_appearance, &LIVENESS);
+}
+
+const CLAIM: &str = "/app/owner";
+
+/// First writer wins: every host proposes itself as the owner by creating `CLAIM` holding its
+/// name. A create that failed with ConnectionLoss or NodeExists may still be its own (a reply
+/// lost, then a retry): it reads the node to learn who won. A host that believes it won checks
+/// the node names it. The twin takes ConnectionLoss for a win and NodeExists for a loss.
+async fn first_writer_wins(mut client: TestClient, twin: Twin) {
+    while let Err(error) = propose(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn propose(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    let me = format!("c{}", client.index());
+    let won = loop {
+        match client
+            .create(CLAIM, me.as_bytes(), CreateMode::Persistent)
+            .await
+        {
+            Ok(_) => break true,
+            Err(ZkError::ConnectionLoss) if twin == Twin::Planted => break true,
+            Err(ZkError::NodeExists) if twin == Twin::Planted => break false,
+            Err(ZkError::ConnectionLoss | ZkError::NodeExists) => {}
+            Err(error) => return Err(error),
+        }
+        match client.get_data(CLAIM, false).await {
+            Ok((owner, _)) => break owner == me.as_bytes(),
+            Err(ZkError::ConnectionLoss | ZkError::NoNode) => {}
+            Err(error) => return Err(error),
+        }
+    };
+    if won {
+        let owner = loop {
+            match client.get_data(CLAIM, false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                read => break read?.0,
+            }
+        };
+        assert_eq!(String::from_utf8_lossy(&owner), me, "{me} believes it won");
+    }
+    Ok(())
+}
+
+#[test]
+fn first_writer_wins_after_a_lost_reply() {
+    holds_and_its_twin_fails(3, NoFailures, first_writer_wins, &PANIC);
+}
+
+const ACCOUNTS: [&str; 2] = ["/bank/a", "/bank/b"];
+const MOVES: &str = "/bank/moves";
+/// What the two accounts hold together.
+const TOTAL: u32 = 100;
+/// How many units each client moves from `a` to `b`.
+const UNITS: u32 = 2;
+
+/// A transfer in one `multi`: both balances written at the versions read, and a marker node
+/// named for the move, so that a transfer whose reply was lost is found by its marker and not
+/// made twice. Every client checks the books after its moves. The twin's multi has no marker,
+/// and it retries blindly.
+async fn transfers(mut client: TestClient, twin: Twin) {
+    let mut moved = 0;
+    while let Err(error) = transfer(&client, &mut moved, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn transfer(client: &TestClient, moved: &mut u32, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/bank").await?;
+    make(client, MOVES).await?;
+    for (account, balance) in ACCOUNTS.into_iter().zip([TOTAL, 0]) {
+        make_holding(client, account, balance.to_string().as_bytes()).await?;
+    }
+    while *moved < UNITS {
+        let marker = format!("{MOVES}/c{}-{moved}", client.index());
+        if twin == Twin::Correct {
+            match client.exists(&marker, false).await {
+                Ok(Some(_)) => {
+                    *moved += 1;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        let [(a, a_version), (b, b_version)] = match balances(client).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            read => read?,
+        };
+        let mut ops = vec![
+            Op::SetData {
+                path: ACCOUNTS[0].to_owned(),
+                data: (a - 1).to_string().into_bytes(),
+                version: a_version,
+            },
+            Op::SetData {
+                path: ACCOUNTS[1].to_owned(),
+                data: (b + 1).to_string().into_bytes(),
+                version: b_version,
+            },
+        ];
+        if twin == Twin::Correct {
+            ops.push(Op::Create {
+                path: marker,
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            });
+        }
+        match client.multi(ops).await {
+            Ok(results) if results.iter().all(Result::is_ok) => *moved += 1,
+            // Another transfer came between (BadVersion), or this one was made (NodeExists).
+            Ok(_) | Err(ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let [(a, _), (b, _)] = loop {
+        match balances(client).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            read => break read?,
+        }
+    };
+    assert_eq!(a + b, TOTAL, "the books do not add up");
+    assert!(
+        b <= client.clients() * UNITS,
+        "more was moved than asked: {b}"
+    );
+    Ok(())
+}
+
+/// Both balances, each with its version, as they stood together: `a` is read again after `b`,
+/// and unchanged it says no transfer came between the two reads.
+async fn balances(client: &TestClient) -> Result<[(u32, i32); 2], ZkError> {
+    let balance = |account| async move {
+        let (data, stat) = client.get_data(account, false).await?;
+        let balance = String::from_utf8_lossy(&data).parse().expect("a balance");
+        Ok::<_, ZkError>((balance, stat.version))
+    };
+    loop {
+        let (a, b) = (balance(ACCOUNTS[0]).await?, balance(ACCOUNTS[1]).await?);
+        if balance(ACCOUNTS[0]).await? == a {
+            return Ok([a, b]);
+        }
+    }
+}
+
+#[test]
+fn a_transfer_in_one_multi_marked_against_a_lost_reply() {
+    holds_and_its_twin_fails(3, NoFailures, transfers, &PANIC);
 }

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use zklab::prelude::*;
-use zklab::scenarios::monitor::exclusion::MutualExclusion;
+use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::monitor::stuck_waiter::STUCK_WAITER;
 use zklab::scenarios::monitor::wait_for::DEADLOCK;
@@ -62,6 +62,26 @@ async fn make_holding(client: &TestClient, path: &str, data: &[u8]) -> Result<()
             Err(error) => return Err(error),
         }
     }
+}
+
+/// Deletes `path`, whatever its version; gone already is as good.
+async fn delete(client: &TestClient, path: &str) -> Result<(), ZkError> {
+    loop {
+        match client.delete(path, -1).await {
+            Ok(()) | Err(ZkError::NoNode) => return Ok(()),
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Tells the monitors the session holds `role` (`granted` says how), holds it a while, and
+/// tells them it let go.
+async fn hold(client: &TestClient, role: &'static str, granted: Outcome) {
+    let (recorder, session) = (client.recorder(), client.session_id());
+    recorder.record(session, granted);
+    client.sleep(Duration::from_millis(10)).await;
+    recorder.record(session, Outcome::Released { role });
 }
 
 /// Waits for the next watch event: `true` for one on `path`, `false` when the connection came
@@ -141,17 +161,9 @@ async fn lead(client: &TestClient, declarer: &Declarer, twin: Twin) -> Result<()
         news?;
     }
     declarer.declare(client, &[LEADER], &[]);
-    let (recorder, session, role) = (client.recorder(), client.session_id(), "leadership");
-    recorder.record(session, Outcome::Granted { role, token: 0 });
-    client.sleep(Duration::from_millis(20)).await;
-    recorder.record(session, Outcome::Released { role });
-    let deleted = loop {
-        match client.delete(LEADER, -1).await {
-            Ok(()) | Err(ZkError::NoNode) => break Ok(()),
-            Err(ZkError::ConnectionLoss) => continue,
-            Err(error) => break Err(error),
-        }
-    };
+    let role = "leadership";
+    hold(client, role, Outcome::Granted { role, token: 0 }).await;
+    let deleted = delete(client, LEADER).await;
     declarer.declare(client, &[], &[]);
     deleted
 }
@@ -356,12 +368,61 @@ fn a_registry_of_names_that_end_in_digits() {
     holds_and_its_twin_fails(3, NoFailures, registry, &PANIC);
 }
 
+/// Makes this session's ephemeral sequential node in `dir`, named `<session>-<kind>-<number>`:
+/// after ConnectionLoss it looks for one by its session's prefix before it makes another, after
+/// a `sync` (a lagging server may not show it yet). Planted, it makes another blindly, leaving
+/// the first, if it was made, behind in its own session.
+async fn sequential_node(
+    client: &TestClient,
+    dir: &str,
+    kind: &str,
+    twin: Twin,
+) -> Result<String, ZkError> {
+    let prefix = format!("{:016x}-{kind}-", client.session_id());
+    loop {
+        let path = format!("{dir}/{prefix}");
+        match client
+            .create(&path, b"", CreateMode::EphemeralSequential)
+            .await
+        {
+            Ok((made, _)) => return Ok(made),
+            Err(ZkError::ConnectionLoss) if twin == Twin::Planted => continue,
+            Err(ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+        let found = loop {
+            match client.sync(dir).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                synced => synced?,
+            }
+            match client.get_children(dir, false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                listed => break listed?,
+            }
+        };
+        if let Some(name) = found.into_iter().find(|name| name.starts_with(&prefix)) {
+            return Ok(format!("{dir}/{name}"));
+        }
+    }
+}
+
+/// The children of `dir` in the order of their sequence numbers, with a watch if `watch`.
+async fn in_sequence(client: &TestClient, dir: &str, watch: bool) -> Result<Vec<String>, ZkError> {
+    let mut names = loop {
+        match client.get_children(dir, watch).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            listed => break listed?,
+        }
+    };
+    names.sort_by_key(|name| name.rsplit('-').next().unwrap_or_default().to_owned());
+    Ok(names)
+}
+
 const LOCK_DIR: &str = "/mylock";
 
 /// A lock of one's own: an ephemeral sequential node, then a watch on the node just before it
 /// until it is first; it declares the node it owns and the one it awaits, so the wait-for and
-/// stuck-waiter monitors judge it. After ConnectionLoss on its create it looks for its node by
-/// its session's prefix, after a `sync` (a lagging server may not show it yet). The twin waits even when the node ahead was already gone when it set
+/// stuck-waiter monitors judge it. The twin waits even when the node ahead was already gone when it set
 /// its watch: a watch on a missing node fires only if it comes back, which a sequential node
 /// never does.
 async fn own_lock(mut client: TestClient, twin: Twin) {
@@ -379,39 +440,10 @@ async fn hold_own_lock(
     twin: Twin,
 ) -> Result<(), ZkError> {
     make(client, LOCK_DIR).await?;
-    let prefix = format!("{:016x}-lock-", client.session_id());
-    let mine = loop {
-        let path = format!("{LOCK_DIR}/{prefix}");
-        match client
-            .create(&path, b"", CreateMode::EphemeralSequential)
-            .await
-        {
-            Ok((made, _)) => break made,
-            Err(ZkError::ConnectionLoss) => {}
-            Err(error) => return Err(error),
-        }
-        // The server it is on now may not have applied the create yet: catch up first.
-        let found = loop {
-            match client.sync(LOCK_DIR).await {
-                Err(ZkError::ConnectionLoss) => continue,
-                synced => synced?,
-            }
-            match client.get_children(LOCK_DIR, false).await {
-                Err(ZkError::ConnectionLoss) => continue,
-                listed => break listed?,
-            }
-        };
-        if let Some(name) = found.into_iter().find(|name| name.starts_with(&prefix)) {
-            break format!("{LOCK_DIR}/{name}");
-        }
-    };
+    let mine = sequential_node(client, LOCK_DIR, "lock", Twin::Correct).await?;
     declarer.declare(client, &[&mine], &[]);
     loop {
-        let mut names = match client.get_children(LOCK_DIR, false).await {
-            Err(ZkError::ConnectionLoss) => continue,
-            listed => listed?,
-        };
-        names.sort_by_key(|name| name.rsplit('-').next().unwrap_or_default().to_owned());
+        let names = in_sequence(client, LOCK_DIR, false).await?;
         let at = names.iter().position(|name| mine.ends_with(name.as_str()));
         let at = at.expect("its node stands while its session lives");
         if at == 0 {
@@ -430,19 +462,11 @@ async fn hold_own_lock(
         declarer.declare(client, &[&mine], &[]);
         news?;
     }
-    let (recorder, session, role) = (client.recorder(), client.session_id(), "my lock");
-    recorder.record(session, Outcome::Granted { role, token: 0 });
-    client.sleep(Duration::from_millis(10)).await;
-    recorder.record(session, Outcome::Released { role });
-    loop {
-        match client.delete(&mine, -1).await {
-            Ok(()) | Err(ZkError::NoNode) => break,
-            Err(ZkError::ConnectionLoss) => continue,
-            Err(error) => return Err(error),
-        }
-    }
+    let role = "my lock";
+    hold(client, role, Outcome::Granted { role, token: 0 }).await;
+    let deleted = delete(client, &mine).await;
     declarer.declare(client, &[], &[]);
-    Ok(())
+    deleted
 }
 
 #[test]
@@ -773,4 +797,216 @@ async fn balances(client: &TestClient) -> Result<[(u32, i32); 2], ZkError> {
 #[test]
 fn a_transfer_in_one_multi_marked_against_a_lost_reply() {
     holds_and_its_twin_fails(3, NoFailures, transfers, &PANIC);
+}
+
+const LIST: &str = "/app/list";
+
+/// A shared list in one node: each client appends its three tags by read, modify and a write
+/// at the version read, again when another write came between. Once done it checks its tags
+/// are all there. The twin writes at any version (-1), so a write that came between is lost.
+async fn shared_list(mut client: TestClient, twin: Twin) {
+    let mut appended = 0;
+    while let Err(error) = append(&client, &mut appended, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn append(client: &TestClient, appended: &mut u32, twin: Twin) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    make(client, LIST).await?;
+    let tag = |n: u32| format!("c{}-{n}", client.index());
+    let read = || async {
+        loop {
+            match client.get_data(LIST, false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                read => {
+                    return read
+                        .map(|(data, stat)| (String::from_utf8_lossy(&data).into_owned(), stat))
+                }
+            }
+        }
+    };
+    while *appended < ADDS {
+        let (list, stat) = read().await?;
+        let mine = tag(*appended);
+        if list.split_whitespace().any(|word| word == mine) {
+            *appended += 1;
+            continue;
+        }
+        let version = match twin {
+            Twin::Correct => stat.version,
+            Twin::Planted => -1,
+        };
+        let next = format!("{list} {mine}");
+        match client.set_data(LIST, next.trim().as_bytes(), version).await {
+            Ok(_) => *appended += 1,
+            Err(ZkError::BadVersion | ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let (list, _) = read().await?;
+    for n in 0..ADDS {
+        let mine = tag(n);
+        assert!(
+            list.split_whitespace().any(|word| word == mine),
+            "{mine} was lost: {list}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_shared_list_written_at_the_version_read() {
+    holds_and_its_twin_fails(3, NoFailures, shared_list, &PANIC);
+}
+
+const IDS: &str = "/ids";
+const TAKEN: &str = "/taken";
+
+/// An id generator: an id is the number ZooKeeper gives a persistent sequential node, so no two
+/// clients get the same (a create whose reply was lost only wastes a number). Each client takes
+/// three and marks each as taken by a node named for it holding its own name; a mark already
+/// there must be its own (a mark whose reply was lost). The twin makes an id from the directory's
+/// child count, read and then used, so two clients may take the same.
+async fn id_generator(mut client: TestClient, twin: Twin) {
+    let mut taken = 0;
+    while let Err(error) = take_ids(&client, &mut taken, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn take_ids(client: &TestClient, taken: &mut u32, twin: Twin) -> Result<(), ZkError> {
+    make(client, IDS).await?;
+    make(client, TAKEN).await?;
+    let me = format!("c{}", client.index());
+    while *taken < ADDS {
+        let id = match twin {
+            Twin::Correct => match client
+                .create(&format!("{IDS}/id-"), b"", CreateMode::PersistentSequential)
+                .await
+            {
+                Ok((path, _)) => path
+                    .rsplit('-')
+                    .next()
+                    .expect("a sequence number")
+                    .to_owned(),
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            },
+            Twin::Planted => match client.exists(IDS, false).await {
+                Ok(stat) => {
+                    let next = stat.expect("the directory stands").cversion + 1;
+                    let made = client
+                        .create(&format!("{IDS}/id-{next:010}"), b"", CreateMode::Persistent)
+                        .await;
+                    match made {
+                        Ok(_) | Err(ZkError::NodeExists) => format!("{next:010}"),
+                        Err(ZkError::ConnectionLoss) => continue,
+                        Err(error) => return Err(error),
+                    }
+                }
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            },
+        };
+        let mark = format!("{TAKEN}/{id}");
+        make_holding(client, &mark, me.as_bytes()).await?;
+        let owner = loop {
+            match client.get_data(&mark, false).await {
+                Err(ZkError::ConnectionLoss) => continue,
+                read => break read?.0,
+            }
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&owner),
+            me,
+            "id {id} was taken twice"
+        );
+        *taken += 1;
+    }
+    Ok(())
+}
+
+#[test]
+fn an_id_generator_on_sequential_nodes() {
+    holds_and_its_twin_fails(3, NoFailures, id_generator, &PANIC);
+}
+
+const LEASES: &str = "/leases";
+/// How many may hold a lease at once.
+const LEASE_LIMIT: usize = 2;
+
+/// A semaphore of one's own: an ephemeral sequential node; it holds a lease while its node is
+/// among the first two, and otherwise waits for any change of the directory (a watch on the
+/// listing, woken with everyone: a herd, but correct). The twin counts the nodes ahead of it
+/// with `<=`, one too many.
+async fn own_semaphore(mut client: TestClient, twin: Twin) {
+    while let Err(error) = lease(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn lease(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    make(client, LEASES).await?;
+    let mine = sequential_node(client, LEASES, "lease", Twin::Correct).await?;
+    loop {
+        let names = in_sequence(client, LEASES, true).await?;
+        let ahead = names.iter().position(|name| mine.ends_with(name.as_str()));
+        let ahead = ahead.expect("its node stands while its session lives");
+        let holds = match twin {
+            Twin::Correct => ahead < LEASE_LIMIT,
+            Twin::Planted => ahead <= LEASE_LIMIT,
+        };
+        if holds {
+            break;
+        }
+        next_news(client, LEASES).await?;
+    }
+    let role = "my lease";
+    hold(client, role, Outcome::Shared { role, token: 0 }).await;
+    delete(client, &mine).await
+}
+
+#[test]
+fn a_semaphore_of_ones_own_woken_by_any_change() {
+    let monitors = MutualExclusion::shared_by_at_most(LEASE_LIMIT);
+    holds_and_its_twin_fails(4, monitors, own_semaphore, &MUTUAL_EXCLUSION);
+}
+
+const CANDIDATES: &str = "/candidates";
+
+/// An election of one's own: an ephemeral sequential node, and the lowest leads; the others
+/// wait for any change of the candidates. The twin makes its node again after ConnectionLoss
+/// without looking for the first, which, lowest, stands in its own session for good.
+async fn own_election(mut client: TestClient, twin: Twin) {
+    while let Err(error) = stand(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn stand(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    make(client, CANDIDATES).await?;
+    let mine = sequential_node(client, CANDIDATES, "n", twin).await?;
+    loop {
+        let names = in_sequence(client, CANDIDATES, true).await?;
+        if names
+            .first()
+            .is_some_and(|first| mine.ends_with(first.as_str()))
+        {
+            break;
+        }
+        next_news(client, CANDIDATES).await?;
+    }
+    let role = "my leadership";
+    hold(client, role, Outcome::Granted { role, token: 0 }).await;
+    delete(client, &mine).await
+}
+
+#[test]
+fn an_election_of_ones_own_that_finds_its_node_after_connection_loss() {
+    holds_and_its_twin_fails(3, MutualExclusion::default(), own_election, &LIVENESS);
 }

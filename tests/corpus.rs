@@ -12,7 +12,6 @@ use zklab::prelude::*;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::monitor::stuck_waiter::STUCK_WAITER;
-use zklab::scenarios::monitor::wait_for::DEADLOCK;
 use zklab::scenarios::runner::{LIVENESS, PANIC};
 use zklab::sim::property::{Monitor, Property};
 
@@ -75,12 +74,12 @@ async fn delete(client: &TestClient, path: &str) -> Result<(), ZkError> {
     }
 }
 
-/// Tells the monitors the session holds `role` (`granted` says how), holds it a while, and
+/// Tells the monitors the session holds `role` (`granted` says how), holds it for `millis`, and
 /// tells them it let go.
-async fn hold(client: &TestClient, role: &'static str, granted: Outcome) {
+async fn hold(client: &TestClient, role: &'static str, granted: Outcome, millis: u64) {
     let (recorder, session) = (client.recorder(), client.session_id());
     recorder.record(session, granted);
-    client.sleep(Duration::from_millis(10)).await;
+    client.sleep(Duration::from_millis(millis)).await;
     recorder.record(session, Outcome::Released { role });
 }
 
@@ -138,16 +137,23 @@ async fn leader_flag(mut client: TestClient, twin: Twin) {
     }
 }
 
-async fn lead(client: &TestClient, declarer: &Declarer, twin: Twin) -> Result<(), ZkError> {
+/// Takes the flag `flag` (an ephemeral node in `/app`) for this session, waiting while another
+/// session's stands; it declares what it awaits and, once taken, owns.
+async fn take_flag(
+    client: &TestClient,
+    declarer: &Declarer,
+    flag: &str,
+    twin: Twin,
+) -> Result<(), ZkError> {
     make(client, "/app").await?;
     loop {
-        match client.create(LEADER, b"", CreateMode::Ephemeral).await {
+        match client.create(flag, b"", CreateMode::Ephemeral).await {
             Ok(_) => break,
             Err(ZkError::ConnectionLoss) => continue,
             Err(ZkError::NodeExists) => {}
             Err(error) => return Err(error),
         }
-        let stat = match client.exists(LEADER, true).await {
+        let stat = match client.exists(flag, true).await {
             Ok(Some(stat)) => stat,
             Ok(None) | Err(ZkError::ConnectionLoss) => continue,
             Err(error) => return Err(error),
@@ -155,22 +161,47 @@ async fn lead(client: &TestClient, declarer: &Declarer, twin: Twin) -> Result<()
         if stat.ephemeral_owner == client.session_id() && twin == Twin::Correct {
             break;
         }
-        declarer.declare(client, &[], &[LEADER]);
-        let news = next_news(client, LEADER).await;
+        declarer.declare(client, &[], &[flag]);
+        let news = next_news(client, flag).await;
         declarer.declare(client, &[], &[]);
         news?;
     }
-    declarer.declare(client, &[LEADER], &[]);
+    declarer.declare(client, &[flag], &[]);
+    Ok(())
+}
+
+/// Deletes the flag `flag` while it is this session's. A delete whose reply was lost is not
+/// sent again blindly: by then the node may be another session's, made after this one's went.
+async fn release_flag(client: &TestClient, flag: &str) -> Result<(), ZkError> {
+    loop {
+        match client.delete(flag, -1).await {
+            Ok(()) | Err(ZkError::NoNode) => return Ok(()),
+            Err(ZkError::ConnectionLoss) => {}
+            Err(error) => return Err(error),
+        }
+        loop {
+            match client.exists(flag, false).await {
+                Ok(Some(stat)) if stat.ephemeral_owner == client.session_id() => break,
+                Ok(_) => return Ok(()),
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}
+
+async fn lead(client: &TestClient, declarer: &Declarer, twin: Twin) -> Result<(), ZkError> {
+    take_flag(client, declarer, LEADER, twin).await?;
     let role = "leadership";
-    hold(client, role, Outcome::Granted { role, token: 0 }).await;
-    let deleted = delete(client, LEADER).await;
+    hold(client, role, Outcome::Granted { role, token: 0 }, 10).await;
+    let deleted = release_flag(client, LEADER).await;
     declarer.declare(client, &[], &[]);
     deleted
 }
 
 #[test]
 fn a_leader_flag_that_watches_its_own_node() {
-    holds_and_its_twin_fails(3, MutualExclusion::default(), leader_flag, &DEADLOCK);
+    holds_and_its_twin_fails(3, MutualExclusion::default(), leader_flag, &LIVENESS);
 }
 
 // The watcher's planted bug is the twin's here; its publisher is not used.
@@ -463,7 +494,7 @@ async fn hold_own_lock(
         news?;
     }
     let role = "my lock";
-    hold(client, role, Outcome::Granted { role, token: 0 }).await;
+    hold(client, role, Outcome::Granted { role, token: 0 }, 10).await;
     let deleted = delete(client, &mine).await;
     declarer.declare(client, &[], &[]);
     deleted
@@ -966,7 +997,7 @@ async fn lease(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
         next_news(client, LEASES).await?;
     }
     let role = "my lease";
-    hold(client, role, Outcome::Shared { role, token: 0 }).await;
+    hold(client, role, Outcome::Shared { role, token: 0 }, 10).await;
     delete(client, &mine).await
 }
 
@@ -1002,11 +1033,283 @@ async fn stand(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
         next_news(client, CANDIDATES).await?;
     }
     let role = "my leadership";
-    hold(client, role, Outcome::Granted { role, token: 0 }).await;
+    hold(client, role, Outcome::Granted { role, token: 0 }, 10).await;
     delete(client, &mine).await
 }
 
 #[test]
 fn an_election_of_ones_own_that_finds_its_node_after_connection_loss() {
     holds_and_its_twin_fails(3, MutualExclusion::default(), own_election, &LIVENESS);
+}
+
+const MEMBERS: &str = "/members";
+
+/// A roster: each member makes an ephemeral node holding its name, lists the members and reads
+/// each one's node, then leaves. A member may leave between the listing and the read: NoNode
+/// there means it left. The twin takes NoNode for an error and gives up.
+async fn roster(mut client: TestClient, twin: Twin) {
+    while let Err(error) = read_roster(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn read_roster(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    make(client, MEMBERS).await?;
+    let me = format!("c{}", client.index());
+    let mine = format!("{MEMBERS}/{me}");
+    loop {
+        match client
+            .create(&mine, me.as_bytes(), CreateMode::Ephemeral)
+            .await
+        {
+            Ok(_) | Err(ZkError::NodeExists) => break,
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+    }
+    let names = loop {
+        match client.get_children(MEMBERS, false).await {
+            Err(ZkError::ConnectionLoss) => continue,
+            listed => break listed?,
+        }
+    };
+    for name in names {
+        loop {
+            match client.get_data(&format!("{MEMBERS}/{name}"), false).await {
+                Ok(_) => break,
+                Err(ZkError::NoNode) if twin == Twin::Correct => break,
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(ZkError::NoNode) => panic!("{name} vanished under the reading"),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    delete(client, &mine).await
+}
+
+#[test]
+fn a_roster_read_while_members_leave() {
+    holds_and_its_twin_fails(4, NoFailures, roster, &PANIC);
+}
+
+/// Makes `/tree/a/b/c` and a node of its own under it, parents first, as several clients race
+/// to: NodeExists on a parent means another made it. The twin gives up on NodeExists on a
+/// parent.
+async fn make_parents(mut client: TestClient, twin: Twin) {
+    while let Err(error) = make_path(&client, twin).await {
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn make_path(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    let mut path = String::new();
+    for part in ["tree", "a", "b", "c"] {
+        path = format!("{path}/{part}");
+        loop {
+            match client.create(&path, b"", CreateMode::Persistent).await {
+                Ok(_) => break,
+                Err(ZkError::NodeExists) if twin == Twin::Correct => break,
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(ZkError::NodeExists) => panic!("{path} is there already"),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    make(client, &format!("{path}/c{}", client.index())).await
+}
+
+#[test]
+fn parents_made_as_others_race_to_make_them() {
+    holds_and_its_twin_fails(3, NoFailures, make_parents, &PANIC);
+}
+
+const MUTEX: &str = "/app/mutex";
+
+/// A mutex taken for two rounds, each held a while, and let go only while its node is its own
+/// (see [`release_flag`]). When its session ends while it holds, the node went with the
+/// session, and in a new session it simply takes the mutex again. The twin
+/// "cleans up" on the way back by deleting the mutex's node, which by then may be another
+/// holder's, and lets a third in beside that holder.
+async fn mutex(mut client: TestClient, twin: Twin) {
+    let declarer = Declarer::new(&client);
+    let (mut rounds, mut holding) = (0, false);
+    while let Err(error) = mutex_rounds(&client, &declarer, (&mut rounds, &mut holding), twin).await
+    {
+        declarer.declare(&client, &[], &[]);
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn mutex_rounds(
+    client: &TestClient,
+    declarer: &Declarer,
+    (rounds, holding): (&mut u32, &mut bool),
+    twin: Twin,
+) -> Result<(), ZkError> {
+    if std::mem::take(holding) && twin == Twin::Planted {
+        delete(client, MUTEX).await?;
+    }
+    while *rounds < 2 {
+        take_flag(client, declarer, MUTEX, Twin::Correct).await?;
+        *holding = true;
+        let role = "mutex";
+        hold(client, role, Outcome::Granted { role, token: 0 }, 500).await;
+        release_flag(client, MUTEX).await?;
+        declarer.declare(client, &[], &[]);
+        *holding = false;
+        *rounds += 1;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_mutex_whose_holder_comes_back_after_its_session_ended() {
+    holds_and_its_twin_fails(3, MutualExclusion::default(), mutex, &MUTUAL_EXCLUSION);
+}
+
+const TURN: &str = "/app/turn";
+
+/// A flag taken for two short rounds and let go after each. The twin lets go by a delete sent
+/// again blindly after ConnectionLoss, which may delete the next holder's node.
+async fn turns(mut client: TestClient, twin: Twin) {
+    let declarer = Declarer::new(&client);
+    let mut rounds = 0;
+    while let Err(error) = take_turns(&client, &declarer, &mut rounds, twin).await {
+        declarer.declare(&client, &[], &[]);
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn take_turns(
+    client: &TestClient,
+    declarer: &Declarer,
+    rounds: &mut u32,
+    twin: Twin,
+) -> Result<(), ZkError> {
+    while *rounds < 2 {
+        take_flag(client, declarer, TURN, Twin::Correct).await?;
+        let role = "turn";
+        hold(client, role, Outcome::Granted { role, token: 0 }, 20).await;
+        match twin {
+            Twin::Correct => release_flag(client, TURN).await?,
+            Twin::Planted => delete(client, TURN).await?,
+        }
+        declarer.declare(client, &[], &[]);
+        *rounds += 1;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_flag_let_go_only_while_it_is_ones_own() {
+    holds_and_its_twin_fails(3, MutualExclusion::default(), turns, &MUTUAL_EXCLUSION);
+}
+
+/// A follower that sets its watch again with every read, since a watch fires once, while
+/// every session publishes the setting's versions (see [`publish_slowly`]). The twin sets it
+/// with its first read only, and misses every change after the first.
+async fn rewatching_follower(mut client: TestClient, twin: Twin) {
+    let mut published = 0;
+    loop {
+        let (publishing, following) = futures::join!(
+            publish_slowly(&client, &mut published),
+            follow_to_the_last(&client, twin)
+        );
+        match publishing.and(following) {
+            Ok(()) => return,
+            Err(error) => session_ended(error),
+        }
+        client.reconnect().await;
+    }
+}
+
+async fn follow_to_the_last(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
+    let mut watch = true;
+    loop {
+        let watching = watch;
+        watch = twin == Twin::Correct;
+        match client.get_data(watcher::NODE, watching).await {
+            Ok((data, _)) if data == LAST.to_string().as_bytes() => return Ok(()),
+            Ok(_) => {}
+            // Not published yet: the watch of an `exists` fires when it is.
+            Err(ZkError::NoNode) => match client.exists(watcher::NODE, true).await {
+                Ok(Some(_)) | Err(ZkError::ConnectionLoss) => continue,
+                Ok(None) => {}
+                Err(error) => return Err(error),
+            },
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(error) => return Err(error),
+        }
+        next_news(client, watcher::NODE).await?;
+    }
+}
+
+#[test]
+fn a_follower_that_sets_its_watch_again_with_every_read() {
+    holds_and_its_twin_fails(3, NoFailures, rewatching_follower, &LIVENESS);
+}
+
+/// Two tasks on one session: one makes an ephemeral node of its own, works a while and deletes
+/// it; the other waits for that node to go, by an `exists` watch, declaring the wait. A node
+/// not there yet or gone already when it looks: it looks again (not there yet) or is done. The
+/// twin waits whenever `exists` says the node is not there, and misses a deletion that came
+/// before its watch.
+async fn task_waits_for_task(mut client: TestClient, twin: Twin) {
+    let declarer = Declarer::new(&client);
+    while let Err(error) = work_and_wait(&client, &declarer, twin).await {
+        declarer.declare(&client, &[], &[]);
+        session_ended(error);
+        client.reconnect().await;
+    }
+}
+
+async fn work_and_wait(
+    client: &TestClient,
+    declarer: &Declarer,
+    twin: Twin,
+) -> Result<(), ZkError> {
+    make(client, "/app").await?;
+    let busy = format!("/app/busy-c{}", client.index());
+    let working = async {
+        loop {
+            match client.create(&busy, b"", CreateMode::Ephemeral).await {
+                Ok(_) | Err(ZkError::NodeExists) => break,
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        client.sleep(Duration::from_millis(50)).await;
+        delete(client, &busy).await
+    };
+    let waiting = async {
+        let mut seen = false;
+        loop {
+            match client.exists(&busy, true).await {
+                Ok(Some(_)) => seen = true,
+                Ok(None) if twin == Twin::Correct && seen => return Ok(()),
+                Ok(None) if twin == Twin::Correct => {
+                    client.sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+                Ok(None) => seen = true,
+                Err(ZkError::ConnectionLoss) => continue,
+                Err(error) => return Err(error),
+            }
+            declarer.declare(client, &[], &[&busy]);
+            let news = next_news(client, &busy).await;
+            declarer.declare(client, &[], &[]);
+            news?;
+        }
+    };
+    let (worked, waited) = futures::join!(working, waiting);
+    worked.and(waited)
+}
+
+#[test]
+fn a_task_that_waits_for_another_tasks_node_to_go() {
+    holds_and_its_twin_fails(3, NoFailures, task_waits_for_task, &STUCK_WAITER);
 }

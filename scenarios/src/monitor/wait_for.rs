@@ -1,18 +1,21 @@
 //! No wait-for cycle: a declarer (a recipe's driver, or code of one's own) that declares it
 //! awaits a node's deletion waits for whoever owns that node; if the chain of owners and their
-//! own declared waits leads back to it, nobody can move until a session ends. A node that no
-//! code of its session declares it owns is deleted only when the session ends, and its client
-//! ends the session only when all its code has finished: waiting for such a node is waiting
-//! for every declarer of that session. This is the deadlock a lost create reply causes in a
-//! recipe that does not look for its own node: the orphan blocks its own creator, or a
-//! contender behind it whom the creator waits for.
+//! own declared waits leads back to it, nobody can move until a session ends. A node whose
+//! create reply was lost (the connection broke before it came), that its session has not
+//! claimed since (by a create, write or delete of its path), and that no code of the session
+//! declares it owns, is an orphan: nothing knows to delete it, so only the session's end will, and the client ends
+//! its session only when all its code has finished. Waiting for an orphan is waiting for every
+//! declarer of its session. This is the deadlock a lost create reply causes in a recipe that
+//! does not look for its own node: the orphan blocks its own creator, or a contender behind it
+//! whom the creator waits for. A node its session heard it made, and no code declares it
+//! owns, belongs to code that declares nothing, which is not judged.
 //!
 //! Only declared waits and declared owners count (see `zklab_recipes::declaration`): a watch
 //! alone says nothing about waiting, so code that declares nothing is never judged here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use zklab_recipes::client::SessionId;
+use zklab_recipes::client::{Op, OpResult, SessionEvent, SessionId};
 use zklab_recipes::declaration::Declared;
 use zklab_sim::property::{Monitor, Property, Violation};
 use zklab_sim::trace::{TraceEntry, TraceEvent};
@@ -27,6 +30,10 @@ pub static DEADLOCK: Property = Property::new("deadlock", "no deadlock");
 pub struct WaitFor {
     /// The session that owns each live ephemeral node.
     ephemeral: BTreeMap<String, SessionId>,
+    /// The live ephemeral nodes whose create reply is on its way to their session.
+    unheard: BTreeMap<String, SessionId>,
+    /// The live ephemeral nodes whose create reply was lost: the connection broke first.
+    orphans: BTreeSet<String>,
     /// What each declarer declared last, and its session.
     declared: BTreeMap<u32, (SessionId, Declared)>,
 }
@@ -35,14 +42,14 @@ pub struct WaitFor {
 enum Blocker {
     /// A declarer that owns the node.
     Declarer(u32),
-    /// A session that owns the node though none of its code declares so: only the session's
-    /// end deletes the node, and the session's client finishes only when all its code does.
+    /// The session of an orphan: only the session's end deletes it, and the session's client
+    /// finishes only when all its code does.
     Session(SessionId),
 }
 
 impl WaitFor {
     /// Whom `declarer` waits for: through each node it awaits that still stands, the node's
-    /// declared owner in the session that owns it, or else that session.
+    /// declared owner in the session that owns it, or else, for an orphan, that session.
     fn blockers(&self, declarer: u32) -> Vec<(&str, Blocker)> {
         let Some((_, declared)) = self.declared.get(&declarer) else {
             return Vec::new();
@@ -55,13 +62,22 @@ impl WaitFor {
             let declared_owner = self.declared.iter().find(|(_, (in_session, owned))| {
                 *in_session == owner && owned.owns.iter().any(|owned| owned == node)
             });
-            let blocker = match declared_owner {
-                Some((&other, _)) => Blocker::Declarer(other),
-                None => Blocker::Session(owner),
-            };
-            blockers.push((node.as_str(), blocker));
+            match declared_owner {
+                Some((&other, _)) => blockers.push((node.as_str(), Blocker::Declarer(other))),
+                None if self.orphans.contains(node) => {
+                    blockers.push((node.as_str(), Blocker::Session(owner)));
+                }
+                None => {}
+            }
         }
         blockers
+    }
+
+    /// Forgets a node that is gone.
+    fn forget(&mut self, path: &str) {
+        self.ephemeral.remove(path);
+        self.unheard.remove(path);
+        self.orphans.remove(path);
     }
 
     /// The declarers of `session`.
@@ -98,8 +114,8 @@ impl WaitFor {
                     ),
                     Blocker::Session(session) => (
                         format!(
-                            "{} waits for {node}, a node of s{session} that none of its code \
-                             owns, which stays until s{session} ends",
+                            "{} waits for {node}, an orphan of s{session} (its create reply was \
+                             lost, and none of its code owns it), which stays until s{session} ends",
                             name(declarer)
                         ),
                         self.declarers_of(session),
@@ -140,17 +156,40 @@ impl Monitor for WaitFor {
             TraceEvent::Applied {
                 session, op, reply, ..
             } => {
+                // Its session makes (NodeExists), writes or deletes it by its path: its code
+                // knows the node for its own after all. A read says only that it is there.
+                let adopts = matches!(
+                    op,
+                    Op::Create { .. } | Op::SetData { .. } | Op::Delete { .. }
+                );
+                if adopts && self.ephemeral.get(op.path()) == Some(session) {
+                    self.orphans.remove(op.path());
+                }
                 for change in changes(op, reply) {
                     match change {
                         Change::Created { path, mode, .. } if mode.is_ephemeral() => {
                             self.ephemeral.insert(path.to_owned(), *session);
+                            self.unheard.insert(path.to_owned(), *session);
                         }
-                        Change::Deleted(path) => {
-                            self.ephemeral.remove(path);
-                        }
+                        Change::Deleted(path) => self.forget(path),
                         Change::Created { .. } | Change::Set { .. } => {}
                     }
                 }
+            }
+            TraceEvent::Reply {
+                reply: Ok(OpResult::Created { path, .. }),
+                ..
+            } => {
+                self.unheard.remove(path);
+            }
+            TraceEvent::Session {
+                session,
+                event: SessionEvent::Disconnected,
+                ..
+            } => {
+                let lost = self.unheard.iter().filter(|(_, owner)| *owner == session);
+                self.orphans.extend(lost.map(|(path, _)| path.clone()));
+                self.unheard.retain(|_, owner| owner != session);
             }
             TraceEvent::SessionEnded {
                 session, deleted, ..
@@ -158,7 +197,7 @@ impl Monitor for WaitFor {
                 self.declared
                     .retain(|_, (in_session, _)| in_session != session);
                 for path in deleted {
-                    self.ephemeral.remove(path);
+                    self.forget(path);
                 }
             }
             _ => {}
@@ -175,6 +214,8 @@ impl Monitor for WaitFor {
 mod tests {
     use super::*;
     use crate::monitor::traces::*;
+    use zklab_recipes::client::{CreateMode, ZkError};
+    use zklab_sim::trace::ClientId;
 
     fn declares(session: SessionId, declarer: u32, owns: &[&str], awaits: &[&str]) -> TraceEvent {
         let paths = |paths: &[&str]| paths.iter().map(|path| (*path).to_owned()).collect();
@@ -189,11 +230,34 @@ mod tests {
         }
     }
 
+    /// `session`'s connection broke: the replies on their way are lost.
+    fn broke(client: ClientId, session: SessionId) -> TraceEvent {
+        TraceEvent::Session {
+            client,
+            session,
+            event: SessionEvent::Disconnected,
+        }
+    }
+
+    /// `session`'s create of `path` was answered.
+    fn heard(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
+        TraceEvent::Reply {
+            client,
+            session,
+            reply: Ok(OpResult::Created {
+                path: path.to_owned(),
+                stat: Default::default(),
+            }),
+        }
+    }
+
     #[test]
-    fn waiting_for_an_unowned_node_of_ones_own_session_is_a_deadlock() {
+    fn waiting_for_an_orphan_of_ones_own_session_is_a_deadlock() {
         let t = trace(vec![
             created(0, 1, "/l/a-1"),
+            broke(0, 1),
             created(0, 1, "/l/a-2"),
+            heard(0, 1, "/l/a-2"),
             declares(1, 1, &["/l/a-2"], &["/l/a-1"]),
         ]);
         let violation = WaitFor::default().first_in(&t).expect("a deadlock");
@@ -202,6 +266,29 @@ mod tests {
             "{}",
             violation.message
         );
+        // Its reply heard or still on its way, or the node claimed by its session since, it is
+        // its session's code's, though that code declares nothing: not judged.
+        let claimed = TraceEvent::Applied {
+            client: 0,
+            session: 1,
+            zxid: 2,
+            op: Op::Create {
+                path: "/l/a-1".to_owned(),
+                data: Vec::new(),
+                mode: CreateMode::Ephemeral,
+            },
+            reply: Err(ZkError::NodeExists),
+        };
+        for story in [
+            vec![created(0, 1, "/l/a-1"), heard(0, 1, "/l/a-1"), broke(0, 1)],
+            vec![created(0, 1, "/l/a-1")],
+            vec![created(0, 1, "/l/a-1"), broke(0, 1), claimed],
+        ] {
+            let mut t = story;
+            t.push(created(0, 1, "/l/a-2"));
+            t.push(declares(1, 1, &["/l/a-2"], &["/l/a-1"]));
+            assert_eq!(WaitFor::default().first_in(&trace(t)), None);
+        }
     }
 
     #[test]
@@ -209,6 +296,7 @@ mod tests {
         // s1's first create lost its reply: /l/a-1 is an orphan, and s1 retried as /l/a-3.
         let setup = vec![
             created(0, 1, "/l/a-1"),
+            broke(0, 1),
             created(1, 2, "/l/b-2"),
             created(0, 1, "/l/a-3"),
             declares(2, 2, &["/l/b-2"], &["/l/a-1"]),
@@ -222,7 +310,7 @@ mod tests {
         assert!(
             violation
                 .message
-                .contains("#2 (s2) waits for /l/a-1, a node of s1 that none of its code owns"),
+                .contains("#2 (s2) waits for /l/a-1, an orphan of s1"),
             "{}",
             violation.message
         );

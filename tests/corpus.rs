@@ -41,6 +41,24 @@ where
     assert_eq!(failure.violations[0].property, broken, "{failure}");
 }
 
+/// Runs `$part`, a part of a program on `$client`, again in a new session each time its session
+/// ends under it; with `$declarer`, that declarer first declares it waits for nothing.
+macro_rules! in_live_sessions {
+    ($client:ident, $part:expr) => {
+        while let Err(error) = $part.await {
+            session_ended(error);
+            $client.reconnect().await;
+        }
+    };
+    ($client:ident, $part:expr, $declarer:ident) => {
+        while let Err(error) = $part.await {
+            $declarer.declare(&$client, &[], &[]);
+            session_ended(error);
+            $client.reconnect().await;
+        }
+    };
+}
+
 /// Takes the error that ended a part of a program: only the session's end may, and the part
 /// then starts over in a new session.
 fn session_ended(error: ZkError) {
@@ -131,10 +149,7 @@ const LEADER: &str = "/app/leader";
 /// existing node for another's, and so waits for its own.
 async fn leader_flag(mut client: TestClient, twin: Twin) {
     let declarer = Declarer::new(&client);
-    while let Err(error) = lead(&client, &declarer, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, lead(&client, &declarer, twin));
 }
 
 /// Takes the flag `flag` (an ephemeral node in `/app`) for this session, waiting while another
@@ -288,10 +303,7 @@ const ADDS: u32 = 3;
 /// tags. The twin retries blindly, adding twice for a write whose reply was lost.
 async fn counter(mut client: TestClient, twin: Twin) {
     let mut added = 0;
-    while let Err(error) = count(&client, &mut added, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, count(&client, &mut added, twin));
 }
 
 async fn count(client: &TestClient, added: &mut u32, twin: Twin) -> Result<(), ZkError> {
@@ -348,10 +360,7 @@ const REGISTRY: &str = "/registry";
 /// lists the registry and checks that no host is there twice. The twin takes NodeExists for a
 /// clash and registers under the next free number, leaving its host registered twice.
 async fn registry(mut client: TestClient, twin: Twin) {
-    while let Err(error) = register(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, register(&client, twin));
 }
 
 async fn register(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -458,11 +467,7 @@ const LOCK_DIR: &str = "/mylock";
 /// never does.
 async fn own_lock(mut client: TestClient, twin: Twin) {
     let declarer = Declarer::new(&client);
-    while let Err(error) = hold_own_lock(&client, &declarer, twin).await {
-        declarer.declare(&client, &[], &[]);
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, hold_own_lock(&client, &declarer, twin), declarer);
 }
 
 async fn hold_own_lock(
@@ -570,10 +575,7 @@ const SUBMITS: u32 = 3;
 /// submits again a job a lagging server did not show it.
 async fn producer(mut client: TestClient, twin: Twin) {
     let mut submitted = 0;
-    while let Err(error) = submit(&client, &mut submitted, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, submit(&client, &mut submitted, twin));
 }
 
 async fn submit(client: &TestClient, submitted: &mut u32, twin: Twin) -> Result<(), ZkError> {
@@ -640,10 +642,7 @@ fn a_producer_that_looks_for_its_job_after_connection_loss() {
 /// failed with ConnectionLoss, which may never have been set.
 async fn awaits_appearance(mut client: TestClient, twin: Twin) {
     let node = format!("/app/ready-c{}", client.index());
-    while let Err(error) = await_appearance(&client, &node, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, await_appearance(&client, &node, twin));
 }
 
 async fn await_appearance(client: &TestClient, node: &str, twin: Twin) -> Result<(), ZkError> {
@@ -684,10 +683,7 @@ const CLAIM: &str = "/app/owner";
 /// lost, then a retry): it reads the node to learn who won. A host that believes it won checks
 /// the node names it. The twin takes ConnectionLoss for a win and NodeExists for a loss.
 async fn first_writer_wins(mut client: TestClient, twin: Twin) {
-    while let Err(error) = propose(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, propose(&client, twin));
 }
 
 async fn propose(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -740,10 +736,7 @@ const UNITS: u32 = 2;
 /// and it retries blindly.
 async fn transfers(mut client: TestClient, twin: Twin) {
     let mut moved = 0;
-    while let Err(error) = transfer(&client, &mut moved, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, transfer(&client, &mut moved, twin));
 }
 
 async fn transfer(client: &TestClient, moved: &mut u32, twin: Twin) -> Result<(), ZkError> {
@@ -837,10 +830,7 @@ const LIST: &str = "/app/list";
 /// are all there. The twin writes at any version (-1), so a write that came between is lost.
 async fn shared_list(mut client: TestClient, twin: Twin) {
     let mut appended = 0;
-    while let Err(error) = append(&client, &mut appended, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, append(&client, &mut appended, twin));
 }
 
 async fn append(client: &TestClient, appended: &mut u32, twin: Twin) -> Result<(), ZkError> {
@@ -902,10 +892,7 @@ const TAKEN: &str = "/taken";
 /// child count, read and then used, so two clients may take the same.
 async fn id_generator(mut client: TestClient, twin: Twin) {
     let mut taken = 0;
-    while let Err(error) = take_ids(&client, &mut taken, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, take_ids(&client, &mut taken, twin));
 }
 
 async fn take_ids(client: &TestClient, taken: &mut u32, twin: Twin) -> Result<(), ZkError> {
@@ -974,10 +961,7 @@ const LEASE_LIMIT: usize = 2;
 /// listing, woken with everyone: a herd, but correct). The twin counts the nodes ahead of it
 /// with `<=`, one too many.
 async fn own_semaphore(mut client: TestClient, twin: Twin) {
-    while let Err(error) = lease(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, lease(&client, twin));
 }
 
 async fn lease(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -1013,10 +997,7 @@ const CANDIDATES: &str = "/candidates";
 /// wait for any change of the candidates. The twin makes its node again after ConnectionLoss
 /// without looking for the first, which, lowest, stands in its own session for good.
 async fn own_election(mut client: TestClient, twin: Twin) {
-    while let Err(error) = stand(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, stand(&client, twin));
 }
 
 async fn stand(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -1048,10 +1029,7 @@ const MEMBERS: &str = "/members";
 /// each one's node, then leaves. A member may leave between the listing and the read: NoNode
 /// there means it left. The twin takes NoNode for an error and gives up.
 async fn roster(mut client: TestClient, twin: Twin) {
-    while let Err(error) = read_roster(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, read_roster(&client, twin));
 }
 
 async fn read_roster(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -1097,10 +1075,7 @@ fn a_roster_read_while_members_leave() {
 /// to: NodeExists on a parent means another made it. The twin gives up on NodeExists on a
 /// parent.
 async fn make_parents(mut client: TestClient, twin: Twin) {
-    while let Err(error) = make_path(&client, twin).await {
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, make_path(&client, twin));
 }
 
 async fn make_path(client: &TestClient, twin: Twin) -> Result<(), ZkError> {
@@ -1135,12 +1110,11 @@ const MUTEX: &str = "/app/mutex";
 async fn mutex(mut client: TestClient, twin: Twin) {
     let declarer = Declarer::new(&client);
     let (mut rounds, mut holding) = (0, false);
-    while let Err(error) = mutex_rounds(&client, &declarer, (&mut rounds, &mut holding), twin).await
-    {
-        declarer.declare(&client, &[], &[]);
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(
+        client,
+        mutex_rounds(&client, &declarer, (&mut rounds, &mut holding), twin),
+        declarer
+    );
 }
 
 async fn mutex_rounds(
@@ -1177,11 +1151,11 @@ const TURN: &str = "/app/turn";
 async fn turns(mut client: TestClient, twin: Twin) {
     let declarer = Declarer::new(&client);
     let mut rounds = 0;
-    while let Err(error) = take_turns(&client, &declarer, &mut rounds, twin).await {
-        declarer.declare(&client, &[], &[]);
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(
+        client,
+        take_turns(&client, &declarer, &mut rounds, twin),
+        declarer
+    );
 }
 
 async fn take_turns(
@@ -1260,11 +1234,7 @@ fn a_follower_that_sets_its_watch_again_with_every_read() {
 /// before its watch.
 async fn task_waits_for_task(mut client: TestClient, twin: Twin) {
     let declarer = Declarer::new(&client);
-    while let Err(error) = work_and_wait(&client, &declarer, twin).await {
-        declarer.declare(&client, &[], &[]);
-        session_ended(error);
-        client.reconnect().await;
-    }
+    in_live_sessions!(client, work_and_wait(&client, &declarer, twin), declarer);
 }
 
 async fn work_and_wait(

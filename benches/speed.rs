@@ -4,8 +4,8 @@
 
 use std::hint::black_box;
 
+use zklab::models::budget::Budget;
 use zklab::models::check::CheckOptions;
-use zklab::models::model::Budget;
 use zklab::scenarios::catalogue;
 use zklab::scenarios::runner::{run_every_seed, sweep, RunOptions};
 

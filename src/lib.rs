@@ -8,15 +8,18 @@
 //! [`testing`] tests your own code under seeded faults in `cargo test`; [`launcher`] starts real
 //! ZooKeeper servers to run the same code against; [`prelude`] names what most code uses.
 //!
-//! The simulator needs `--cfg madsim` (see `zklab-sim`); the `cli` feature (on by default) adds
-//! the command line, the conformance cases and the shell.
+//! The simulator needs `--cfg madsim` (see `zklab-sim`). Features: `cli` (on by default) adds
+//! the command line, the conformance cases and the shell, and with them `check` (the model
+//! checker) and `real` (runs against a real ZooKeeper: [`launcher`], `RealZk`, `run_real`).
 
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod conform;
+#[cfg(feature = "real")]
 pub mod launcher;
 pub mod prelude;
+#[cfg(feature = "real")]
 pub mod real_faults;
 #[cfg(feature = "cli")]
 pub mod shell;

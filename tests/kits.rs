@@ -5,8 +5,8 @@
 
 mod support;
 
+use zklab::models::budget::Budget;
 use zklab::models::check::{CheckOptions, CheckReport};
-use zklab::models::model::Budget;
 use zklab::scenarios::catalogue::{self, Catalogue};
 use zklab::scenarios::runner::{run_every_seed, run_seed, sweep, RunOptions};
 use zklab::scenarios::scenario::{KnownBug, Scenario};

@@ -3,10 +3,11 @@
 //! names them, with a short counterexample that is a real path; the reductions pay.
 
 use stateright::Model;
+use zklab::models::budget::Budget;
 use zklab::models::check::{
     check, shortest_counterexample, CheckOptions, CheckReport, PropertyReport,
 };
-use zklab::models::model::{Budget, RecipeModel};
+use zklab::models::model::RecipeModel;
 use zklab::models::workload::Workload;
 use zklab::scenarios::lock::LockKit;
 use zklab::scenarios::mutation::{BlindRetry, Documented, WatchParent};

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use madsim::runtime::Runtime;
 use stateright::{Checker, Model};
-use zklab::models::model::{Budget, RecipeModel};
+use zklab::models::budget::Budget;
+use zklab::models::model::RecipeModel;
 use zklab::models::workload::Workload;
 use zklab::recipes::client::{CreateMode, Op, OpResult, SessionId, ZkClient};
 use zklab::recipes::machine::{Driver, Input, Recipe, Step, Timer};

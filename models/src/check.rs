@@ -13,7 +13,8 @@ use zklab_sim::forced::{ForcedKind, ForcedStep};
 use zklab_sim::picture::Timeline;
 use zklab_sim::property::Property;
 
-use crate::model::{Action, ActionOf, Budget, RecipeModel, StateOf};
+use crate::budget::Budget;
+use crate::model::{Action, ActionOf, RecipeModel, StateOf};
 use crate::symmetry_claim::{test_claim, SymmetryRefused};
 use crate::workload::Workload;
 use crate::{pictured, render};

@@ -23,8 +23,9 @@ use stateright::Model;
 use zklab_recipes::client::OpResult;
 use zklab_recipes::session_renaming::StableHasher;
 
+use crate::budget::Budget;
 use crate::check::replay;
-use crate::model::{Action, ActionOf, Budget, Client, Inbound, RecipeModel, StateOf};
+use crate::model::{Action, ActionOf, Client, Inbound, RecipeModel, StateOf};
 use crate::render;
 use crate::workload::Workload;
 

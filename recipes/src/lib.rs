@@ -14,7 +14,8 @@
 //! set and readers follow, [`group`] members that join and a membership anyone follows, [`names`]
 //! names registered to values. The same machine runs in the simulator, in the model checker and
 //! against a real ZooKeeper ([`real_zk`], feature `zookeeper`, on by default). What an application
-//! keeps of each recipe is one [`handle::Handle`] over the recipe's settings.
+//! keeps of each recipe is one [`handle::Handle`] over the recipe's settings; [`prelude`] names
+//! what most production code uses.
 
 extern crate self as zklab_recipes;
 
@@ -32,6 +33,7 @@ pub mod machine;
 pub mod names;
 pub mod outcome;
 pub mod parts;
+pub mod prelude;
 pub mod priority_queue;
 pub mod queue;
 #[cfg(feature = "zookeeper")]

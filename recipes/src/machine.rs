@@ -351,24 +351,18 @@ impl<'c, C: ZkClient, M: Recipe> Driver<'c, C, M> {
             Some(Timer::Cancel) => self.timer = None,
             None => {}
         }
-        let declared = match step.action {
-            Action::Done => Declared::default(),
-            _ => self.machine.declared(),
-        };
-        self.declare(declared);
-        step
-    }
-
-    /// Writes down what the machine owns and awaits, when it changed.
-    fn declare(&mut self, declared: Declared) {
-        if declared == self.declared.1 {
-            return;
-        }
-        let session = self.client.session_id();
         if let Some(recorder) = &self.recorder {
-            recorder.declare(session, self.declarer, &declared);
+            let declared = match step.action {
+                Action::Done => Declared::default(),
+                _ => self.machine.declared(),
+            };
+            if declared != self.declared.1 {
+                let session = self.client.session_id();
+                recorder.declare(session, self.declarer, &declared);
+                self.declared = (session, declared);
+            }
         }
-        self.declared = (session, declared);
+        step
     }
 
     fn record(&self, outcomes: &mut Vec<M::Outcome>, outcome: Option<M::Outcome>) {

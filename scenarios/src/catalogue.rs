@@ -4,7 +4,7 @@
 //! it for good, so the harness keeps proving it catches them. A [`Catalogue`] looks scenarios up
 //! by name: this table's, or a user's own on the same command line.
 
-use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
+use zklab_models::general_properties::{NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
 use zklab_recipes::semaphore::Lease;

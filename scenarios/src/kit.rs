@@ -9,7 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+#[cfg(feature = "check")]
 use zklab_models::check::{check, CheckOptions, CheckReport};
+#[cfg(feature = "check")]
 use zklab_models::symmetry_claim::SymmetryRefused;
 use zklab_models::workload::Workload;
 use zklab_recipes::client::Op;
@@ -19,6 +21,7 @@ use zklab_sim::trace::Trace;
 use crate::host::{ClientContext, Host};
 use crate::model_round;
 use crate::oracle::{self, Judgement, Property, Violation};
+#[cfg(feature = "real")]
 use crate::real::{RealHost, TracedSession};
 
 /// One recipe's kit.
@@ -78,10 +81,12 @@ pub trait AnyKit: Sync {
     fn follow(&'static self, context: ClientContext, session: SimClient) -> ClientRun<SimClient>;
 
     /// One client's loop against a real ZooKeeper.
+    #[cfg(feature = "real")]
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession>;
 
     /// Checks the recipe's model; `progress` hears the states generated and unique so far. A
     /// false claim to be symmetric is refused when symmetry reduction is asked for.
+    #[cfg(feature = "check")]
     fn check(
         &self,
         options: &CheckOptions,
@@ -131,10 +136,12 @@ impl<K: Kit> AnyKit for K {
         Box::pin(async move { Some(model_round::play(self, &context, session).await) })
     }
 
+    #[cfg(feature = "real")]
     fn real(&'static self, host: RealHost, rounds: u32) -> ClientRun<TracedSession> {
         Box::pin(async move { self.client(&host, rounds).await })
     }
 
+    #[cfg(feature = "check")]
     fn check(
         &self,
         options: &CheckOptions,

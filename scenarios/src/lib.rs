@@ -16,6 +16,7 @@ pub mod model_round;
 pub mod monitor;
 pub mod mutation;
 pub mod oracle;
+#[cfg(feature = "real")]
 pub mod real;
 pub mod regressions;
 pub mod resource;

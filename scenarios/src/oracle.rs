@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use zklab_models::model::ORPHAN;
+use zklab_models::general_properties::ORPHAN;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::{Trace, TraceEvent};
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use zklab_models::model::ORPHAN;
+use zklab_models::general_properties::ORPHAN;
 use zklab_recipes::client::{
     EventType, Op, OpReply, SessionEvent, SessionId, ZkClient, ZkError, ZkEvent,
 };

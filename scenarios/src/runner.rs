@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
 use madsim::runtime::Runtime;
-use zklab_models::model::ORPHAN;
+use zklab_models::general_properties::ORPHAN;
 use zklab_recipes::client::ZkClient;
 use zklab_sim::fault::{FaultCounts, FaultPlan, FaultRates, ScriptedFault};
 use zklab_sim::forced::ForcedStep;

@@ -1,6 +1,6 @@
 //! What a scenario is: one name for one kit, which `run`, `replay`, `check` and `real` all use.
 
-use zklab_models::model::Budget;
+use zklab_models::budget::Budget;
 use zklab_sim::property::Property;
 
 use crate::kit::AnyKit;
@@ -53,7 +53,7 @@ pub struct KnownBug {
     /// The faults the model needs to break it.
     pub budget: Budget,
     /// The model's property it breaks: a declared property's name, or the model's own
-    /// [`NO_STUCK_STATE`](zklab_models::model::NO_STUCK_STATE).
+    /// [`NO_STUCK_STATE`](zklab_models::general_properties::NO_STUCK_STATE).
     pub breaks: &'static str,
     /// Only a lagging follower shows it: the model has one server, whose reads are never stale,
     /// so there its property holds (a test says so, and fails the day the model gains
@@ -75,7 +75,7 @@ impl KnownBug {
     }
 
     /// The same bug, whose model breaks `breaks` instead: another of `shows`, or the model's own
-    /// [`NO_STUCK_STATE`](zklab_models::model::NO_STUCK_STATE).
+    /// [`NO_STUCK_STATE`](zklab_models::general_properties::NO_STUCK_STATE).
     pub const fn breaking(self, breaks: &'static str) -> KnownBug {
         KnownBug { breaks, ..self }
     }

@@ -29,8 +29,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+#[cfg(feature = "check")]
 use zklab_models::check::PropertyReport;
-use zklab_models::model::{NO_STUCK_STATE, ORPHAN};
+use zklab_models::general_properties::{NO_STUCK_STATE, ORPHAN};
 use zklab_sim::fault::{FaultKind, FaultRates, ScriptedFault};
 use zklab_sim::forced::{ForcedKind, ForcedStep};
 
@@ -93,6 +94,7 @@ impl Schedule {
     /// counterexample forced in its order ([`crate::model_round`], [`zklab_sim::forced`]). It names
     /// the violation of the property, if it is a declared one (the model's own "no stuck state"
     /// is not).
+    #[cfg(feature = "check")]
     pub fn of_counterexample(scenario: &str, clients: usize, property: &PropertyReport) -> Self {
         Schedule {
             scenario: scenario.to_owned(),

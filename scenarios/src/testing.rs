@@ -50,6 +50,7 @@
 //! ```
 
 mod kept;
+#[cfg(feature = "real")]
 mod real_harness;
 mod replay;
 mod test_client;
@@ -69,10 +70,11 @@ use zklab_sim::log;
 use zklab_sim::property::Monitor;
 use zklab_sim::trace::Trace;
 
+#[cfg(feature = "real")]
 pub use self::real_harness::ServerControl;
 pub use self::replay::{
-    shell_quoted, SCHEDULE_VARIABLE, SEEDS_VARIABLE, SEED_VARIABLE, SHRINK_VARIABLE,
-    THREADS_VARIABLE,
+    shell_quoted, CARGO_TEST_VARIABLE, SCHEDULE_VARIABLE, SEEDS_VARIABLE, SEED_VARIABLE,
+    SHRINK_VARIABLE, THREADS_VARIABLE,
 };
 pub use self::test_client::TestClient;
 

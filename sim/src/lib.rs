@@ -6,17 +6,8 @@
 //! injected faults, and every event lands in one [`trace::Trace`]. [`local::LocalZk`] serves the
 //! pure server to in-process sessions with no wire and no faults, for the shell and the
 //! conformance cases.
-
-// Without `--cfg madsim`, madsim is tokio under another name and nothing would be simulated:
-// say so once, rather than with a page of unresolved imports.
-#[cfg(not(madsim))]
-compile_error!(
-    "zklab's simulator needs `--cfg madsim`. Put this in `.cargo/config.toml` at the root of your \
-     workspace (and leave RUSTFLAGS unset, which replaces it):
-[build]
-rustflags = [\"--cfg\", \"madsim\"]
-rustdocflags = [\"--cfg\", \"madsim\"]"
-);
+//!
+//! It builds only under `--cfg madsim` (its build script says how to give it).
 
 pub mod fault;
 pub mod forced;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::models::budget::Budget;
 use crate::models::check::{CheckOptions, CheckReport};
-use crate::models::model::Budget;
 use crate::scenarios::catalogue::Catalogue;
 use crate::scenarios::schedule::Schedule;
 use crate::scenarios::{regressions, runner};

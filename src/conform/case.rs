@@ -535,7 +535,7 @@ fn prelude() -> Vec<Step> {
 /// follower, which dies while the other sessions take up to half of `max_steps` steps, and
 /// restarts; up to a quarter of `max_steps` come before and after, and before those, session 0
 /// leaves a few watches to re-register. Syncs keep every read up to date
-/// ([`synced_across_servers`]).
+/// (`synced_across_servers`).
 pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
     (2..=MAX_SESSIONS)
         .prop_flat_map(move |sessions| {

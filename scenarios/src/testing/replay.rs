@@ -3,7 +3,8 @@
 //! the sweep to N seeds (as madsim's `MADSIM_TEST_SEED` and `MADSIM_TEST_NUM` do),
 //! `ZKLAB_SCHEDULE=FILE` runs a kept schedule alone and prints its whole trace, and
 //! `ZKLAB_SHRINK=1` shrinks a failing seed to its fewest faults, and `ZKLAB_THREADS=N` runs
-//! the seeds on N threads.
+//! the seeds on N threads. `ZKLAB_CARGO_TEST`, set by a crate's `cargo simtest` alias, names
+//! the cargo command its simulated tests run under, for the replay command.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,10 @@ pub const SHRINK_VARIABLE: &str = "ZKLAB_SHRINK";
 
 /// The variable that sets how many threads run a sweep's seeds.
 pub const THREADS_VARIABLE: &str = "ZKLAB_THREADS";
+
+/// The variable that names the cargo command running the tests (`simtest` for a crate's alias
+/// that gives the simulator's flag to its tests alone); a replay command uses it.
+pub const CARGO_TEST_VARIABLE: &str = "ZKLAB_CARGO_TEST";
 
 /// What the environment asks of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,12 +122,33 @@ pub(crate) enum Replayed<'a> {
 }
 
 /// The command that replays `run` of the running test `test` (or of the running program, when
-/// `None`): the variable that names it, then `cargo test` or `cargo run` of this very target.
+/// `None`): the variable that names it, then `cargo test` (or the crate's own command for it)
+/// or `cargo run` of this very target, with the `RUSTFLAGS` it was built with, if any.
 pub(crate) fn command(run: Replayed, test: Option<&str>) -> String {
     let exe = std::env::current_exe().unwrap_or_default();
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let package = std::env::var("CARGO_PKG_NAME").ok();
-    cargo_command(run, test, &exe, Path::new(&manifest), package.as_deref())
+    let test_command = std::env::var(CARGO_TEST_VARIABLE).ok();
+    let rustflags = std::env::var("RUSTFLAGS")
+        .ok()
+        .filter(|flags| !flags.is_empty());
+    let invocation = Invocation {
+        package: package.as_deref(),
+        test_command: test_command.as_deref(),
+        rustflags: rustflags.as_deref(),
+    };
+    cargo_command(run, test, &exe, Path::new(&manifest), &invocation)
+}
+
+/// How cargo was asked to run the target, as far as the environment tells.
+#[derive(Default)]
+struct Invocation<'a> {
+    /// The package (`CARGO_PKG_NAME`).
+    package: Option<&'a str>,
+    /// The cargo command that runs tests, if not `test` ([`CARGO_TEST_VARIABLE`]).
+    test_command: Option<&'a str>,
+    /// The environment's `RUSTFLAGS`, which replace the configuration's.
+    rustflags: Option<&'a str>,
 }
 
 fn cargo_command(
@@ -130,18 +156,25 @@ fn cargo_command(
     test: Option<&str>,
     exe: &Path,
     manifest: &Path,
-    package: Option<&str>,
+    invocation: &Invocation,
 ) -> String {
     // Only the value is quoted: the shell takes a quoted `NAME=value` for a command's name.
-    let setting = match run {
+    let mut setting = match run {
         Replayed::Seed(seed) => format!("{SEED_VARIABLE}={seed}"),
         Replayed::Schedule(path) => {
             let path = shell_quoted(&path.display().to_string());
             format!("{SCHEDULE_VARIABLE}={path}")
         }
     };
+    if let Some(flags) = invocation.rustflags {
+        setting = format!("{setting} RUSTFLAGS={}", shell_quoted(flags));
+    }
     let mut words = vec!["cargo".to_owned()];
-    words.push(if test.is_some() { "test" } else { "run" }.to_owned());
+    let subcommand = match test {
+        Some(_) => invocation.test_command.unwrap_or("test"),
+        None => "run",
+    };
+    words.push(subcommand.to_owned());
     let dir = exe.parent();
     let dir_name = |dir: Option<&Path>| {
         dir.and_then(Path::file_name)
@@ -159,7 +192,7 @@ fn cargo_command(
         Some("release") => words.push("--release".to_owned()),
         Some(other) => words.push(format!("--profile={other}")),
     }
-    if let Some(package) = package {
+    if let Some(package) = invocation.package {
         words.extend(["-p".to_owned(), package.to_owned()]);
     }
     let stem = exe.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
@@ -255,24 +288,45 @@ mod tests {
         let none = Path::new("/nowhere");
         let example = Path::new("/p/target/debug/examples/watcher-0123456789abcdef");
         let test = Some("tests::sees_the_last");
+        let app = Invocation {
+            package: Some("app"),
+            ..Invocation::default()
+        };
         assert_eq!(
-            cargo_command(Replayed::Seed(7), test, example, none, Some("app")),
+            cargo_command(Replayed::Seed(7), test, example, none, &app),
             "ZKLAB_SEED=7 cargo test -p app --example watcher -- tests::sees_the_last --exact"
         );
         let program = Path::new("/p/target/release/examples/watcher");
+        let plain = Invocation::default();
         assert_eq!(
-            cargo_command(Replayed::Seed(7), None, program, none, None),
+            cargo_command(Replayed::Seed(7), None, program, none, &plain),
             "ZKLAB_SEED=7 cargo run --release --example watcher"
         );
         let unit = Path::new("/p/target/debug/deps/my_app-0123456789abcdef");
         assert_eq!(
-            cargo_command(Replayed::Seed(1), Some("t"), unit, none, None),
+            cargo_command(Replayed::Seed(1), Some("t"), unit, none, &plain),
             "ZKLAB_SEED=1 cargo test --lib -- t --exact"
         );
         let kept = Replayed::Schedule(Path::new("kept/a b.schedule"));
         assert_eq!(
-            cargo_command(kept, Some("t"), unit, none, None),
+            cargo_command(kept, Some("t"), unit, none, &plain),
             "ZKLAB_SCHEDULE='kept/a b.schedule' cargo test --lib -- t --exact"
+        );
+        let alias = Invocation {
+            test_command: Some("simtest"),
+            ..Invocation::default()
+        };
+        assert_eq!(
+            cargo_command(Replayed::Seed(1), Some("t"), unit, none, &alias),
+            "ZKLAB_SEED=1 cargo simtest --lib -- t --exact"
+        );
+        let flagged = Invocation {
+            rustflags: Some("-D warnings --cfg madsim"),
+            ..Invocation::default()
+        };
+        assert_eq!(
+            cargo_command(Replayed::Seed(1), Some("t"), unit, none, &flagged),
+            "ZKLAB_SEED=1 RUSTFLAGS='-D warnings --cfg madsim' cargo test --lib -- t --exact"
         );
     }
 

@@ -3,11 +3,9 @@
 //! kazoo's `expire_session()`/`lose_connection()` do, but at a seeded instant. The same client
 //! runs on the simulated ZooKeeper or on a real one.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::Either;
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkClient, ZkError, ZkEvent};
 use zklab_recipes::outcome::Recorder;
 use zklab_sim::fault::FaultKind;
@@ -15,7 +13,9 @@ use zklab_sim::service::SimZk;
 use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zklab_sim::trace::{ClientId, TraceEvent};
 
+#[cfg(feature = "real")]
 use super::real_harness::ServerControl;
+#[cfg(feature = "real")]
 use crate::real::{RealRecorder, RealTrace, TracedSession};
 
 /// One client process of a [`Harness`](super::Harness) run, with its session.
@@ -33,10 +33,12 @@ enum Place {
     /// In the simulator.
     Sim { zk: SimZk, session: SimClient },
     /// Against a real ZooKeeper.
+    #[cfg(feature = "real")]
     Real(Box<RealPlace>),
 }
 
 /// A client of a real ZooKeeper: how to reach it, the session, and what can strike it.
+#[cfg(feature = "real")]
 pub(crate) struct RealPlace {
     pub(crate) hosts: String,
     pub(crate) session_timeout: Duration,
@@ -58,6 +60,7 @@ impl TestClient {
     }
 
     /// Client `client` of `clients` of a real ZooKeeper, with its session.
+    #[cfg(feature = "real")]
     pub(crate) fn real(client: ClientId, clients: ClientId, place: RealPlace) -> Self {
         TestClient {
             client,
@@ -81,6 +84,7 @@ impl TestClient {
     pub async fn reconnect(&mut self) {
         match &mut self.place {
             Place::Sim { zk, session } => *session = zk.connect(self.client),
+            #[cfg(feature = "real")]
             Place::Real(real) => {
                 let (hosts, timeout) = (&real.hosts, real.session_timeout);
                 real.session =
@@ -93,6 +97,7 @@ impl TestClient {
     pub fn elapsed(&self) -> Duration {
         match &self.place {
             Place::Sim { zk, .. } => zk.elapsed(),
+            #[cfg(feature = "real")]
             Place::Real(real) => real.trace.elapsed(),
         }
     }
@@ -105,6 +110,7 @@ impl TestClient {
         };
         match &self.place {
             Place::Sim { zk, .. } => zk.record(note),
+            #[cfg(feature = "real")]
             Place::Real(real) => real.trace.push(note),
         }
     }
@@ -114,6 +120,7 @@ impl TestClient {
     pub fn recorder(&self) -> Arc<dyn Recorder> {
         match &self.place {
             Place::Sim { zk, .. } => Arc::new(TraceRecorder::new(zk.clone(), self.client)),
+            #[cfg(feature = "real")]
             Place::Real(real) => Arc::new(RealRecorder {
                 client: self.client,
                 trace: real.trace.clone(),
@@ -127,6 +134,7 @@ impl TestClient {
     pub fn expire_session(&self) {
         match &self.place {
             Place::Sim { zk, session } => zk.expire_session(session.session_id()),
+            #[cfg(feature = "real")]
             Place::Real(real) => {
                 let expire = |control: &dyn ServerControl, session| control.expire(session);
                 let session = real.strike(
@@ -146,6 +154,7 @@ impl TestClient {
     pub fn disconnect(&self) {
         match &self.place {
             Place::Sim { zk, session } => zk.drop_connection(session.session_id()),
+            #[cfg(feature = "real")]
             Place::Real(real) => {
                 let disconnect = |control: &dyn ServerControl, session| control.disconnect(session);
                 real.strike(
@@ -191,9 +200,11 @@ impl TestClient {
     }
 
     /// The simulated service, for a fault only it can cause.
+    #[cfg_attr(not(feature = "real"), allow(unused_variables))]
     fn service_for(&self, fault: &str) -> &SimZk {
         match &self.place {
             Place::Sim { zk, .. } => zk,
+            #[cfg(feature = "real")]
             Place::Real(_) => panic!(
                 "{fault} is simulated only: a real ZooKeeper's client cannot be struck so from \
                  within its own test"
@@ -202,6 +213,7 @@ impl TestClient {
     }
 }
 
+#[cfg(feature = "real")]
 impl RealPlace {
     /// Strikes `client`'s current session with `kind` through the run's control of the real
     /// server (`by` is how; `fault` names it if the run has no control), and writes so into the
@@ -229,23 +241,26 @@ impl RealPlace {
 }
 
 impl ZkClient for TestClient {
-    fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
+    async fn call(&self, op: Op) -> OpReply {
         match &self.place {
-            Place::Sim { session, .. } => Either::Left(session.call(op)),
-            Place::Real(real) => Either::Right(real.session.call(op)),
+            Place::Sim { session, .. } => session.call(op).await,
+            #[cfg(feature = "real")]
+            Place::Real(real) => real.session.call(op).await,
         }
     }
 
-    fn next_event(&self) -> impl Future<Output = Option<ZkEvent>> + Send {
+    async fn next_event(&self) -> Option<ZkEvent> {
         match &self.place {
-            Place::Sim { session, .. } => Either::Left(session.next_event()),
-            Place::Real(real) => Either::Right(real.session.next_event()),
+            Place::Sim { session, .. } => session.next_event().await,
+            #[cfg(feature = "real")]
+            Place::Real(real) => real.session.next_event().await,
         }
     }
 
     fn try_next_event(&self) -> Option<ZkEvent> {
         match &self.place {
             Place::Sim { session, .. } => session.try_next_event(),
+            #[cfg(feature = "real")]
             Place::Real(real) => real.session.try_next_event(),
         }
     }
@@ -253,6 +268,7 @@ impl ZkClient for TestClient {
     fn session_id(&self) -> SessionId {
         match &self.place {
             Place::Sim { session, .. } => session.session_id(),
+            #[cfg(feature = "real")]
             Place::Real(real) => real.session.session_id(),
         }
     }
@@ -263,6 +279,7 @@ impl ZkClient for TestClient {
                 zk: zk.clone(),
                 session: session.listener(),
             },
+            #[cfg(feature = "real")]
             Place::Real(real) => Place::Real(Box::new(RealPlace {
                 hosts: real.hosts.clone(),
                 session_timeout: real.session_timeout,
@@ -278,17 +295,19 @@ impl ZkClient for TestClient {
         }
     }
 
-    fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
+    async fn close(&self) -> Result<(), ZkError> {
         match &self.place {
-            Place::Sim { session, .. } => Either::Left(session.close()),
-            Place::Real(real) => Either::Right(real.session.close()),
+            Place::Sim { session, .. } => session.close().await,
+            #[cfg(feature = "real")]
+            Place::Real(real) => real.session.close().await,
         }
     }
 
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+    async fn sleep(&self, duration: Duration) {
         match &self.place {
-            Place::Sim { session, .. } => Either::Left(session.sleep(duration)),
-            Place::Real(real) => Either::Right(real.session.sleep(duration)),
+            Place::Sim { session, .. } => session.sleep(duration).await,
+            #[cfg(feature = "real")]
+            Place::Real(real) => real.session.sleep(duration).await,
         }
     }
 }

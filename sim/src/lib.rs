@@ -9,6 +9,7 @@
 //!
 //! It builds only under `--cfg madsim` (its build script says how to give it).
 
+pub mod connect_string;
 pub mod fault;
 pub mod forced;
 pub mod local;

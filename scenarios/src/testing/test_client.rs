@@ -79,6 +79,17 @@ impl TestClient {
         self.clients
     }
 
+    /// The ensemble's connect string, for code that opens sessions of its own with a client
+    /// library (`zklab-zookeeper-client`, which under the simulator connects to the simulated
+    /// ensemble by it): the simulated servers' hosts, or the real run's `hosts`.
+    pub fn connect_string(&self) -> String {
+        match &self.place {
+            Place::Sim { zk, .. } => zklab_sim::connect_string::of(zk.server_count()),
+            #[cfg(feature = "real")]
+            Place::Real(real) => real.hosts.clone(),
+        }
+    }
+
     /// Opens a new session in place of the current one, as an application does once its session
     /// has expired. The old one is left as it is (close it first to end it).
     pub async fn reconnect(&mut self) {

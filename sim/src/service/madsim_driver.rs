@@ -8,11 +8,12 @@
 //! client's own node, so a paused process stops pinging. madsim is single-threaded per runtime,
 //! so the core's lock is never contended; it is never held across an `.await`.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -29,6 +30,12 @@ use crate::forced::{ForcedKind, ForcedStep, FORCED_PATIENCE};
 use crate::server::Server;
 use crate::sim_client::SimClient;
 use crate::trace::{ClientId, Trace, TraceEvent};
+
+thread_local! {
+    /// The service of the run this thread simulates (madsim runs a seed on one thread), for
+    /// code that connects by a connect string rather than with a handle.
+    static RUNNING: RefCell<Weak<Mutex<Driver>>> = const { RefCell::new(Weak::new()) };
+}
 
 /// madsim's shortest sleep: a timer set for sooner goes off this long after it was set.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
@@ -258,7 +265,34 @@ impl SimZk {
         }));
         zk.spawn(zk.clone().pump());
         zk.spawn(zk.clone().inject_faults());
+        RUNNING.with(|running| *running.borrow_mut() = Arc::downgrade(&zk.driver));
         zk
+    }
+
+    /// The service of the run this thread simulates, while it runs.
+    pub fn running() -> Option<SimZk> {
+        let driver = RUNNING.with(|running| running.borrow().upgrade())?;
+        Some(SimZk { driver })
+    }
+
+    /// The client whose process runs the calling task, if it is one of the run's processes.
+    pub fn client_here(&self) -> Option<ClientId> {
+        let here = madsim::plugin::node();
+        let driver = self.lock();
+        let mut nodes = driver.nodes.iter();
+        nodes
+            .find(|(_, node)| **node == here)
+            .map(|(client, _)| *client)
+    }
+
+    /// How many servers the ensemble has.
+    pub fn server_count(&self) -> usize {
+        self.lock().core.servers().len()
+    }
+
+    /// The timeout of every session of the ensemble.
+    pub fn session_timeout(&self) -> Duration {
+        self.lock().core.config.session_timeout
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
@@ -324,7 +358,7 @@ impl SimZk {
     }
 
     fn assert_server(&self, server: usize) {
-        let servers = self.lock().core.servers().len();
+        let servers = self.server_count();
         assert!(
             server < servers,
             "server {server} of an ensemble of {servers}"

@@ -1,0 +1,17 @@
+//! `zookeeper-client`'s API for code that zklab tests: a crate depends on this one under the name
+//! `zookeeper-client` (`zookeeper-client = { package = "zklab-zookeeper-client", .. }`) and its
+//! code compiles unchanged. Built without `--cfg madsim` (production) it is the real crate, re-
+//! exported. Built with it (`cargo simtest`), [`Client::connect`] with the connect string a zklab
+//! harness gives (`TestClient::connect_string`) opens a session of the simulated ensemble, with
+//! every fault, the trace and the monitors, and a connect string of real servers is refused.
+//!
+//! Under the simulator, what it does not have fails to compile (it is not there) or returns
+//! [`Error::Unimplemented`] or [`Error::UnexpectedError`] saying so; nothing is ignored.
+
+#[cfg(not(madsim))]
+pub use zookeeper_client::*;
+
+#[cfg(madsim)]
+mod simulated;
+#[cfg(madsim)]
+pub use simulated::*;

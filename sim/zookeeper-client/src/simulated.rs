@@ -1,0 +1,16 @@
+//! zookeeper-client's API over a session of zklab's simulated ensemble. The plain data types
+//! (what a call returns, its errors, the ACL types) are the real crate's own; the client, its
+//! options and its watchers are written here over [`zklab_sim::sim_client::SimClient`].
+
+mod client;
+mod conversions;
+mod options;
+mod watchers;
+
+pub use self::client::{Client, Connector};
+pub use self::options::{CreateMode, CreateOptions, CreateSequence};
+pub use self::watchers::{OneshotWatcher, StateWatcher};
+pub use zookeeper_client::{
+    Acl, Acls, AuthId, AuthUser, Error, EventType, Permission, SessionId, SessionState, Stat,
+    WatchedEvent,
+};

@@ -1,0 +1,409 @@
+//! zookeeper-client's `Client` and `Connector` over a session of the simulated ensemble that
+//! runs on this thread. Each call is one op of zklab's client, traced as the client made it;
+//! each watch is set through a handle of its own (see [`super::watchers`]).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zklab_recipes::client::{Op, OpResult, ZkClient};
+use zklab_sim::connect_string;
+use zklab_sim::service::SimZk;
+use zklab_sim::sim_client::SimClient;
+use zookeeper_client::{Error, SessionId, SessionState, Stat};
+
+use super::conversions::{error, stat};
+use super::options::{not_yet, CreateOptions, CreateSequence};
+use super::watchers::{OneshotWatcher, StateWatcher};
+
+/// A session of the simulated ensemble, as zookeeper-client's `Client` is one of a real one.
+/// Clones share the session; it closes when the last is dropped, unless it was detached.
+#[derive(Clone, Debug)]
+pub struct Client {
+    session: Arc<Session>,
+}
+
+/// What the clones of a client share.
+struct Session {
+    /// The handle calls go through; it sets no watch, so it hears only the session's changes.
+    calls: SimClient,
+    states: StateWatcher,
+    timeout: Duration,
+    detached: bool,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (f.debug_struct("Session")
+            .field("id", &self.calls.session_id()))
+        .field("state", &self.states.peek_state())
+        .finish()
+    }
+}
+
+/// Closes the session once no clone of its client is left, as the real client does.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let ended = matches!(
+            self.states.peek_state(),
+            SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
+        );
+        if !self.detached && !ended {
+            let calls = self.calls.listener();
+            // The task runs on this client's node, and goes with it.
+            std::mem::drop(madsim::task::spawn(async move {
+                let _ = calls.close().await;
+            }));
+        }
+    }
+}
+
+impl Client {
+    /// Opens a session of the simulated ensemble named by `cluster` (the harness's
+    /// `TestClient::connect_string`, or one of its servers alone, to stay on that server).
+    pub async fn connect(cluster: &str) -> Result<Client, Error> {
+        Client::connector().connect(cluster).await
+    }
+
+    /// A builder of a connection with options.
+    pub fn connector() -> Connector {
+        Connector {
+            session_timeout: Duration::ZERO,
+            readonly: false,
+            detached: false,
+            authenticated: false,
+        }
+    }
+
+    /// The session's id.
+    pub fn session_id(&self) -> SessionId {
+        SessionId(self.session.calls.session_id())
+    }
+
+    /// The session timeout the ensemble granted.
+    pub fn session_timeout(&self) -> Duration {
+        self.session.timeout
+    }
+
+    /// The session's latest state.
+    pub fn state(&self) -> SessionState {
+        self.session.states.peek_state()
+    }
+
+    /// A watcher of the session's state from now on.
+    pub fn state_watcher(&self) -> StateWatcher {
+        self.session.states.clone()
+    }
+
+    /// Creates a node; returns its stat and, for a sequential node, its sequence number (else
+    /// `-1`).
+    pub async fn create(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions<'_>,
+    ) -> Result<(Stat, CreateSequence), Error> {
+        let mode = options.simulated_mode(false)?;
+        if path == "/" {
+            return Err(Error::BadArguments(&"can not create root node"));
+        }
+        let op = Op::Create {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            mode,
+        };
+        match self.call(&self.session.calls, op).await? {
+            OpResult::Created {
+                path: made,
+                stat: made_stat,
+            } => {
+                let sequence = match options.is_sequential() {
+                    true => sequence_of(&made)?,
+                    false => -1,
+                };
+                Ok((stat(made_stat), CreateSequence(sequence)))
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Makes `path` and every missing ancestor (as `mkdir -p`): one create each, not atomic, and
+    /// a node already there is no error.
+    pub async fn mkdir(&self, path: &str, options: &CreateOptions<'_>) -> Result<(), Error> {
+        let mode = options.simulated_mode(true)?;
+        let ancestors = path.match_indices('/').skip(1).map(|(at, _)| &path[..at]);
+        for directory in ancestors.chain([path]) {
+            let op = Op::Create {
+                path: directory.to_owned(),
+                data: Vec::new(),
+                mode,
+            };
+            match self.call(&self.session.calls, op).await {
+                Ok(_) | Err(Error::NodeExists) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a node, if its version is `expected_version` (any, for `None`).
+    pub async fn delete(&self, path: &str, expected_version: Option<i32>) -> Result<(), Error> {
+        if path == "/" {
+            return Err(Error::BadArguments(&"can not delete root node"));
+        }
+        let op = Op::Delete {
+            path: path.to_owned(),
+            version: expected_version.unwrap_or(-1),
+        };
+        self.call(&self.session.calls, op).await.map(drop)
+    }
+
+    /// A node's data and stat.
+    pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat), Error> {
+        let (data, stat, _) = self.data(path, false).await?;
+        Ok((data, stat))
+    }
+
+    /// A node's data and stat, and a watch for its next change or deletion.
+    pub async fn get_and_watch_data(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<u8>, Stat, OneshotWatcher), Error> {
+        self.data(path, true).await
+    }
+
+    async fn data(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Vec<u8>, Stat, OneshotWatcher), Error> {
+        let handle = self.session.calls.listener();
+        let op = Op::GetData {
+            path: path.to_owned(),
+            watch,
+        };
+        match self.call(&handle, op).await? {
+            OpResult::Data { data, stat: node } => {
+                Ok((data, stat(node), OneshotWatcher::new(handle)))
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// A node's stat, or `None` if it does not exist.
+    pub async fn check_stat(&self, path: &str) -> Result<Option<Stat>, Error> {
+        let (found, _) = self.exists(path, false).await?;
+        Ok(found)
+    }
+
+    /// A node's stat, or `None` if it does not exist, and a watch for its creation, change or
+    /// deletion.
+    pub async fn check_and_watch_stat(
+        &self,
+        path: &str,
+    ) -> Result<(Option<Stat>, OneshotWatcher), Error> {
+        self.exists(path, true).await
+    }
+
+    async fn exists(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Option<Stat>, OneshotWatcher), Error> {
+        let handle = self.session.calls.listener();
+        let op = Op::Exists {
+            path: path.to_owned(),
+            watch,
+        };
+        match self.call(&handle, op).await? {
+            OpResult::Exists(found) => Ok((found.map(stat), OneshotWatcher::new(handle))),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Sets a node's data, if its version is `expected_version` (any, for `None`); returns its
+    /// new stat.
+    pub async fn set_data(
+        &self,
+        path: &str,
+        data: &[u8],
+        expected_version: Option<i32>,
+    ) -> Result<Stat, Error> {
+        let op = Op::SetData {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            version: expected_version.unwrap_or(-1),
+        };
+        match self.call(&self.session.calls, op).await? {
+            OpResult::SetData(node) => Ok(stat(node)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// A node's children's names.
+    pub async fn list_children(&self, path: &str) -> Result<Vec<String>, Error> {
+        let (children, _, _) = self.children(path, false).await?;
+        Ok(children)
+    }
+
+    /// A node's children's names, and a watch for a child's creation or deletion, or the
+    /// node's.
+    pub async fn list_and_watch_children(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<String>, OneshotWatcher), Error> {
+        let (children, _, watcher) = self.children(path, true).await?;
+        Ok((children, watcher))
+    }
+
+    /// A node's children's names and its stat.
+    pub async fn get_children(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
+        let (children, stat, _) = self.children(path, false).await?;
+        Ok((children, stat))
+    }
+
+    /// A node's children's names and its stat, and a watch as
+    /// [`Client::list_and_watch_children`] sets.
+    pub async fn get_and_watch_children(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<String>, Stat, OneshotWatcher), Error> {
+        self.children(path, true).await
+    }
+
+    async fn children(
+        &self,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Vec<String>, Stat, OneshotWatcher), Error> {
+        let handle = self.session.calls.listener();
+        let op = Op::GetChildren {
+            path: path.to_owned(),
+            watch,
+        };
+        match self.call(&handle, op).await? {
+            OpResult::Children {
+                children,
+                stat: node,
+            } => Ok((children, stat(node), OneshotWatcher::new(handle))),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Waits until the server this session is attached to has applied every write the leader
+    /// had committed when it asked.
+    pub async fn sync(&self, path: &str) -> Result<(), Error> {
+        let op = Op::Sync {
+            path: path.to_owned(),
+        };
+        self.call(&self.session.calls, op).await.map(drop)
+    }
+
+    /// Sends `op` through `handle`; a session that has ended answers as the real client does.
+    async fn call(&self, handle: &SimClient, op: Op) -> Result<OpResult, Error> {
+        match self.session.states.peek_state() {
+            SessionState::Expired => return Err(Error::SessionExpired),
+            SessionState::Closed => return Err(Error::ClientClosed),
+            _ => {}
+        }
+        handle.call(op).await.map_err(error)
+    }
+}
+
+/// The sequence number the server appended to a sequential node's name.
+fn sequence_of(made: &str) -> Result<i64, Error> {
+    let digits = &made[made.len().saturating_sub(10)..];
+    digits.parse().map_err(|_| {
+        Error::UnexpectedError(format!(
+            "a sequential node without a sequence number: {made}"
+        ))
+    })
+}
+
+/// A reply of another kind than the op's: the simulated client never gives one.
+fn unexpected(result: &OpResult) -> Error {
+    Error::UnexpectedError(format!("an unexpected reply: {result:?}"))
+}
+
+/// How to connect: zookeeper-client's connection options that the simulated ensemble has.
+#[derive(Clone, Debug)]
+pub struct Connector {
+    session_timeout: Duration,
+    readonly: bool,
+    detached: bool,
+    authenticated: bool,
+}
+
+impl Connector {
+    /// The session timeout to ask for. The simulated ensemble grants every session its one
+    /// timeout (as a server whose least and greatest session timeouts are equal does), which
+    /// [`Client::session_timeout`] reports.
+    pub fn with_session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    /// How long to try a server before the next. The simulated client reconnects on the
+    /// simulator's schedule, the faults' to break.
+    pub fn with_connection_timeout(self, _timeout: Duration) -> Self {
+        self
+    }
+
+    /// Whether a read-only server will do; the simulated ensemble has none.
+    pub fn with_readonly(mut self, readonly: bool) -> Self {
+        self.readonly = readonly;
+        self
+    }
+
+    /// Authenticates the session with `scheme` and `auth`; the simulated ensemble has no
+    /// authentication yet, so connecting with it fails saying so.
+    pub fn with_auth(mut self, _scheme: &str, _auth: &[u8]) -> Self {
+        self.authenticated = true;
+        self
+    }
+
+    /// Leaves the session open when the last clone of the client is dropped.
+    pub fn with_detached(mut self) -> Self {
+        self.detached = true;
+        self
+    }
+
+    /// Opens a session of the simulated ensemble that `cluster` names, from the task of a
+    /// client of the run on this thread.
+    pub async fn connect(self, cluster: &str) -> Result<Client, Error> {
+        if self.readonly {
+            return Err(not_yet("read-only servers"));
+        }
+        if self.authenticated {
+            return Err(not_yet("authentication"));
+        }
+        let zk = SimZk::running().ok_or_else(|| {
+            Error::UnexpectedError(
+                "built with --cfg madsim, this client connects only inside a zklab harness run"
+                    .to_owned(),
+            )
+        })?;
+        let client = zk.client_here().ok_or_else(|| {
+            Error::UnexpectedError(
+                "connect from the task of one of the harness's clients".to_owned(),
+            )
+        })?;
+        let servers = connect_string::servers_named(cluster, zk.server_count())
+            .map_err(|what| Error::UnexpectedError(format!("the connect string names {what}")))?;
+        let calls = match servers[..] {
+            [server] => zk.connect_pinned(client, server),
+            _ if servers.len() == zk.server_count() => zk.connect(client),
+            _ => return Err(not_yet("connect strings that name some of its servers")),
+        };
+        let states = StateWatcher::new(calls.listener(), SessionState::SyncConnected);
+        let session = Session {
+            calls,
+            states,
+            timeout: zk.session_timeout(),
+            detached: self.detached,
+        };
+        Ok(Client {
+            session: Arc::new(session),
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! How a node is made: its mode, its ACL and its time to live, taken as zookeeper-client takes
+//! them, and checked as it checks them before anything is sent.
+
+use std::fmt;
+use std::time::Duration;
+
+use zklab_recipes::client::CreateMode as SimMode;
+use zookeeper_client::{Acls, Error, Permission};
+
+/// The longest time to live ZooKeeper keeps: 2^40 - 1 milliseconds.
+const TTL_MAX_MILLIS: u128 = (1 << 40) - 1;
+
+/// A node's kind; [`CreateMode::with_acls`] makes the [`CreateOptions`] a create takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateMode {
+    /// Lives until deleted.
+    Persistent,
+    /// Lives until deleted; the server appends a ten-digit sequence number to its name.
+    PersistentSequential,
+    /// Deleted when its session ends.
+    Ephemeral,
+    /// Deleted when its session ends; the server appends a sequence number to its name.
+    EphemeralSequential,
+    /// Deleted by the server once it has had children and has none left.
+    Container,
+}
+
+impl CreateMode {
+    /// Options for a node of this mode with `acls`.
+    pub const fn with_acls(self, acls: Acls<'_>) -> CreateOptions<'_> {
+        CreateOptions {
+            mode: self,
+            acls,
+            ttl: None,
+        }
+    }
+
+    fn is_sequential(self) -> bool {
+        matches!(
+            self,
+            CreateMode::PersistentSequential | CreateMode::EphemeralSequential
+        )
+    }
+}
+
+/// Options of a create: a mode, an ACL, and for a persistent node a time to live.
+#[derive(Clone, Debug)]
+pub struct CreateOptions<'a> {
+    mode: CreateMode,
+    acls: Acls<'a>,
+    ttl: Option<Duration>,
+}
+
+impl CreateOptions<'_> {
+    /// The node is deleted once it has had no children and no change for `ttl`.
+    pub const fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Whether the server appends a sequence number to the node's name.
+    pub(super) fn is_sequential(&self) -> bool {
+        self.mode.is_sequential()
+    }
+
+    /// The simulated server's mode for these options (for a directory of `mkdir`: `directory`),
+    /// or the error the real client gives for them before it sends anything, or one that says
+    /// what the simulated ZooKeeper does not have yet.
+    pub(super) fn simulated_mode(&self, directory: bool) -> Result<SimMode, Error> {
+        if let Some(ttl) = self.ttl {
+            if !matches!(
+                self.mode,
+                CreateMode::Persistent | CreateMode::PersistentSequential
+            ) {
+                return Err(Error::BadArguments(
+                    &"ttl can only be specified with persistent node",
+                ));
+            } else if ttl.is_zero() {
+                return Err(Error::BadArguments(&"ttl is zero"));
+            } else if ttl.as_millis() > TTL_MAX_MILLIS {
+                return Err(Error::BadArguments(&"ttl cannot larger than 1099511627775"));
+            }
+        }
+        if self.acls.is_empty() {
+            return Err(Error::InvalidAcl);
+        }
+        if directory {
+            if matches!(
+                self.mode,
+                CreateMode::Ephemeral | CreateMode::EphemeralSequential
+            ) {
+                return Err(Error::BadArguments(&"directory node must not be ephemeral"));
+            } else if self.mode.is_sequential() {
+                return Err(Error::BadArguments(
+                    &"directory node must not be sequential",
+                ));
+            }
+        }
+        let open = self.acls.iter().all(|acl| {
+            acl.permission() == Permission::ALL && acl.scheme() == "world" && acl.id() == "anyone"
+        });
+        if !open {
+            return Err(not_yet("ACLs other than Acls::anyone_all()"));
+        }
+        if self.ttl.is_some() {
+            return Err(not_yet("nodes with a time to live"));
+        }
+        Ok(match self.mode {
+            CreateMode::Persistent => SimMode::Persistent,
+            CreateMode::PersistentSequential => SimMode::PersistentSequential,
+            CreateMode::Ephemeral => SimMode::Ephemeral,
+            CreateMode::EphemeralSequential => SimMode::EphemeralSequential,
+            CreateMode::Container => return Err(not_yet("container nodes")),
+        })
+    }
+}
+
+/// What the simulated ZooKeeper does not have yet, said as an error rather than ignored.
+pub(super) fn not_yet(what: &str) -> Error {
+    Error::UnexpectedError(format!("zklab's simulated ZooKeeper has no {what} yet"))
+}
+
+/// The sequence number the server gave a sequential node (`-1` for another node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CreateSequence(pub(super) i64);
+
+impl CreateSequence {
+    /// The number.
+    pub fn into_i64(self) -> i64 {
+        self.0
+    }
+}
+
+/// Ten digits, zero-padded, as the server writes it into the node's name.
+impl fmt::Display for CreateSequence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:010}", self.0)
+    }
+}

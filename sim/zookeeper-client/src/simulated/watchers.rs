@@ -1,0 +1,148 @@
+//! zookeeper-client's watchers over handles of a simulated session: a watch is set through a
+//! handle of its own, so its event reaches its watcher alone; a state watcher is a handle that
+//! sets no watch and hears only the session's changes.
+
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+use zklab_recipes::client::{SessionEvent, ZkClient, ZkEvent};
+use zklab_sim::sim_client::SimClient;
+use zookeeper_client::{SessionState, WatchedEvent};
+
+use super::conversions::{state, watched};
+
+/// A one-time watch: [`OneshotWatcher::changed`] gives its event, or the session's end.
+pub struct OneshotWatcher {
+    handle: SimClient,
+}
+
+impl OneshotWatcher {
+    pub(super) fn new(handle: SimClient) -> Self {
+        OneshotWatcher { handle }
+    }
+
+    /// Waits for the node's event, or for the session to end (an event of type `Session`,
+    /// `Expired` or `Closed`). A broken connection is no event: the client sets the watch again
+    /// when it reconnects, and the server fires it then if the node changed meanwhile.
+    pub async fn changed(self) -> WatchedEvent {
+        loop {
+            match self.handle.next_event().await {
+                Some(ZkEvent::Watch(event)) => return watched(&event),
+                Some(ZkEvent::Session(
+                    SessionEvent::Disconnected | SessionEvent::SyncConnected,
+                )) => {}
+                Some(ZkEvent::Session(ended)) => return WatchedEvent::new_session(state(ended)),
+                None => return WatchedEvent::new_session(SessionState::Closed),
+            }
+        }
+    }
+}
+
+/// Follows the session's state: each change once, the last one always.
+pub struct StateWatcher {
+    handle: SimClient,
+    /// The latest state heard, and how many changes have been heard.
+    latest: Mutex<(SessionState, u64)>,
+    /// How many changes [`StateWatcher::state`] or [`StateWatcher::changed`] has given.
+    taken: u64,
+}
+
+impl StateWatcher {
+    /// A watcher over `handle`, a handle that sets no watch, whose session is in `state`.
+    pub(super) fn new(handle: SimClient, state: SessionState) -> Self {
+        StateWatcher {
+            handle,
+            latest: Mutex::new((state, 0)),
+            taken: 0,
+        }
+    }
+
+    /// Takes what the handle has heard so far; returns the latest state and its count.
+    fn heard(&self) -> (SessionState, u64) {
+        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(event) = self.handle.try_next_event() {
+            latest.0 = changed_to(latest.0, event);
+            latest.1 += 1;
+        }
+        *latest
+    }
+
+    /// The latest state, taken: [`StateWatcher::changed`] waits for a later one.
+    pub fn state(&mut self) -> SessionState {
+        let (state, count) = self.heard();
+        self.taken = count;
+        state
+    }
+
+    /// Waits for a state not taken yet and takes it (the latest, if several came). After a
+    /// terminal state (expired, closed) has been taken, it waits for ever.
+    pub async fn changed(&mut self) -> SessionState {
+        loop {
+            let (state, count) = self.heard();
+            if count > self.taken {
+                self.taken = count;
+                return state;
+            }
+            if is_terminal(state) {
+                std::future::pending::<()>().await;
+            }
+            let Some(event) = self.handle.next_event().await else {
+                return SessionState::Closed;
+            };
+            let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+            latest.0 = changed_to(latest.0, event);
+            latest.1 += 1;
+        }
+    }
+
+    /// The latest state, not taken.
+    pub fn peek_state(&self) -> SessionState {
+        self.heard().0
+    }
+}
+
+/// Another watcher of the same session, from the same state on.
+impl Clone for StateWatcher {
+    fn clone(&self) -> Self {
+        let (state, count) = self.heard();
+        StateWatcher {
+            handle: self.handle.listener(),
+            latest: Mutex::new((state, count)),
+            taken: self.taken,
+        }
+    }
+}
+
+impl fmt::Debug for OneshotWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let session = self.handle.session_id();
+        f.debug_struct("OneshotWatcher")
+            .field("session", &session)
+            .finish()
+    }
+}
+
+impl fmt::Debug for StateWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let session = self.handle.session_id();
+        let state = self.peek_state();
+        (f.debug_struct("StateWatcher").field("session", &session))
+            .field("state", &state)
+            .finish()
+    }
+}
+
+/// The state after `event`, from `before`: a handle that sets no watch hears only the session.
+fn changed_to(before: SessionState, event: ZkEvent) -> SessionState {
+    match event {
+        ZkEvent::Session(event) => state(event),
+        ZkEvent::Watch(_) => before,
+    }
+}
+
+fn is_terminal(state: SessionState) -> bool {
+    matches!(
+        state,
+        SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
+    )
+}

@@ -69,3 +69,144 @@ fn the_same_leader_flag_on_the_real_crate_holds_on_a_real_zookeeper() {
     let run = harness().run_real(&hosts, None, |client| real::leads_once(client, false));
     run.unwrap_or_else(|failure| panic!("{failure}"));
 }
+
+/// The drop-in's watchers and states as zookeeper-client documents them: a watch set before a
+/// partition fires after it for a change made meanwhile (no Disconnected reaches it), a watch
+/// ends with its session's expiry, and the state watcher hears each change.
+#[test]
+fn a_watch_outlives_a_partition_and_ends_with_its_session() {
+    use zklab::sim::fault::{FaultKind, ScriptedFault};
+    use zklab_zookeeper_client::{Acls, Client, CreateMode, EventType, SessionState};
+    let strike = |at_millis, kind, duration| ScriptedFault {
+        at: Duration::from_millis(at_millis),
+        kind,
+        client: 0,
+        duration,
+    };
+    let script = vec![
+        // Long enough for the client to give the connection up (two thirds of the 6 s session
+        // timeout), short enough for the session to live.
+        strike(50, FaultKind::Partition, Duration::from_secs(5)),
+        strike(8000, FaultKind::SessionExpiry, Duration::ZERO),
+    ];
+    let harness = Harness::new().clients(2).no_faults().script(script);
+    harness.run(|client| async move {
+        let zk = Client::connect(&client.connect_string()).await.unwrap();
+        let flag = "/flag";
+        if client.index() == 1 {
+            client.sleep(Duration::from_millis(500)).await;
+            let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+            zk.create(flag, b"", &options).await.unwrap();
+            return;
+        }
+        let mut states = zk.state_watcher();
+        let (none, watcher) = zk.check_and_watch_stat(flag).await.unwrap();
+        assert_eq!(none, None);
+        let created = watcher.changed().await;
+        assert_eq!(
+            (created.event_type, created.path.as_str()),
+            (EventType::NodeCreated, flag)
+        );
+        assert_eq!(
+            states.changed().await,
+            SessionState::SyncConnected,
+            "back after the partition"
+        );
+        let (_, watcher) = zk.check_and_watch_stat(flag).await.unwrap();
+        let ended = watcher.changed().await;
+        assert_eq!(
+            (ended.event_type, ended.session_state),
+            (EventType::Session, SessionState::Expired)
+        );
+        assert_eq!(states.changed().await, SessionState::Expired);
+        assert_eq!(zk.state(), SessionState::Expired);
+        let error = zk.check_stat(flag).await.unwrap_err();
+        assert_eq!(error, zklab_zookeeper_client::Error::SessionExpired);
+    });
+}
+
+/// What the simulated ZooKeeper does not have is an error saying so, never ignored; a sequential
+/// node's number comes back; mkdir makes every missing ancestor; dropping a client closes its
+/// session unless it was detached.
+#[test]
+fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_client() {
+    use zklab_zookeeper_client::{Acls, Client, CreateMode, Error};
+    let harness = Harness::new().clients(1).no_faults();
+    harness.run(|client| async move {
+        let refused = Client::connect("127.0.0.1:2181").await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("not a server of the simulated ensemble"),
+            "{refused}"
+        );
+        let chroot = format!("{}/app", client.connect_string());
+        let refused = Client::connect(&chroot).await.unwrap_err();
+        assert!(refused.to_string().contains("a chroot"), "{refused}");
+        let with_auth = Client::connector().with_auth("digest", b"u:p");
+        let refused = with_auth
+            .connect(&client.connect_string())
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("no authentication yet"),
+            "{refused}"
+        );
+
+        let zk = Client::connect(&client.connect_string()).await.unwrap();
+        let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        zk.mkdir("/a/b/c", &open).await.unwrap();
+        assert!(zk.check_stat("/a/b/c").await.unwrap().is_some());
+        // /a has had one child, b: the next sequence number under it is 1.
+        let sequential = CreateMode::PersistentSequential.with_acls(Acls::anyone_all());
+        let (_, first) = zk.create("/a/n-", b"", &sequential).await.unwrap();
+        let (_, second) = zk.create("/a/n-", b"", &sequential).await.unwrap();
+        assert_eq!(
+            (first.into_i64(), second.to_string()),
+            (1, "0000000002".to_owned())
+        );
+        let (_, plain) = zk.create("/a/p", b"", &open).await.unwrap();
+        assert_eq!(plain.into_i64(), -1);
+
+        let creator = CreateMode::Persistent.with_acls(Acls::creator_all());
+        let acl = zk.create("/x", b"", &creator).await.unwrap_err();
+        assert!(
+            acl.to_string()
+                .contains("no ACLs other than Acls::anyone_all()"),
+            "{acl}"
+        );
+        let container = CreateMode::Container.with_acls(Acls::anyone_all());
+        let refused = zk.create("/x", b"", &container).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("no container nodes yet"),
+            "{refused}"
+        );
+        let ttl = open.clone().with_ttl(Duration::from_secs(1));
+        let refused = zk.create("/x", b"", &ttl).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("no nodes with a time to live yet"),
+            "{refused}"
+        );
+        let ephemeral = CreateMode::Ephemeral
+            .with_acls(Acls::anyone_all())
+            .with_ttl(Duration::from_secs(1));
+        let bad = zk.create("/x", b"", &ephemeral).await.unwrap_err();
+        assert_eq!(
+            bad,
+            Error::BadArguments(&"ttl can only be specified with persistent node")
+        );
+        let directory = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+        let bad = zk.mkdir("/d", &directory).await.unwrap_err();
+        assert_eq!(
+            bad,
+            Error::BadArguments(&"directory node must not be ephemeral")
+        );
+        assert_eq!(
+            zk.check_stat("/x").await.unwrap(),
+            None,
+            "nothing refused was made"
+        );
+    });
+}

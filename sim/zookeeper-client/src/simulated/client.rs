@@ -41,16 +41,19 @@ impl fmt::Debug for Session {
     }
 }
 
-/// Closes the session once no clone of its client is left, as the real client does.
+/// Closes the session once no clone of its client is left, as the real client does: unless it
+/// was detached, or its process was killed (a crashed process closes nothing: its session
+/// expires on the server).
 impl Drop for Session {
     fn drop(&mut self) {
         let ended = matches!(
             self.states.peek_state(),
             SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
         );
-        if !self.detached && !ended {
+        let alive = madsim::runtime::Handle::try_current()
+            .is_ok_and(|runtime| !runtime.is_exit(madsim::plugin::node()));
+        if !self.detached && !ended && alive {
             let calls = self.calls.listener();
-            // The task runs on this client's node, and goes with it.
             std::mem::drop(madsim::task::spawn(async move {
                 let _ = calls.close().await;
             }));
@@ -127,23 +130,30 @@ impl Client {
         }
     }
 
-    /// Makes `path` and every missing ancestor (as `mkdir -p`): one create each, not atomic, and
-    /// a node already there is no error.
+    /// Makes `path` and every missing ancestor (as `mkdir -p`), as the real client does: it
+    /// tries the whole path, an ancestor after NoNode, and the next one down after it is made.
+    /// Not atomic, and a node already there is no error.
     pub async fn mkdir(&self, path: &str, options: &CreateOptions<'_>) -> Result<(), Error> {
         let mode = options.simulated_mode(true)?;
-        let ancestors = path.match_indices('/').skip(1).map(|(at, _)| &path[..at]);
-        for directory in ancestors.chain([path]) {
+        let mut end = path.len();
+        loop {
             let op = Op::Create {
-                path: directory.to_owned(),
+                path: path[..end].to_owned(),
                 data: Vec::new(),
                 mode,
             };
             match self.call(&self.session.calls, op).await {
-                Ok(_) | Err(Error::NodeExists) => {}
-                Err(other) => return Err(other),
+                Ok(_) | Err(Error::NodeExists) if end == path.len() => return Ok(()),
+                Ok(_) | Err(Error::NodeExists) => {
+                    end += 1 + path[end + 1..].find('/').unwrap_or(path.len() - end - 1);
+                }
+                Err(Error::NoNode) => match path[..end].rfind('/') {
+                    Some(parent) if parent > 0 => end = parent,
+                    _ => return Err(Error::NoNode),
+                },
+                Err(error) => return Err(error),
             }
         }
-        Ok(())
     }
 
     /// Deletes a node, if its version is `expected_version` (any, for `None`).
@@ -160,8 +170,11 @@ impl Client {
 
     /// A node's data and stat.
     pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat), Error> {
-        let (data, stat, _) = self.data(path, false).await?;
-        Ok((data, stat))
+        let op = Op::GetData {
+            path: path.to_owned(),
+            watch: false,
+        };
+        data(self.call(&self.session.calls, op).await?)
     }
 
     /// A node's data and stat, and a watch for its next change or deletion.
@@ -169,31 +182,22 @@ impl Client {
         &self,
         path: &str,
     ) -> Result<(Vec<u8>, Stat, OneshotWatcher), Error> {
-        self.data(path, true).await
-    }
-
-    async fn data(
-        &self,
-        path: &str,
-        watch: bool,
-    ) -> Result<(Vec<u8>, Stat, OneshotWatcher), Error> {
-        let handle = self.session.calls.listener();
         let op = Op::GetData {
             path: path.to_owned(),
-            watch,
+            watch: true,
         };
-        match self.call(&handle, op).await? {
-            OpResult::Data { data, stat: node } => {
-                Ok((data, stat(node), OneshotWatcher::new(handle)))
-            }
-            other => Err(unexpected(&other)),
-        }
+        let (reply, watcher) = self.watching(op).await?;
+        let (data, stat) = data(reply)?;
+        Ok((data, stat, watcher))
     }
 
     /// A node's stat, or `None` if it does not exist.
     pub async fn check_stat(&self, path: &str) -> Result<Option<Stat>, Error> {
-        let (found, _) = self.exists(path, false).await?;
-        Ok(found)
+        let op = Op::Exists {
+            path: path.to_owned(),
+            watch: false,
+        };
+        found(self.call(&self.session.calls, op).await?)
     }
 
     /// A node's stat, or `None` if it does not exist, and a watch for its creation, change or
@@ -202,23 +206,12 @@ impl Client {
         &self,
         path: &str,
     ) -> Result<(Option<Stat>, OneshotWatcher), Error> {
-        self.exists(path, true).await
-    }
-
-    async fn exists(
-        &self,
-        path: &str,
-        watch: bool,
-    ) -> Result<(Option<Stat>, OneshotWatcher), Error> {
-        let handle = self.session.calls.listener();
         let op = Op::Exists {
             path: path.to_owned(),
-            watch,
+            watch: true,
         };
-        match self.call(&handle, op).await? {
-            OpResult::Exists(found) => Ok((found.map(stat), OneshotWatcher::new(handle))),
-            other => Err(unexpected(&other)),
-        }
+        let (reply, watcher) = self.watching(op).await?;
+        Ok((found(reply)?, watcher))
     }
 
     /// Sets a node's data, if its version is `expected_version` (any, for `None`); returns its
@@ -242,7 +235,7 @@ impl Client {
 
     /// A node's children's names.
     pub async fn list_children(&self, path: &str) -> Result<Vec<String>, Error> {
-        let (children, _, _) = self.children(path, false).await?;
+        let (children, _) = self.get_children(path).await?;
         Ok(children)
     }
 
@@ -252,14 +245,17 @@ impl Client {
         &self,
         path: &str,
     ) -> Result<(Vec<String>, OneshotWatcher), Error> {
-        let (children, _, watcher) = self.children(path, true).await?;
+        let (children, _, watcher) = self.get_and_watch_children(path).await?;
         Ok((children, watcher))
     }
 
     /// A node's children's names and its stat.
     pub async fn get_children(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
-        let (children, stat, _) = self.children(path, false).await?;
-        Ok((children, stat))
+        let op = Op::GetChildren {
+            path: path.to_owned(),
+            watch: false,
+        };
+        children(self.call(&self.session.calls, op).await?)
     }
 
     /// A node's children's names and its stat, and a watch as
@@ -268,26 +264,21 @@ impl Client {
         &self,
         path: &str,
     ) -> Result<(Vec<String>, Stat, OneshotWatcher), Error> {
-        self.children(path, true).await
-    }
-
-    async fn children(
-        &self,
-        path: &str,
-        watch: bool,
-    ) -> Result<(Vec<String>, Stat, OneshotWatcher), Error> {
-        let handle = self.session.calls.listener();
         let op = Op::GetChildren {
             path: path.to_owned(),
-            watch,
+            watch: true,
         };
-        match self.call(&handle, op).await? {
-            OpResult::Children {
-                children,
-                stat: node,
-            } => Ok((children, stat(node), OneshotWatcher::new(handle))),
-            other => Err(unexpected(&other)),
-        }
+        let (reply, watcher) = self.watching(op).await?;
+        let (children, stat) = children(reply)?;
+        Ok((children, stat, watcher))
+    }
+
+    /// Sends `op`, which sets a watch, through a handle of its own: the watch's event goes to
+    /// its watcher alone.
+    async fn watching(&self, op: Op) -> Result<(OpResult, OneshotWatcher), Error> {
+        let handle = self.session.calls.listener();
+        let reply = self.call(&handle, op).await?;
+        Ok((reply, OneshotWatcher::new(handle)))
     }
 
     /// Waits until the server this session is attached to has applied every write the leader
@@ -307,6 +298,33 @@ impl Client {
             _ => {}
         }
         handle.call(op).await.map_err(error)
+    }
+}
+
+/// A read's data and stat.
+fn data(reply: OpResult) -> Result<(Vec<u8>, Stat), Error> {
+    match reply {
+        OpResult::Data { data, stat: node } => Ok((data, stat(node))),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// An exists's stat, if the node is there.
+fn found(reply: OpResult) -> Result<Option<Stat>, Error> {
+    match reply {
+        OpResult::Exists(node) => Ok(node.map(stat)),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// A listing's children and the parent's stat.
+fn children(reply: OpResult) -> Result<(Vec<String>, Stat), Error> {
+    match reply {
+        OpResult::Children {
+            children,
+            stat: node,
+        } => Ok((children, stat(node))),
+        other => Err(unexpected(&other)),
     }
 }
 

@@ -210,3 +210,45 @@ fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_clie
         );
     });
 }
+
+/// Transactions as zookeeper-client reports them: all applied, or none with the index of the op
+/// that failed; a check writer's failed check; multiRead, which the simulator lacks, refused.
+#[test]
+fn a_transaction_applies_all_or_nothing_and_names_what_failed() {
+    use zklab_zookeeper_client::{
+        Acls, CheckWriteError, Client, CreateMode, Error, MultiWriteError, MultiWriteResult,
+    };
+    let harness = Harness::new().clients(1).no_faults();
+    harness.run(|client| async move {
+        let zk = Client::connect(&client.connect_string()).await.unwrap();
+        let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        let mut writer = zk.new_multi_writer();
+        assert_eq!(writer.commit().await, Ok(Vec::new()), "nothing to send");
+        writer.add_create("/a", b"1", &open).unwrap();
+        writer.add_create("/b", b"2", &open).unwrap();
+        let made = writer.commit().await.unwrap();
+        assert!(matches!(&made[..], [MultiWriteResult::Create { path, .. }, MultiWriteResult::Create { .. }] if path == "/a"), "{made:?}");
+
+        writer.add_set_data("/a", b"3", None).unwrap();
+        writer.add_create("/b", b"", &open).unwrap();
+        let failed = writer.commit().await.unwrap_err();
+        let expected = MultiWriteError::OperationFailed { index: 1, source: Error::NodeExists };
+        assert_eq!(failed, expected);
+        assert_eq!(zk.get_data("/a").await.unwrap().0, b"1", "rolled back");
+
+        let mut checked = zk.new_check_writer("/a", Some(7)).unwrap();
+        checked.add_delete("/b", None).unwrap();
+        let refused = checked.commit().await.unwrap_err();
+        let expected = CheckWriteError::CheckFailed { source: Error::BadVersion };
+        assert_eq!(refused, expected);
+        assert_eq!(Error::from(refused), Error::RuntimeInconsistent);
+        let mut checked = zk.new_check_writer("/a", Some(0)).unwrap();
+        checked.add_delete("/b", None).unwrap();
+        assert_eq!(checked.commit().await, Ok(vec![MultiWriteResult::Delete]));
+
+        let mut reader = zk.new_multi_reader();
+        reader.add_get_data("/a").unwrap();
+        let refused = reader.commit().await.unwrap_err();
+        assert!(refused.to_string().contains("no multiRead yet"), "{refused}");
+    });
+}

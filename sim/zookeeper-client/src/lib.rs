@@ -5,8 +5,9 @@
 //! harness gives (`TestClient::connect_string`) opens a session of the simulated ensemble, with
 //! every fault, the trace and the monitors, and a connect string of real servers is refused.
 //!
-//! Under the simulator, what it does not have fails to compile (it is not there) or returns
-//! [`Error::Unimplemented`] or [`Error::UnexpectedError`] saying so; nothing is ignored.
+//! Under the simulator, what it does not have fails to compile (it is not there), and what the
+//! simulated ZooKeeper does not have yet returns an [`Error::UnexpectedError`] saying so; nothing
+//! is ignored.
 
 #[cfg(not(madsim))]
 pub use zookeeper_client::*;

@@ -4,13 +4,15 @@
 
 mod client;
 mod conversions;
+mod multi;
 mod options;
 mod watchers;
 
 pub use self::client::{Client, Connector};
+pub use self::multi::{CheckWriter, MultiReader, MultiWriter};
 pub use self::options::{CreateMode, CreateOptions, CreateSequence};
 pub use self::watchers::{OneshotWatcher, StateWatcher};
 pub use zookeeper_client::{
-    Acl, Acls, AuthId, AuthUser, Error, EventType, Permission, SessionId, SessionState, Stat,
-    WatchedEvent,
+    Acl, Acls, AuthId, AuthUser, CheckWriteError, Error, EventType, MultiReadResult,
+    MultiWriteError, MultiWriteResult, Permission, SessionId, SessionState, Stat, WatchedEvent,
 };

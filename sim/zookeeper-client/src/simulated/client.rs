@@ -13,6 +13,7 @@ use zklab_sim::sim_client::SimClient;
 use zookeeper_client::{Error, SessionId, SessionState, Stat};
 
 use super::conversions::{error, stat};
+use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::options::{not_yet, CreateOptions, CreateSequence};
 use super::watchers::{OneshotWatcher, StateWatcher};
 
@@ -115,7 +116,7 @@ impl Client {
             data: data.to_vec(),
             mode,
         };
-        match self.call(&self.session.calls, op).await? {
+        match self.send(op).await? {
             OpResult::Created {
                 path: made,
                 stat: made_stat,
@@ -142,7 +143,7 @@ impl Client {
                 data: Vec::new(),
                 mode,
             };
-            match self.call(&self.session.calls, op).await {
+            match self.send(op).await {
                 Ok(_) | Err(Error::NodeExists) if end == path.len() => return Ok(()),
                 Ok(_) | Err(Error::NodeExists) => {
                     end += 1 + path[end + 1..].find('/').unwrap_or(path.len() - end - 1);
@@ -165,7 +166,7 @@ impl Client {
             path: path.to_owned(),
             version: expected_version.unwrap_or(-1),
         };
-        self.call(&self.session.calls, op).await.map(drop)
+        self.send(op).await.map(drop)
     }
 
     /// A node's data and stat.
@@ -174,7 +175,7 @@ impl Client {
             path: path.to_owned(),
             watch: false,
         };
-        data(self.call(&self.session.calls, op).await?)
+        data(self.send(op).await?)
     }
 
     /// A node's data and stat, and a watch for its next change or deletion.
@@ -197,7 +198,7 @@ impl Client {
             path: path.to_owned(),
             watch: false,
         };
-        found(self.call(&self.session.calls, op).await?)
+        found(self.send(op).await?)
     }
 
     /// A node's stat, or `None` if it does not exist, and a watch for its creation, change or
@@ -227,7 +228,7 @@ impl Client {
             data: data.to_vec(),
             version: expected_version.unwrap_or(-1),
         };
-        match self.call(&self.session.calls, op).await? {
+        match self.send(op).await? {
             OpResult::SetData(node) => Ok(stat(node)),
             other => Err(unexpected(&other)),
         }
@@ -255,7 +256,7 @@ impl Client {
             path: path.to_owned(),
             watch: false,
         };
-        children(self.call(&self.session.calls, op).await?)
+        children(self.send(op).await?)
     }
 
     /// A node's children's names and its stat, and a watch as
@@ -281,13 +282,39 @@ impl Client {
         Ok((reply, OneshotWatcher::new(handle)))
     }
 
+    /// A writer of ops applied all or nothing, in one transaction.
+    pub fn new_multi_writer(&self) -> MultiWriter<'_> {
+        MultiWriter::new(self)
+    }
+
+    /// A [`MultiWriter`] whose transaction applies only while `path` is at `version` (any, for
+    /// `None`).
+    pub fn new_check_writer(
+        &self,
+        path: &str,
+        version: Option<i32>,
+    ) -> Result<CheckWriter<'_>, Error> {
+        CheckWriter::new(self, path, version)
+    }
+
+    /// A reader of several nodes in one request; the simulated ensemble has no multiRead yet,
+    /// so a commit with reads in it fails saying so.
+    pub fn new_multi_reader(&self) -> MultiReader<'_> {
+        MultiReader::new()
+    }
+
     /// Waits until the server this session is attached to has applied every write the leader
     /// had committed when it asked.
     pub async fn sync(&self, path: &str) -> Result<(), Error> {
         let op = Op::Sync {
             path: path.to_owned(),
         };
-        self.call(&self.session.calls, op).await.map(drop)
+        self.send(op).await.map(drop)
+    }
+
+    /// Sends `op` through the client's own handle, which sets no watch.
+    pub(super) async fn send(&self, op: Op) -> Result<OpResult, Error> {
+        self.call(&self.session.calls, op).await
     }
 
     /// Sends `op` through `handle`; a session that has ended answers as the real client does.

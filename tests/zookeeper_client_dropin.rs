@@ -3,6 +3,8 @@
 //! author would against the real crate, holds under every fault over 500 seeds; its twin with
 //! the classic bug (a create that failed with ConnectionLoss taken for a win) lets two lead, a
 //! failure the harness replays; and the same code on the real crate holds on a real ZooKeeper.
+//! A walk through the client's contract (tests/zookeeper_client_dropin/contract.rs) answers the
+//! same through the drop-in under the simulator as through the real crate on a real server.
 
 use std::time::Duration;
 
@@ -251,4 +253,57 @@ fn a_transaction_applies_all_or_nothing_and_names_what_failed() {
         let refused = reader.commit().await.unwrap_err();
         assert!(refused.to_string().contains("no multiRead yet"), "{refused}");
     });
+}
+
+/// zookeeper-client's contract, walked through the drop-in under the simulator.
+mod simulated_contract {
+    use zklab_zookeeper_client as zookeeper_client;
+    include!("zookeeper_client_dropin/contract.rs");
+}
+
+/// The same walk through the real crate.
+mod real_contract {
+    include!("zookeeper_client_dropin/contract.rs");
+}
+
+/// The drop-in answers every call of the walk as the real crate does on a real ZooKeeper:
+/// results, errors (of transactions too) and watch events.
+#[test]
+fn the_drop_in_answers_as_the_real_crate_does_on_a_real_zookeeper() {
+    let Some(zookeeper) = installed_or_skip("the drop-in's contract on a real server") else {
+        return;
+    };
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let simulated = seen.clone();
+    Harness::new()
+        .clients(1)
+        .no_faults()
+        .seeds(0..1)
+        .run(move |client| {
+            let simulated = simulated.clone();
+            async move {
+                let zk = zklab_zookeeper_client::Client::connect(&client.connect_string())
+                    .await
+                    .unwrap();
+                *simulated.lock().unwrap() = simulated_contract::transcript(&zk, "/contract").await;
+            }
+        });
+    let simulated = std::mem::take(&mut *seen.lock().unwrap());
+
+    let server = Standalone::start(&zookeeper).unwrap_or_else(|error| panic!("{error}"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let real = runtime.block_on(async {
+        let zk = zookeeper_client::Client::connect(&server.connect_string())
+            .await
+            .unwrap();
+        real_contract::transcript(&zk, "/contract").await
+    });
+
+    let mismatches: Vec<String> = (simulated.iter().zip(&real))
+        .filter(|(simulated, real)| simulated != real)
+        .map(|(simulated, real)| format!("simulated: {simulated}\n     real: {real}"))
+        .collect();
+    assert_eq!(simulated.len(), real.len());
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    println!("{} calls, 0 mismatches", real.len());
 }

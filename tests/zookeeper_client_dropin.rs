@@ -114,6 +114,15 @@ fn a_watch_outlives_a_partition_and_ends_with_its_session() {
             SessionState::SyncConnected,
             "back after the partition"
         );
+        // A watcher made now hears what comes from now on, not the reconnection before.
+        let mut fresh = zk.state_watcher();
+        let quiet = Box::pin(client.sleep(Duration::from_millis(100)));
+        let changed = Box::pin(fresh.changed());
+        let quiet_first = matches!(
+            futures::future::select(changed, quiet).await,
+            futures::future::Either::Right(_)
+        );
+        assert!(quiet_first, "no change yet");
         let (_, watcher) = zk.check_and_watch_stat(flag).await.unwrap();
         let ended = watcher.changed().await;
         assert_eq!(
@@ -121,6 +130,7 @@ fn a_watch_outlives_a_partition_and_ends_with_its_session() {
             (EventType::Session, SessionState::Expired)
         );
         assert_eq!(states.changed().await, SessionState::Expired);
+        assert_eq!(fresh.changed().await, SessionState::Expired);
         assert_eq!(zk.state(), SessionState::Expired);
         let error = zk.check_stat(flag).await.unwrap_err();
         assert_eq!(error, zklab_zookeeper_client::Error::SessionExpired);
@@ -129,7 +139,7 @@ fn a_watch_outlives_a_partition_and_ends_with_its_session() {
 
 /// What the simulated ZooKeeper does not have is an error saying so, never ignored; a sequential
 /// node's number comes back; mkdir makes every missing ancestor; dropping a client closes its
-/// session unless it was detached.
+/// session; a bad path is refused before anything is sent.
 #[test]
 fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_client() {
     use zklab_zookeeper_client::{Acls, Client, CreateMode, Error};
@@ -210,6 +220,26 @@ fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_clie
             None,
             "nothing refused was made"
         );
+
+        // The last clone dropped closes the session; a detached one the simulator cannot
+        // leave to expire yet, so it is refused.
+        let hosts = client.connect_string();
+        let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+        let closing = Client::connect(&hosts).await.unwrap();
+        closing.create("/closed", b"", &ephemeral).await.unwrap();
+        drop((closing.clone(), closing));
+        client.sleep(Duration::from_secs(1)).await;
+        assert_eq!(zk.check_stat("/closed").await.unwrap(), None);
+        let detached = Client::connector().with_detached().connect(&hosts).await;
+        let refused = detached.unwrap_err();
+        assert!(
+            refused.to_string().contains("no detached sessions yet"),
+            "{refused}"
+        );
+        let bad = zk.create("/a/", b"", &open).await.unwrap_err();
+        assert_eq!(bad, Error::BadArguments(&"invalid path"));
+        let bad = zk.mkdir("/", &open).await.unwrap_err();
+        assert_eq!(bad, Error::BadArguments(&"can not create root node"));
     });
 }
 

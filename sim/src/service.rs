@@ -162,6 +162,13 @@ impl Service {
     }
 
     /// The servers, for reading.
+    /// Whether `session`'s client believes it is connected.
+    pub(crate) fn is_connected(&self, session: SessionId) -> bool {
+        self.conns
+            .get(&session)
+            .is_some_and(|conn| conn.is_connected())
+    }
+
     pub(crate) fn servers(&self) -> &Replicas {
         &self.servers
     }

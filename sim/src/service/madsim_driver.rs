@@ -290,6 +290,12 @@ impl SimZk {
         self.lock().core.servers().len()
     }
 
+    /// Whether `session`'s client believes it is connected: a session opened during an election,
+    /// or pinned to a server that is down, waits for a server first.
+    pub fn is_connected(&self, session: SessionId) -> bool {
+        self.lock().core.is_connected(session)
+    }
+
     /// The timeout of every session of the ensemble.
     pub fn session_timeout(&self) -> Duration {
         self.lock().core.config.session_timeout

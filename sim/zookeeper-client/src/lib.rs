@@ -6,8 +6,11 @@
 //! every fault, the trace and the monitors, and a connect string of real servers is refused.
 //!
 //! Under the simulator, what it does not have fails to compile (it is not there), and what the
-//! simulated ZooKeeper does not have yet returns an [`Error::UnexpectedError`] saying so; nothing
-//! is ignored.
+//! simulated ZooKeeper does not have yet returns an [`Error::UnexpectedError`] saying so. The
+//! session and connection timeouts asked for are the ensemble's own (each option's docs say
+//! so). Two differences remain: a request goes out when its future is first polled (the real
+//! client sends it at the call), and a bad path is `BadArguments("invalid path")` (the real
+//! client says which rule it breaks).
 
 #[cfg(not(madsim))]
 pub use zookeeper_client::*;

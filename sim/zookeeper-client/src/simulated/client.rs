@@ -2,6 +2,7 @@
 //! runs on this thread. Each call is one op of zklab's client, traced as the client made it;
 //! each watch is set through a handle of its own (see [`super::watchers`]).
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use super::options::{not_yet, CreateOptions, CreateSequence};
 use super::watchers::{OneshotWatcher, StateWatcher};
 
 /// A session of the simulated ensemble, as zookeeper-client's `Client` is one of a real one.
-/// Clones share the session; it closes when the last is dropped, unless it was detached.
+/// Clones share the session; it closes when the last is dropped.
 #[derive(Clone, Debug)]
 pub struct Client {
     session: Arc<Session>,
@@ -26,11 +27,12 @@ pub struct Client {
 
 /// What the clones of a client share.
 struct Session {
-    /// The handle calls go through; it sets no watch, so it hears only the session's changes.
+    /// The handle calls go through; it sets no watch (each watch takes a handle of its own).
     calls: SimClient,
     states: StateWatcher,
     timeout: Duration,
-    detached: bool,
+    /// The node of the client process the session belongs to.
+    node: madsim::task::NodeId,
 }
 
 impl fmt::Debug for Session {
@@ -42,18 +44,17 @@ impl fmt::Debug for Session {
     }
 }
 
-/// Closes the session once no clone of its client is left, as the real client does: unless it
-/// was detached, or its process was killed (a crashed process closes nothing: its session
-/// expires on the server).
+/// Closes the session once no clone of its client is left, as the real client does, unless its
+/// process was killed (a crashed process closes nothing: its session expires on the server).
 impl Drop for Session {
     fn drop(&mut self) {
         let ended = matches!(
             self.states.peek_state(),
             SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
         );
-        let alive = madsim::runtime::Handle::try_current()
-            .is_ok_and(|runtime| !runtime.is_exit(madsim::plugin::node()));
-        if !self.detached && !ended && alive {
+        let alive =
+            madsim::runtime::Handle::try_current().is_ok_and(|runtime| !runtime.is_exit(self.node));
+        if !ended && alive {
             let calls = self.calls.listener();
             std::mem::drop(madsim::task::spawn(async move {
                 let _ = calls.close().await;
@@ -72,8 +73,6 @@ impl Client {
     /// A builder of a connection with options.
     pub fn connector() -> Connector {
         Connector {
-            session_timeout: Duration::ZERO,
-            readonly: false,
             detached: false,
             authenticated: false,
         }
@@ -96,7 +95,9 @@ impl Client {
 
     /// A watcher of the session's state from now on.
     pub fn state_watcher(&self) -> StateWatcher {
-        self.session.states.clone()
+        let mut watcher = self.session.states.clone();
+        watcher.state();
+        watcher
     }
 
     /// Creates a node; returns its stat and, for a sequential node, its sequence number (else
@@ -136,6 +137,9 @@ impl Client {
     /// Not atomic, and a node already there is no error.
     pub async fn mkdir(&self, path: &str, options: &CreateOptions<'_>) -> Result<(), Error> {
         let mode = options.simulated_mode(true)?;
+        if path == "/" {
+            return Err(Error::BadArguments(&"can not create root node"));
+        }
         let mut end = path.len();
         loop {
             let op = Op::Create {
@@ -312,13 +316,19 @@ impl Client {
         self.send(op).await.map(drop)
     }
 
-    /// Sends `op` through the client's own handle, which sets no watch.
+    /// Sends `op` through the client's own handle, which sets no watch. The session's changes
+    /// queued on it are let go: the state watcher hears them.
     pub(super) async fn send(&self, op: Op) -> Result<OpResult, Error> {
+        while self.session.calls.try_next_event().is_some() {}
         self.call(&self.session.calls, op).await
     }
 
-    /// Sends `op` through `handle`; a session that has ended answers as the real client does.
+    /// Sends `op` through `handle`; a bad path, or a session that has ended, is answered at
+    /// once, as the real client does.
     async fn call(&self, handle: &SimClient, op: Op) -> Result<OpResult, Error> {
+        if zklab_sim::path::validate_op(&op).is_err() {
+            return Err(Error::BadArguments(&"invalid path"));
+        }
         match self.session.states.peek_state() {
             SessionState::Expired => return Err(Error::SessionExpired),
             SessionState::Closed => return Err(Error::ClientClosed),
@@ -373,8 +383,6 @@ fn unexpected(result: &OpResult) -> Error {
 /// How to connect: zookeeper-client's connection options that the simulated ensemble has.
 #[derive(Clone, Debug)]
 pub struct Connector {
-    session_timeout: Duration,
-    readonly: bool,
     detached: bool,
     authenticated: bool,
 }
@@ -383,8 +391,7 @@ impl Connector {
     /// The session timeout to ask for. The simulated ensemble grants every session its one
     /// timeout (as a server whose least and greatest session timeouts are equal does), which
     /// [`Client::session_timeout`] reports.
-    pub fn with_session_timeout(mut self, timeout: Duration) -> Self {
-        self.session_timeout = timeout;
+    pub fn with_session_timeout(self, _timeout: Duration) -> Self {
         self
     }
 
@@ -394,9 +401,9 @@ impl Connector {
         self
     }
 
-    /// Whether a read-only server will do; the simulated ensemble has none.
-    pub fn with_readonly(mut self, readonly: bool) -> Self {
-        self.readonly = readonly;
+    /// Whether a read-only server will do; the simulated ensemble never goes read-only, as a
+    /// real one does not unless configured to.
+    pub fn with_readonly(self, _readonly: bool) -> Self {
         self
     }
 
@@ -407,7 +414,9 @@ impl Connector {
         self
     }
 
-    /// Leaves the session open when the last clone of the client is dropped.
+    /// Leaves the session open when the last clone of the client is dropped. The simulated
+    /// client cannot leave a session to expire on its own yet, so connecting with it fails
+    /// saying so.
     pub fn with_detached(mut self) -> Self {
         self.detached = true;
         self
@@ -416,8 +425,8 @@ impl Connector {
     /// Opens a session of the simulated ensemble that `cluster` names, from the task of a
     /// client of the run on this thread.
     pub async fn connect(self, cluster: &str) -> Result<Client, Error> {
-        if self.readonly {
-            return Err(not_yet("read-only servers"));
+        if self.detached {
+            return Err(not_yet("detached sessions"));
         }
         if self.authenticated {
             return Err(not_yet("authentication"));
@@ -435,17 +444,27 @@ impl Connector {
         })?;
         let servers = connect_string::servers_named(cluster, zk.server_count())
             .map_err(|what| Error::UnexpectedError(format!("the connect string names {what}")))?;
-        let calls = match servers[..] {
-            [server] => zk.connect_pinned(client, server),
+        let servers: BTreeSet<usize> = servers.into_iter().collect();
+        let calls = match servers.iter().collect::<Vec<_>>()[..] {
+            [server] => zk.connect_pinned(client, *server),
             _ if servers.len() == zk.server_count() => zk.connect(client),
             _ => return Err(not_yet("connect strings that name some of its servers")),
         };
         let states = StateWatcher::new(calls.listener(), SessionState::SyncConnected);
+        if !zk.is_connected(calls.session_id()) {
+            // As the real client, return once the session is established.
+            let mut waiting = StateWatcher::new(calls.listener(), SessionState::Disconnected);
+            match waiting.changed().await {
+                SessionState::SyncConnected => {}
+                SessionState::Expired => return Err(Error::SessionExpired),
+                _ => return Err(Error::ClientClosed),
+            }
+        }
         let session = Session {
             calls,
             states,
             timeout: zk.session_timeout(),
-            detached: self.detached,
+            node: madsim::plugin::node(),
         };
         Ok(Client {
             session: Arc::new(session),

@@ -30,8 +30,7 @@ impl<'a> MultiWriter<'a> {
     /// The transaction applies only while `path` is at `version` (`-1`: any).
     pub fn add_check_version(&mut self, path: &str, version: i32) -> Result<(), Error> {
         let path = path.to_owned();
-        self.ops.push(Op::Check { path, version });
-        Ok(())
+        self.add(Op::Check { path, version })
     }
 
     /// Creates a node; the options are checked now, as [`Client::create`] checks them.
@@ -43,8 +42,7 @@ impl<'a> MultiWriter<'a> {
     ) -> Result<(), Error> {
         let mode = options.simulated_mode(false)?;
         let (path, data) = (path.to_owned(), data.to_vec());
-        self.ops.push(Op::Create { path, data, mode });
-        Ok(())
+        self.add(Op::Create { path, data, mode })
     }
 
     /// Sets a node's data, if its version is `expected_version` (any, for `None`).
@@ -56,12 +54,11 @@ impl<'a> MultiWriter<'a> {
     ) -> Result<(), Error> {
         let (path, data) = (path.to_owned(), data.to_vec());
         let version = expected_version.unwrap_or(-1);
-        self.ops.push(Op::SetData {
+        self.add(Op::SetData {
             path,
             data,
             version,
-        });
-        Ok(())
+        })
     }
 
     /// Deletes a node, if its version is `expected_version` (any, for `None`).
@@ -70,7 +67,15 @@ impl<'a> MultiWriter<'a> {
             return Err(Error::BadArguments(&"can not delete root node"));
         }
         let (path, version) = (path.to_owned(), expected_version.unwrap_or(-1));
-        self.ops.push(Op::Delete { path, version });
+        self.add(Op::Delete { path, version })
+    }
+
+    /// Adds `op` if its path is good, as the real client checks it when it is added.
+    fn add(&mut self, op: Op) -> Result<(), Error> {
+        if zklab_sim::path::validate_op(&op).is_err() {
+            return Err(Error::BadArguments(&"invalid path"));
+        }
+        self.ops.push(op);
         Ok(())
     }
 

@@ -86,10 +86,10 @@ impl StateWatcher {
             if is_terminal(state) {
                 std::future::pending::<()>().await;
             }
-            let Some(event) = self.handle.next_event().await else {
-                return SessionState::Closed;
-            };
+            let event = self.handle.next_event().await;
             let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+            // A stream that ends is a closed session.
+            let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
             latest.0 = changed_to(latest.0, event);
             latest.1 += 1;
         }

@@ -337,3 +337,31 @@ fn the_drop_in_answers_as_the_real_crate_does_on_a_real_zookeeper() {
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
     println!("{} calls, 0 mismatches", real.len());
 }
+
+/// A client that connects while the ensemble elects a leader gets its session once there is
+/// one, connected, as the real client returns only with a session established.
+#[test]
+fn connect_returns_a_connected_session_even_during_an_election() {
+    use zklab::sim::fault::{FaultKind, ScriptedFault};
+    use zklab_zookeeper_client::{Client, SessionState};
+    let election = ScriptedFault {
+        at: Duration::ZERO,
+        kind: FaultKind::LeaderChange,
+        client: 0,
+        duration: Duration::ZERO,
+    };
+    let harness = Harness::new().clients(1).servers(3).no_faults();
+    harness.script(vec![election]).run(|client| async move {
+        client.sleep(Duration::from_millis(10)).await; // the election is under way
+        let zk = Client::connect(&client.connect_string()).await.unwrap();
+        assert_eq!(zk.state(), SessionState::SyncConnected);
+        assert!(
+            client.elapsed() > Duration::from_millis(100),
+            "waited for the election"
+        );
+        assert_eq!(
+            zk.check_stat("/").await.map(|stat| stat.is_some()),
+            Ok(true)
+        );
+    });
+}

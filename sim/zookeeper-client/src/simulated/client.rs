@@ -454,10 +454,15 @@ impl Connector {
         if !zk.is_connected(calls.session_id()) {
             // As the real client, return once the session is established.
             let mut waiting = StateWatcher::new(calls.listener(), SessionState::Disconnected);
-            match waiting.changed().await {
-                SessionState::SyncConnected => {}
-                SessionState::Expired => return Err(Error::SessionExpired),
-                _ => return Err(Error::ClientClosed),
+            loop {
+                match waiting.changed().await {
+                    SessionState::SyncConnected | SessionState::ConnectedReadOnly => break,
+                    SessionState::Expired => return Err(Error::SessionExpired),
+                    SessionState::Closed | SessionState::AuthFailed => {
+                        return Err(Error::ClientClosed)
+                    }
+                    _ => {}
+                }
             }
         }
         let session = Session {

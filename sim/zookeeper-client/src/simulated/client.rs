@@ -27,8 +27,8 @@ pub struct Client {
 
 /// What the clones of a client share.
 struct Session {
-    /// The handle calls go through; it sets no watch (each watch takes a handle of its own).
-    calls: SimClient,
+    /// The session's state, over the handle calls go through: that handle sets no watch (each
+    /// watch takes a handle of its own), so all it hears is the session's changes.
     states: StateWatcher,
     timeout: Duration,
     /// The node of the client process the session belongs to.
@@ -38,7 +38,7 @@ struct Session {
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (f.debug_struct("Session")
-            .field("id", &self.calls.session_id()))
+            .field("id", &self.states.handle().session_id()))
         .field("state", &self.states.peek_state())
         .finish()
     }
@@ -55,7 +55,7 @@ impl Drop for Session {
         let alive =
             madsim::runtime::Handle::try_current().is_ok_and(|runtime| !runtime.is_exit(self.node));
         if !ended && alive {
-            let calls = self.calls.listener();
+            let calls = self.states.handle().listener();
             std::mem::drop(madsim::task::spawn(async move {
                 let _ = calls.close().await;
             }));
@@ -80,7 +80,7 @@ impl Client {
 
     /// The session's id.
     pub fn session_id(&self) -> SessionId {
-        SessionId(self.session.calls.session_id())
+        SessionId(self.session.states.handle().session_id())
     }
 
     /// The session timeout the ensemble granted.
@@ -281,7 +281,7 @@ impl Client {
     /// Sends `op`, which sets a watch, through a handle of its own: the watch's event goes to
     /// its watcher alone.
     async fn watching(&self, op: Op) -> Result<(OpResult, OneshotWatcher), Error> {
-        let handle = self.session.calls.listener();
+        let handle = self.session.states.handle().listener();
         let reply = self.call(&handle, op).await?;
         Ok((reply, OneshotWatcher::new(handle)))
     }
@@ -316,11 +316,9 @@ impl Client {
         self.send(op).await.map(drop)
     }
 
-    /// Sends `op` through the client's own handle, which sets no watch. The session's changes
-    /// queued on it are let go: the state watcher hears them.
+    /// Sends `op` through the client's own handle, which sets no watch.
     pub(super) async fn send(&self, op: Op) -> Result<OpResult, Error> {
-        while self.session.calls.try_next_event().is_some() {}
-        self.call(&self.session.calls, op).await
+        self.call(self.session.states.handle(), op).await
     }
 
     /// Sends `op` through `handle`; a bad path, or a session that has ended, is answered at
@@ -450,7 +448,6 @@ impl Connector {
             _ if servers.len() == zk.server_count() => zk.connect(client),
             _ => return Err(not_yet("connect strings that name some of its servers")),
         };
-        let states = StateWatcher::new(calls.listener(), SessionState::SyncConnected);
         if !zk.is_connected(calls.session_id()) {
             // As the real client, return once the session is established.
             let mut waiting = StateWatcher::new(calls.listener(), SessionState::Disconnected);
@@ -466,8 +463,7 @@ impl Connector {
             }
         }
         let session = Session {
-            calls,
-            states,
+            states: StateWatcher::new(calls, SessionState::SyncConnected),
             timeout: zk.session_timeout(),
             node: madsim::plugin::node(),
         };

@@ -57,14 +57,26 @@ impl StateWatcher {
         }
     }
 
+    /// The handle it hears the session on.
+    pub(super) fn handle(&self) -> &SimClient {
+        &self.handle
+    }
+
     /// Takes what the handle has heard so far; returns the latest state and its count.
     fn heard(&self) -> (SessionState, u64) {
-        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
         while let Some(event) = self.handle.try_next_event() {
-            latest.0 = changed_to(latest.0, event);
-            latest.1 += 1;
+            self.hear(event);
         }
-        *latest
+        *self.latest.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts `event` as one more change; a handle that sets no watch hears only the session.
+    fn hear(&self, event: ZkEvent) {
+        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        if let ZkEvent::Session(event) = event {
+            latest.0 = state(event);
+        }
+        latest.1 += 1;
     }
 
     /// The latest state, taken: [`StateWatcher::changed`] waits for a later one.
@@ -86,12 +98,9 @@ impl StateWatcher {
             if is_terminal(state) {
                 std::future::pending::<()>().await;
             }
-            let event = self.handle.next_event().await;
-            let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
             // A stream that ends is a closed session.
-            let event = event.unwrap_or(ZkEvent::Session(SessionEvent::Closed));
-            latest.0 = changed_to(latest.0, event);
-            latest.1 += 1;
+            let event = self.handle.next_event().await;
+            self.hear(event.unwrap_or(ZkEvent::Session(SessionEvent::Closed)));
         }
     }
 
@@ -129,14 +138,6 @@ impl fmt::Debug for StateWatcher {
         (f.debug_struct("StateWatcher").field("session", &session))
             .field("state", &state)
             .finish()
-    }
-}
-
-/// The state after `event`, from `before`: a handle that sets no watch hears only the session.
-fn changed_to(before: SessionState, event: ZkEvent) -> SessionState {
-    match event {
-        ZkEvent::Session(event) => state(event),
-        ZkEvent::Watch(_) => before,
     }
 }
 

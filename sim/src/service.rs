@@ -36,6 +36,7 @@ mod wire;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use madsim::rand::RngCore;
 use zklab_recipes::client::SessionId;
 
 use crate::fault::{FaultCounts, FaultKind, FaultPlan, ScriptedFault};
@@ -161,7 +162,6 @@ impl Service {
         self.processes.insert(client, Process::default());
     }
 
-    /// The servers, for reading.
     /// Whether `session`'s client believes it is connected.
     pub(crate) fn is_connected(&self, session: SessionId) -> bool {
         self.conns
@@ -169,6 +169,13 @@ impl Service {
             .is_some_and(|conn| conn.is_connected())
     }
 
+    /// A new random id for a client library's own use, from the run's stream of such ids.
+    pub(crate) fn draw_unique_id(&mut self) -> u128 {
+        let stream = &mut self.streams.unique_ids;
+        u128::from(stream.next_u64()) << 64 | u128::from(stream.next_u64())
+    }
+
+    /// The servers, for reading.
     pub(crate) fn servers(&self) -> &Replicas {
         &self.servers
     }

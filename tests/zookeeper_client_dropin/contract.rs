@@ -3,7 +3,7 @@
 // writes down what a caller sees of each call (results and errors, not zxids or times, which
 // differ from one server to another), so the two transcripts must be equal.
 
-use zookeeper_client::{Acls, Client, CreateMode, Error};
+use zookeeper_client::{Acls, Client, CreateMode, Error, EventType, LockOptions, LockPrefix};
 
 /// Each call under `root`, as the caller sees it, one line each.
 pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
@@ -76,5 +76,52 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     let mut checked = client.new_check_writer(&at("/a"), None).unwrap();
     checked.add_set_data(&at("/m"), b"q", Some(0)).unwrap();
     see!(checked.commit().await.map(|results| results.len()));
+
+    // Paths the client refuses, each with its reason, and one it leaves to the server.
+    for path in ["", "a", "/a\u{1}", &at("//a"), &at("/./a"), &at("/../a"), &at("/a/")] {
+        see!(client.check_stat(path).await);
+    }
+    see!(client.create(&at("/a/."), b"", &open).await.map(|(_, n)| n));
+    see!(client.create(&at("/s/"), b"", &sequential).await.map(|(_, n)| n));
+    see!(client.create(&at("/a/"), b"", &sequential).await.map(|(_, n)| n));
+
+    // Client::lock: its refusals; a lock taken (its directory made), written through and let
+    // go; a lock whose node someone else deletes; each way of naming its nodes.
+    let locks = at("/l");
+    let curator = || LockPrefix::new_curator(&locks, "lock-").unwrap();
+    see!(LockPrefix::new_curator(&at("/l/"), "lock-").map(drop));
+    see!(LockPrefix::new_curator(&locks, "a/b").map(drop));
+    see!(LockPrefix::new_custom(at("/l/a-"), "b").map(drop));
+    see!(LockPrefix::new_shared("l-").map(drop));
+    see!(LockOptions::new(Acls::anyone_all()).with_ancestor_options(ephemeral.clone()).map(drop));
+    see!(client.lock(curator(), b"", Acls::new(&[])).await.map(drop));
+    see!(client.lock(curator(), b"", Acls::anyone_all()).await.map(drop));
+    let making = LockOptions::new(Acls::anyone_all()).with_ancestor_options(open.clone()).unwrap();
+    let lock = client.lock(curator(), b"d", making).await.unwrap();
+    let path = lock.lock_path().to_owned();
+    let name = path.strip_prefix(&format!("{locks}/_c_")).unwrap_or_default();
+    see!((name.len(), name.ends_with("-lock-0000000000")));
+    see!(client.get_data(&path).await.map(|(d, s)| (d, s.ephemeral_owner == client.session_id().0)));
+    see!(lock.create(&at("/l/k-"), b"", &sequential).await.map(|(_, n)| n));
+    see!(lock.set_data(&at("/l/k-0000000001"), b"v", Some(0)).await.map(|s| s.version));
+    see!(lock.delete(&at("/l/k-0000000001"), Some(5)).await);
+    let mut writer = lock.new_check_writer();
+    writer.add_delete(&at("/l/k-0000000001"), None).unwrap();
+    see!(writer.commit().await);
+    let (_, gone) = client.check_and_watch_stat(&path).await.unwrap();
+    drop(lock);
+    see!(gone.changed().await.event_type == EventType::NodeDeleted);
+    let shared = at("/l/s-");
+    let lock = client.lock(LockPrefix::new_shared(&shared).unwrap(), b"", Acls::anyone_all());
+    let lock = lock.await.unwrap().into_owned();
+    see!(lock.lock_path().strip_prefix(root));
+    see!(client.delete(lock.lock_path(), None).await);
+    see!(lock.set_data(&locks, b"", None).await.map(|s| s.version));
+    see!(lock.create(&at("/l/k"), b"", &open).await.map(|(_, n)| n));
+    drop(lock);
+    let custom = LockPrefix::new_custom(at("/l/x-7-"), "x-").unwrap();
+    let lock = client.lock(custom, b"", Acls::anyone_all()).await.unwrap();
+    see!(lock.lock_path().strip_prefix(root));
+    see!(client.list_children(&locks).await.map(sorted));
     seen
 }

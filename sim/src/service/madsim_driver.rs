@@ -301,6 +301,13 @@ impl SimZk {
         self.lock().core.config.session_timeout
     }
 
+    /// A random id a client library makes up for itself (Curator names its lock nodes with a
+    /// UUID), drawn from a stream of the run's own: the same seed gives the same ids, and a
+    /// draw moves nothing else of the run.
+    pub fn unique_id(&self) -> u128 {
+        self.lock().core.draw_unique_id()
+    }
+
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
         self.lock().spawn(task);
     }

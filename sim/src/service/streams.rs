@@ -1,8 +1,9 @@
 //! The service's random draws: one stream per concern, each derived from the run's seed and the
 //! concern's name, so that a new draw in one concern leaves every other concern's draws as they
 //! were. The concerns: a session's latency and each message's jitter, the pause before a
-//! reconnect, a follower's lag, the server a session attaches to, and each fault kind (a
-//! message fault's odds; a process, session or server fault's times, clients and lengths).
+//! reconnect, a follower's lag, the server a session attaches to, the ids a client library makes
+//! up, and each fault kind (a message fault's odds; a process, session or server fault's times,
+//! clients and lengths).
 
 use madsim::rand::{Error, RngCore};
 
@@ -88,6 +89,8 @@ pub(crate) struct Streams {
     pub(super) follower_lag: Stream,
     /// The server a session attaches to.
     pub(super) server_choice: Stream,
+    /// The ids a client library makes up for itself (Curator's lock nodes' names).
+    pub(super) unique_ids: Stream,
     /// Each fault kind's, in [`FaultKind::ALL`]'s order.
     faults: Vec<Stream>,
 }
@@ -100,6 +103,7 @@ impl Streams {
             reconnect: Stream::new(seed, "reconnect"),
             follower_lag: Stream::new(seed, "follower-lag"),
             server_choice: Stream::new(seed, "server-choice"),
+            unique_ids: Stream::new(seed, "unique-ids"),
             faults: FaultKind::ALL
                 .iter()
                 .map(|kind| Stream::new(seed, kind.name()))

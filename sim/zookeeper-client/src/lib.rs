@@ -8,9 +8,8 @@
 //! Under the simulator, what it does not have fails to compile (it is not there), and what the
 //! simulated ZooKeeper does not have yet returns an [`Error::UnexpectedError`] saying so. The
 //! session and connection timeouts asked for are the ensemble's own (each option's docs say
-//! so). Two differences remain: a request goes out when its future is first polled (the real
-//! client sends it at the call), and a bad path is `BadArguments("invalid path")` (the real
-//! client says which rule it breaks).
+//! so). One difference remains: a request goes out when its future is first polled (the real
+//! client sends it at the call).
 
 #[cfg(not(madsim))]
 pub use zookeeper_client::*;

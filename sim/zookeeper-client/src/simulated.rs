@@ -4,11 +4,14 @@
 
 mod client;
 mod conversions;
+mod lock;
 mod multi;
 mod options;
+mod paths;
 mod watchers;
 
 pub use self::client::{Client, Connector};
+pub use self::lock::{LockClient, LockOptions, LockPrefix, OwnedLockClient};
 pub use self::multi::{CheckWriter, MultiReader, MultiWriter};
 pub use self::options::{CreateMode, CreateOptions, CreateSequence};
 pub use self::watchers::{OneshotWatcher, StateWatcher};

@@ -8,14 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zklab_recipes::client::{Op, OpResult, ZkClient};
+use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_sim::connect_string;
 use zklab_sim::service::SimZk;
-use zklab_sim::sim_client::SimClient;
+use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zookeeper_client::{Error, SessionId, SessionState, Stat};
 
 use super::conversions::{error, stat};
 use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::options::{not_yet, CreateOptions, CreateSequence};
+use super::paths;
 use super::watchers::{OneshotWatcher, StateWatcher};
 
 /// A session of the simulated ensemble, as zookeeper-client's `Client` is one of a real one.
@@ -33,6 +35,10 @@ struct Session {
     timeout: Duration,
     /// The node of the client process the session belongs to.
     node: madsim::task::NodeId,
+    /// The simulated ensemble it is a session of.
+    zk: SimZk,
+    /// Where what the client's recipes grant is written, for the monitors.
+    recorder: TraceRecorder,
 }
 
 impl fmt::Debug for Session {
@@ -52,9 +58,7 @@ impl Drop for Session {
             self.states.peek_state(),
             SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
         );
-        let alive =
-            madsim::runtime::Handle::try_current().is_ok_and(|runtime| !runtime.is_exit(self.node));
-        if !ended && alive {
+        if !ended && running(self.node) {
             let calls = self.states.handle().listener();
             std::mem::drop(madsim::task::spawn(async move {
                 let _ = calls.close().await;
@@ -316,17 +320,37 @@ impl Client {
         self.send(op).await.map(drop)
     }
 
+    /// Writes into the run's trace that this session's recipe told the application `outcome`.
+    pub(super) fn record(&self, outcome: Outcome) {
+        let session = self.session.states.handle().session_id();
+        self.session.recorder.record(session, outcome);
+    }
+
+    /// Runs `task` beside the caller, as the real client runs its clean-ups, while the
+    /// session's process runs.
+    pub(super) fn in_background(
+        &self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        if running(self.session.node) {
+            std::mem::drop(madsim::task::spawn(task));
+        }
+    }
+
+    /// A random id of the run's own (see [`SimZk::unique_id`]).
+    pub(super) fn unique_id(&self) -> u128 {
+        self.session.zk.unique_id()
+    }
+
     /// Sends `op` through the client's own handle, which sets no watch.
     pub(super) async fn send(&self, op: Op) -> Result<OpResult, Error> {
         self.call(self.session.states.handle(), op).await
     }
 
-    /// Sends `op` through `handle`; a bad path, or a session that has ended, is answered at
-    /// once, as the real client does.
+    /// Sends `op` through `handle`; a path the real client refuses, or a session that has
+    /// ended, is answered at once, as the real client does.
     async fn call(&self, handle: &SimClient, op: Op) -> Result<OpResult, Error> {
-        if zklab_sim::path::validate_op(&op).is_err() {
-            return Err(Error::BadArguments(&"invalid path"));
-        }
+        paths::check_op(&op)?;
         match self.session.states.peek_state() {
             SessionState::Expired => return Err(Error::SessionExpired),
             SessionState::Closed => return Err(Error::ClientClosed),
@@ -334,6 +358,11 @@ impl Client {
         }
         handle.call(op).await.map_err(error)
     }
+}
+
+/// Whether the client process of `node` still runs (a killed process does nothing more).
+fn running(node: madsim::task::NodeId) -> bool {
+    madsim::runtime::Handle::try_current().is_ok_and(|runtime| !runtime.is_exit(node))
 }
 
 /// A read's data and stat.
@@ -466,6 +495,8 @@ impl Connector {
             states: StateWatcher::new(calls, SessionState::SyncConnected),
             timeout: zk.session_timeout(),
             node: madsim::plugin::node(),
+            recorder: TraceRecorder::new(zk.clone(), client),
+            zk,
         };
         Ok(Client {
             session: Arc::new(session),

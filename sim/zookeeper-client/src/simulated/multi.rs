@@ -12,6 +12,7 @@ use zookeeper_client::{
 use super::client::Client;
 use super::conversions::{error, stat};
 use super::options::{not_yet, CreateOptions};
+use super::paths;
 
 /// Writes applied in one transaction: all, or none if one fails.
 pub struct MultiWriter<'a> {
@@ -72,9 +73,7 @@ impl<'a> MultiWriter<'a> {
 
     /// Adds `op` if its path is good, as the real client checks it when it is added.
     fn add(&mut self, op: Op) -> Result<(), Error> {
-        if zklab_sim::path::validate_op(&op).is_err() {
-            return Err(Error::BadArguments(&"invalid path"));
-        }
+        paths::check_op(&op)?;
         self.ops.push(op);
         Ok(())
     }

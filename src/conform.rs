@@ -12,6 +12,7 @@
 pub mod case;
 pub mod case_faults;
 pub mod observe;
+pub mod through_drop_in;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -25,6 +26,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use self::case::{cases, ensemble_cases, orderings, Case, Step, CONFIG};
 use self::case_faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
+use self::through_drop_in::simulate_through_drop_in;
 use crate::launcher::{Controller, Ensemble};
 use crate::recipes::subtree::delete_tree;
 
@@ -61,6 +63,9 @@ pub enum RealServer<'a> {
     /// An ensemble of three: cases in which the follower a session is attached to dies and
     /// restarts, against a simulated ensemble. The cases kill and restart its members.
     Ensemble(&'a Mutex<Ensemble>),
+    /// Any server, at these hosts: cases without faults, against the simulated service reached
+    /// through the drop-in `zookeeper-client` ([`through_drop_in`]) rather than the pure server.
+    ThroughDropIn(&'a str),
 }
 
 /// A case whose two observations differ.
@@ -107,7 +112,7 @@ pub fn conform(
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let strategy = match real {
-        RealServer::Hosts(_) => cases(MAX_STEPS, false).boxed(),
+        RealServer::Hosts(_) | RealServer::ThroughDropIn(_) => cases(MAX_STEPS, false).boxed(),
         RealServer::Controller(_) => cases(MAX_STEPS, true).boxed(),
         RealServer::Ensemble(_) => ensemble_cases(MAX_STEPS).boxed(),
     };
@@ -164,6 +169,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ZkError> {
 enum Side<'a> {
     /// Any server: cases without faults, against the pure server.
     Plain { hosts: String },
+    /// Any server: cases without faults, against the simulated service through the drop-in.
+    DropIn { hosts: String },
     /// A server with a command port.
     Controller(&'a Controller),
     /// An ensemble: session 0 knows only `follower`, the others and the observer only the
@@ -181,6 +188,9 @@ impl<'a> Side<'a> {
     fn of(real: RealServer<'a>) -> Result<Self, ZkError> {
         Ok(match real {
             RealServer::Hosts(hosts) => Side::Plain {
+                hosts: hosts.to_owned(),
+            },
+            RealServer::ThroughDropIn(hosts) => Side::DropIn {
                 hosts: hosts.to_owned(),
             },
             RealServer::Controller(controller) => Side::Controller(controller),
@@ -216,7 +226,7 @@ impl<'a> Side<'a> {
     /// The hosts the observer and session `index` connect to.
     fn hosts(&self, index: Option<usize>) -> String {
         match self {
-            Side::Plain { hosts } => hosts.clone(),
+            Side::Plain { hosts } | Side::DropIn { hosts } => hosts.clone(),
             Side::Controller(controller) => controller.connect_string(),
             Side::Ensemble {
                 follower_hosts,
@@ -286,6 +296,7 @@ impl Differ<'_> {
         match self.side {
             Side::Controller(_) => simulate(Simulated::Standalone, sessions, steps, root),
             Side::Ensemble { .. } => simulate(Simulated::Ensemble, sessions, steps, root),
+            Side::DropIn { .. } => simulate_through_drop_in(sessions, steps, root),
             Side::Plain { .. } => self.runtime.block_on(async {
                 let local = LocalZk::new();
                 let observer = local.connect();
@@ -299,7 +310,7 @@ impl Differ<'_> {
     /// Leaves the configuration node out of an observation on a side whose real server is a
     /// quorum peer (which lists the quorum there, as no simulated server does).
     fn leave_out_config(&self, observation: &mut Observation) {
-        if !matches!(self.side, Side::Plain { .. }) {
+        if !matches!(self.side, Side::Plain { .. } | Side::DropIn { .. }) {
             observation.tree.retain(|node| node.path != CONFIG);
         }
     }
@@ -341,7 +352,7 @@ impl Differ<'_> {
                     }
                     (observation, false)
                 }
-                Side::Plain { .. } => {
+                Side::Plain { .. } | Side::DropIn { .. } => {
                     let observation = observe(&sessions, &observer, steps, root, &NoFaults).await?;
                     (observation, false)
                 }

@@ -93,6 +93,24 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
     assert_agree(&report, CONFORMANCE_CASES);
 }
 
+/// The same generated cases through the drop-in `zookeeper-client` on the simulated service, and
+/// through the real crate on a real server: the drop-in answers, and its watchers and state
+/// watchers fire, as the real client does there.
+#[test]
+fn generated_cases_through_the_drop_in_behave_as_through_the_real_client_on_a_real_server() {
+    let Some(installation) = installed_or_skip("conformance through the drop-in") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let options = ConformOptions {
+        cases: CONFORMANCE_CASES,
+        seed: 1,
+    };
+    let hosts = server.connect_string();
+    let report = conform(RealServer::ThroughDropIn(&hosts), &options, |_, _| {});
+    assert_agree(&report.expect("a usable server"), CONFORMANCE_CASES);
+}
+
 /// An application's own client, authenticated, wrapped as it is: the nodes its recipes and calls
 /// make carry the ACL it asks for, which another session without the credentials cannot read,
 /// and two handles on its one session each hear only the watches they set.

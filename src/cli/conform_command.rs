@@ -37,6 +37,11 @@ pub struct ConformArgs {
     /// the session's watches are re-registered. Each case restarts a member: about a second.
     #[arg(long, conflicts_with_all = ["zk", "faults"])]
     ensemble: bool,
+    /// Runs the simulated side through the drop-in `zookeeper-client` (zklab-zookeeper-client)
+    /// on the simulated service, rather than on the pure server: the drop-in's conformance with
+    /// the real client on a real server. Cases without faults.
+    #[arg(long, conflicts_with_all = ["faults", "ensemble"])]
+    drop_in: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -54,9 +59,13 @@ fn server_for(args: &ConformArgs) -> Result<CommandServer, String> {
     }
 }
 
-/// How conformance reaches `server`, whose connect string is `hosts`.
-fn target<'a>(server: &'a CommandServer, hosts: &'a str) -> Target<'a> {
+/// How conformance reaches `server`, whose connect string is `hosts`; `drop_in`: through the
+/// drop-in `zookeeper-client`.
+fn target<'a>(server: &'a CommandServer, hosts: &'a str, drop_in: bool) -> Target<'a> {
     match server {
+        CommandServer::Given(_) | CommandServer::Started(_) if drop_in => {
+            Target::ThroughDropIn(hosts)
+        }
         CommandServer::Given(_) | CommandServer::Started(_) => Target::Hosts(hosts),
         CommandServer::Controller(controller) => Target::Controller(controller),
         CommandServer::Ensemble(ensemble) => Target::Ensemble(ensemble),
@@ -71,7 +80,7 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         Err(message) => return crate::cli::usage_error(&message),
     };
     let hosts = server.hosts();
-    let target = target(&server, &hosts);
+    let target = target(&server, &hosts, args.drop_in);
     let options = ConformOptions {
         cases: args.cases,
         seed: args.seed,

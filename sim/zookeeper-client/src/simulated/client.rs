@@ -428,6 +428,12 @@ impl Connector {
         self
     }
 
+    /// Fails a connect once every server has refused it, rather than trying again; a simulated
+    /// server never refuses one (during an election, the connect waits for the leader).
+    pub fn with_fail_eagerly(self) -> Self {
+        self
+    }
+
     /// Whether a read-only server will do; the simulated ensemble never goes read-only, as a
     /// real one does not unless configured to.
     pub fn with_readonly(self, _readonly: bool) -> Self {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use zklab::launcher::{installed_or_skip, Standalone};
 use zklab::prelude::{Harness, Outcome, TestClient, ZkClient};
-use zklab::scenarios::monitor::exclusion::MUTUAL_EXCLUSION;
+use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::testing::SEED_VARIABLE;
 
 /// The program where `zookeeper_client` is the drop-in, as a `package =` rename makes it in a
@@ -29,10 +29,13 @@ mod real {
     include!("zookeeper_client_dropin/service.rs");
 }
 
-/// Judged by the harness's own monitors, mutual exclusion among them: of the leadership the
-/// service records, and of the lock `Client::lock` grants.
-fn harness() -> Harness {
-    Harness::new().clients(3).seeds(0..300)
+/// Judged for mutual exclusion: of the leadership the service records, and of the lock
+/// `Client::lock` grants (which it records itself).
+fn harness() -> Harness<MutualExclusion> {
+    Harness::new()
+        .clients(3)
+        .seeds(0..300)
+        .monitors(MutualExclusion::default())
 }
 
 #[test]
@@ -60,6 +63,52 @@ fn its_twin_that_takes_connection_loss_for_a_win_lets_two_lead_and_replays() {
         .try_run(|client| simulated::member(client, true))
         .expect_err("the seed fails again");
     assert_eq!(again.trace.digest(), failure.trace.digest(), "{again}");
+}
+
+/// Where the shrinking test's own run keeps what it shrinks: set, the test is that run.
+const SHRINK_DIR_VARIABLE: &str = "ZKLAB_DROPIN_SHRINK_DIR";
+
+const SHRINK_TEST: &str = "its_twin_shrinks_to_the_faults_that_let_two_lead";
+
+/// `ZKLAB_SHRINK=1` shrinks the twin's failing seed, as for code on zklab's own client: the
+/// faults that struck, cut to the fewest that still let two lead (one), kept as a schedule. The test
+/// runs its harness in a process of its own, where it sets the variables.
+#[test]
+fn its_twin_shrinks_to_the_faults_that_let_two_lead() {
+    use zklab::scenarios::regressions;
+    use zklab::testing::SHRINK_VARIABLE;
+    if let Some(dir) = std::env::var_os(SHRINK_DIR_VARIABLE) {
+        let twin = harness().regressions(dir);
+        return twin.run(|client| simulated::member(client, true));
+    }
+    let dir = std::env::temp_dir().join(format!("zklab-dropin-shrunk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", SHRINK_TEST, "--nocapture"])
+        .env(SHRINK_DIR_VARIABLE, &dir)
+        .env(SHRINK_VARIABLE, "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let text = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(101), "{text}");
+    assert!(text.contains("ZKLAB_SHRINK shrank it"), "{text}");
+    let kept: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the kept directory")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "schedule"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{text}");
+    let schedule = regressions::read(&kept[0]).expect("the shrunk schedule is kept");
+    assert_eq!(
+        schedule.violation.as_deref(),
+        Some(MUTUAL_EXCLUSION.violation),
+        "{text}"
+    );
+    // One connection lost under the flag's create is all the twin needs to let two lead.
+    assert_eq!(schedule.faults.len(), 1, "{}", schedule.to_text());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -374,27 +423,29 @@ fn connect_returns_a_connected_session_even_during_an_election() {
 fn a_lock_node_deleted_under_its_holder_is_two_holders_and_the_harness_says_so() {
     use zklab_zookeeper_client::{Acls, Client, CreateMode, LockPrefix};
     let harness = Harness::new().clients(3).no_faults().seeds(0..1);
-    let run = harness.try_run(|client| async move {
-        let zk = Client::connect(&client.connect_string()).await.unwrap();
-        let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        zk.mkdir("/locks", &open).await.unwrap();
-        if client.index() == 2 {
-            client.sleep(Duration::from_millis(500)).await;
-            let mut nodes = zk.list_children("/locks").await.unwrap();
-            nodes.sort_by(|a, b| a[a.len() - 10..].cmp(&b[b.len() - 10..]));
-            zk.delete(&format!("/locks/{}", nodes[0]), None)
-                .await
-                .unwrap();
-            return;
-        }
-        client
-            .sleep(Duration::from_millis(100 * u64::from(client.index())))
-            .await;
-        let prefix = LockPrefix::new_curator("/locks", "lock-").unwrap();
-        let lock = zk.lock(prefix, b"", Acls::anyone_all()).await.unwrap();
-        client.sleep(Duration::from_secs(1)).await;
-        drop(lock);
-    });
+    let run = harness
+        .monitors(MutualExclusion::default())
+        .try_run(|client| async move {
+            let zk = Client::connect(&client.connect_string()).await.unwrap();
+            let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+            zk.mkdir("/locks", &open).await.unwrap();
+            if client.index() == 2 {
+                client.sleep(Duration::from_millis(500)).await;
+                let mut nodes = zk.list_children("/locks").await.unwrap();
+                nodes.sort_by(|a, b| a[a.len() - 10..].cmp(&b[b.len() - 10..]));
+                zk.delete(&format!("/locks/{}", nodes[0]), None)
+                    .await
+                    .unwrap();
+                return;
+            }
+            client
+                .sleep(Duration::from_millis(100 * u64::from(client.index())))
+                .await;
+            let prefix = LockPrefix::new_curator("/locks", "lock-").unwrap();
+            let lock = zk.lock(prefix, b"", Acls::anyone_all()).await.unwrap();
+            client.sleep(Duration::from_secs(1)).await;
+            drop(lock);
+        });
     let failure = run.expect_err("two hold the lock");
     let violation = &failure.violations[0];
     assert_eq!(violation.property, &MUTUAL_EXCLUSION, "{failure}");

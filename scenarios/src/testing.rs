@@ -4,9 +4,8 @@
 //! the simulated ZooKeeper, for each seed of a sweep. The service injects the faults of the
 //! profile (every kind by default), the closure may cause its own (expire its session, drop its
 //! connection, lose its next reply, partition, pause or crash its process), and monitors judge
-//! the trace: zklab's own (no waiter stuck on a watch that cannot fire, no node its creator
-//! forgot, no wait-for cycle) and, unless the test names its own ([`Harness::monitors`]), no
-//! recipe giving up and one holder at a time of what is granted ([`HarnessMonitors`]). A panic in the closure
+//! the trace: zklab's own (no recipe giving up, no waiter stuck on a watch that cannot fire, no
+//! node its creator forgot, no wait-for cycle) and any the test adds. A panic in the closure
 //! (an `assert!`) fails the seed too, and so does a client that has not finished within the time
 //! bound. On the first failing seed the test panics with the violation, the tail of the trace
 //! and one command that replays exactly that seed:
@@ -81,7 +80,6 @@ pub use self::test_client::TestClient;
 
 use self::replay::{Replayed, Seeds};
 use crate::kit::ClientRun;
-use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
 use crate::oracle::{self, Violation};
 use crate::regressions;
@@ -95,16 +93,10 @@ use crate::shrink::{self, Rerun};
 /// How many trace lines a failure shows; the replay prints them all.
 const TAIL_LINES: usize = 40;
 
-/// What a harness judges by unless [`Harness::monitors`] says otherwise: no recipe gave up, and
-/// a role granted exclusively was held by one live session at a time. zklab's recipes and the
-/// drop-in `zookeeper-client`'s `Client::lock` record what they grant, so code that uses them is
-/// judged without recording anything itself.
-pub type HarnessMonitors = (NoFailures, MutualExclusion);
-
 /// A seeded run of the test's own code: which clients, faults, seeds and monitors, and how
 /// many threads run the seeds.
 #[derive(Clone, Debug)]
-pub struct Harness<M = HarnessMonitors> {
+pub struct Harness<M = NoFailures> {
     options: RunOptions,
     seeds: Range<u64>,
     monitors: M,
@@ -116,8 +108,7 @@ pub struct Harness<M = HarnessMonitors> {
 
 impl Harness {
     /// Three clients on an ensemble of three servers, every fault kind at its default rate,
-    /// seeds 0 to 99, a minute of sim time, judged by zklab's own monitors and
-    /// [`HarnessMonitors`].
+    /// seeds 0 to 99, a minute of sim time, judged by zklab's own monitors.
     pub fn new() -> Self {
         Harness {
             options: RunOptions {
@@ -130,7 +121,7 @@ impl Harness {
                 ..RunOptions::default()
             },
             seeds: 0..100,
-            monitors: (NoFailures, MutualExclusion::default()),
+            monitors: NoFailures,
             threads: runner::default_threads(),
             test: None,
             kept: None,
@@ -332,9 +323,8 @@ impl<M: Monitor + Send + Sync> Harness<M> {
         self
     }
 
-    /// Judges each trace by `monitors` in place of [`HarnessMonitors`] (one, or a tuple of
-    /// several: zklab's from `zklab::scenarios::monitor` or a recipe's folder, or the test's own
-    /// [`Monitor`]s), beside zklab's own.
+    /// Judges each trace by `monitors` (one, or a tuple of several: zklab's from
+    /// `zklab::scenarios::monitor` or a recipe's folder, or the test's own [`Monitor`]s) beside zklab's own.
     /// They must be `Send + Sync`: seeds run on several threads, each judged by its own clone.
     pub fn monitors<N: Monitor + Send + Sync>(self, monitors: N) -> Harness<N> {
         Harness {

@@ -1,7 +1,8 @@
 //! `zklab conform`: the differential conformance cases against a real ZooKeeper, given or
 //! started for the run; with `--faults`, cases with faults against a server with a command
 //! port started for the run; with `--ensemble`, cases in which a follower dies and restarts, on
-//! a 3-server ensemble started for the run.
+//! a 3-server ensemble started for the run; with `--drop-in`, cases through the drop-in
+//! `zookeeper-client` on the simulated service.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;

@@ -8,8 +8,8 @@
 //! Under the simulator, what it does not have fails to compile (it is not there), and what the
 //! simulated ZooKeeper does not have yet returns an [`Error::UnexpectedError`] saying so. The
 //! session and connection timeouts asked for are the ensemble's own (each option's docs say
-//! so). One difference remains: a request goes out when its future is first polled (the real
-//! client sends it at the call).
+//! so). A request goes out when its future is first polled (the real
+//! client sends it at the call); `Client::lock` differs as its documentation says.
 
 #[cfg(not(madsim))]
 pub use zookeeper_client::*;

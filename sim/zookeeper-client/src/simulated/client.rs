@@ -337,6 +337,19 @@ impl Client {
         }
     }
 
+    /// Whether the session's client process still runs.
+    pub(super) fn is_running(&self) -> bool {
+        running(self.session.node)
+    }
+
+    /// The creation zxid of the node at `path`, as the ensemble's leader has it: what a
+    /// recipe's grant carries as its fencing token.
+    pub(super) fn created_at(&self, path: &str) -> Option<i64> {
+        let server =
+            |server: &zklab_sim::server::Server| server.node(path).map(|(_, stat)| stat.czxid);
+        self.session.zk.with_server(server)
+    }
+
     /// A random id of the run's own (see [`SimZk::unique_id`]).
     pub(super) fn unique_id(&self) -> u128 {
         self.session.zk.unique_id()

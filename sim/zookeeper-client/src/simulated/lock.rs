@@ -2,12 +2,14 @@
 //! sequential node each; the lowest holds; each waiter watches the node just before its own),
 //! with the real client's three ways to name the nodes, its search for a node whose create reply
 //! was lost, and its clean-up of a node it gives up on. What it grants is written into the run's
-//! trace (granted when `lock` returns, released when the [`LockClient`] goes), so the harness
-//! judges mutual exclusion of code that uses it without that code saying anything.
+//! trace (granted when `lock` returns, released when the [`LockClient`] goes), so a harness that
+//! judges mutual exclusion judges code that uses it without that code recording anything.
 //!
-//! One difference: a shared or a custom prefix's node whose create reply was lost is found by
+//! Two differences: a shared or a custom prefix's node whose create reply was lost is found by
 //! reading the candidates one at a time, where the real client reads them in one multiRead,
-//! which the simulated ZooKeeper does not have yet. Both find the same node.
+//! which the simulated ZooKeeper does not have yet (both find the same node); and a sibling
+//! whose name ends in a character of several bytes is passed over, where the real client
+//! panics slicing it.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -124,9 +126,10 @@ impl<'a> LockOptions<'a> {
     }
 
     /// Makes the lock's missing ancestors with `options`, which must suit a directory (neither
-    /// ephemeral nor sequential).
+    /// ephemeral nor sequential). Options the simulated ZooKeeper lacks yet (containers, TTLs,
+    /// ACLs beyond `Acls::anyone_all()`) are taken here and refused when an ancestor is made.
     pub fn with_ancestor_options(mut self, options: CreateOptions<'a>) -> Result<Self, Error> {
-        options.simulated_mode(true)?;
+        options.validate(true)?;
         self.ancestors = Some(options);
         Ok(self)
     }
@@ -181,7 +184,8 @@ impl Contention {
     }
 
     /// The lock's name in the trace, the role the monitors judge: its directory and which of
-    /// its nodes contend. Interned, since a role's name lives as long as the run's trace.
+    /// its nodes contend. Interned for the life of the process (a trace's roles are
+    /// `&'static str`): one string per lock a test names, however many seeds it runs.
     fn role(&self) -> &'static str {
         static ROLES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
         let name = format!("lock {} ({})", self.parent(), self.contenders);
@@ -242,12 +246,13 @@ impl Contention {
         }
         for name in candidates {
             let path = child(parent, name);
+            // As a multiRead's, a read that fails on its node alone is passed over.
             match until_answered(|| client.get_data(&path)).await {
                 Ok((_, stat)) if stat.ephemeral_owner == client.session_id().0 => {
                     return Ok(Some(path))
                 }
-                Ok(_) | Err(Error::NoNode) => {}
-                Err(error) => return Err(error),
+                Err(error @ (Error::SessionExpired | Error::ClientClosed)) => return Err(error),
+                Ok(_) | Err(_) => {}
             }
         }
         Ok(None)
@@ -293,9 +298,12 @@ impl Client {
     /// Takes the lock `prefix` names, as ZooKeeper's recipes document's lock, waiting as long
     /// as it takes: makes an ephemeral sequential node with `data`, and holds once no contender
     /// is ahead. `RuntimeInconsistent` if its node is deleted meanwhile, `SessionExpired` if the
-    /// session ends, `NoNode` if the directory is missing and `options` do not make it. A lost
-    /// reply is retried (a lost create reply looks for the node first). Dropping the future
-    /// cleans up in the background, as dropping the [`LockClient`] does.
+    /// session ends, `InvalidAcl` for an empty ACL, `NoChildrenForEphemerals` under an ephemeral
+    /// directory, `NoNode` if the directory is missing and `options` do not make it, and, as
+    /// with the real client, also when they do but the reply of the first create (refused for
+    /// want of the directory) is lost. A lost reply is retried (a lost create reply looks for
+    /// the node first). Dropping the future cleans up in the background, as dropping the
+    /// [`LockClient`] does.
     pub async fn lock(
         &self,
         prefix: LockPrefix<'_>,
@@ -308,6 +316,10 @@ impl Client {
         }
         let contention = prefix.contention(self);
         paths::check(&contention.prefix, true)?;
+        // Options the simulated ZooKeeper lacks fail here, before there is anything to clean.
+        CreateMode::EphemeralSequential
+            .with_acls(options.acls)
+            .simulated_mode(false)?;
         let mut cleanup = Cleanup {
             client: self.clone(),
             contention: contention.clone(),
@@ -319,8 +331,8 @@ impl Client {
             .await?;
         cleanup.node = Some(own.clone());
         let digits = own.len() - contention.prefix.len();
-        let token = match contention.wait_first(self, &own, digits).await {
-            Ok(token) => token,
+        let sequence = match contention.wait_first(self, &own, digits).await {
+            Ok(sequence) => sequence,
             Err(error @ (Error::RuntimeInconsistent | Error::SessionExpired)) => {
                 cleanup.disarm();
                 return Err(error);
@@ -329,6 +341,9 @@ impl Client {
         };
         cleanup.disarm();
         let role = contention.role();
+        // The lock node's creation zxid, as zklab's own recipes give: unique in the run, and
+        // growing from one holder to the next.
+        let token = self.created_at(&own).unwrap_or(sequence);
         self.record(Outcome::Granted { role, token });
         Ok(LockClient {
             client: self,
@@ -348,6 +363,10 @@ impl Held {
     /// Lets go: says so in the trace and deletes the node in the background (a lost reply is
     /// retried; a node already gone, or a session already over, ends it).
     fn release(&mut self, client: &Client) {
+        if !client.is_running() {
+            // A killed process lets nothing go: its node stays until its session expires.
+            return;
+        }
         client.record(Outcome::Released { role: self.role });
         let lock = std::mem::take(&mut self.lock);
         let deleting = client.clone();
@@ -643,6 +662,7 @@ fn made_nothing(error: &Error) -> bool {
             | Error::AuthFailed
             | Error::SessionMoved
             | Error::NotReadOnly
+            | Error::NoWatcher
             | Error::QuotaExceeded
             | Error::Throttled
             | Error::MarshallingError

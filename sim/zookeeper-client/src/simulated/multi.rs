@@ -201,13 +201,15 @@ impl MultiReader<'_> {
     }
 
     /// Reads a node's data and stat.
-    pub fn add_get_data(&mut self, _path: &str) -> Result<(), Error> {
+    pub fn add_get_data(&mut self, path: &str) -> Result<(), Error> {
+        paths::check(path, false)?;
         self.reads += 1;
         Ok(())
     }
 
     /// Reads a node's children and stat.
-    pub fn add_get_children(&mut self, _path: &str) -> Result<(), Error> {
+    pub fn add_get_children(&mut self, path: &str) -> Result<(), Error> {
+        paths::check(path, false)?;
         self.reads += 1;
         Ok(())
     }

@@ -67,6 +67,28 @@ impl CreateOptions<'_> {
     /// or the error the real client gives for them before it sends anything, or one that says
     /// what the simulated ZooKeeper does not have yet.
     pub(super) fn simulated_mode(&self, directory: bool) -> Result<SimMode, Error> {
+        self.validate(directory)?;
+        let open = self.acls.iter().all(|acl| {
+            acl.permission() == Permission::ALL && acl.scheme() == "world" && acl.id() == "anyone"
+        });
+        if !open {
+            return Err(not_yet("ACLs other than Acls::anyone_all()"));
+        }
+        if self.ttl.is_some() {
+            return Err(not_yet("nodes with a time to live"));
+        }
+        Ok(match self.mode {
+            CreateMode::Persistent => SimMode::Persistent,
+            CreateMode::PersistentSequential => SimMode::PersistentSequential,
+            CreateMode::Ephemeral => SimMode::Ephemeral,
+            CreateMode::EphemeralSequential => SimMode::EphemeralSequential,
+            CreateMode::Container => return Err(not_yet("container nodes")),
+        })
+    }
+
+    /// The real client's own checks of these options (for a directory of `mkdir`:
+    /// `directory`), with its errors.
+    pub(super) fn validate(&self, directory: bool) -> Result<(), Error> {
         if let Some(ttl) = self.ttl {
             if !matches!(
                 self.mode,
@@ -96,22 +118,7 @@ impl CreateOptions<'_> {
                 ));
             }
         }
-        let open = self.acls.iter().all(|acl| {
-            acl.permission() == Permission::ALL && acl.scheme() == "world" && acl.id() == "anyone"
-        });
-        if !open {
-            return Err(not_yet("ACLs other than Acls::anyone_all()"));
-        }
-        if self.ttl.is_some() {
-            return Err(not_yet("nodes with a time to live"));
-        }
-        Ok(match self.mode {
-            CreateMode::Persistent => SimMode::Persistent,
-            CreateMode::PersistentSequential => SimMode::PersistentSequential,
-            CreateMode::Ephemeral => SimMode::Ephemeral,
-            CreateMode::EphemeralSequential => SimMode::EphemeralSequential,
-            CreateMode::Container => return Err(not_yet("container nodes")),
-        })
+        Ok(())
     }
 }
 

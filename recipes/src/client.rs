@@ -273,6 +273,9 @@ pub enum Op {
     },
     /// Apply write ops (create, delete, set_data, check) all or nothing.
     Multi(Vec<Op>),
+    /// Read nodes in one request (ZooKeeper 3.6's multiRead): `GetData` and `GetChildren`
+    /// without watches, each answered on its own, all from one state of the server.
+    MultiRead(Vec<Op>),
 }
 
 impl Op {
@@ -298,7 +301,9 @@ impl Op {
             | Op::SetData { path, .. }
             | Op::Check { path, .. }
             | Op::Sync { path } => *path = place(path),
-            Op::Multi(ops) => *ops = ops.iter().map(|op| op.map_paths(place)).collect(),
+            Op::Multi(ops) | Op::MultiRead(ops) => {
+                *ops = ops.iter().map(|op| op.map_paths(place)).collect()
+            }
         }
         op
     }
@@ -314,7 +319,7 @@ impl Op {
             | Op::SetData { path, .. }
             | Op::Check { path, .. }
             | Op::Sync { path } => path,
-            Op::Multi(ops) => ops.first().map_or("/", Op::path),
+            Op::Multi(ops) | Op::MultiRead(ops) => ops.first().map_or("/", Op::path),
         }
     }
 }
@@ -360,6 +365,10 @@ pub enum OpResult {
     /// The per-op results of a multi: all `Ok` when it succeeded; otherwise the ops before the
     /// failing one report `Ok`, the failing one its code and later ones `RuntimeInconsistency`.
     Multi(Vec<Result<OpResult, ZkError>>),
+    /// A node's children's names alone, as a multiRead's `GetChildren` gives them (no stat).
+    Listed(Vec<String>),
+    /// The results of a multiRead's reads, each on its own: `Data`, `Listed`, or an error.
+    MultiRead(Vec<Result<OpResult, ZkError>>),
 }
 
 /// The outcome of sending an op: its result or ZooKeeper's error code.
@@ -562,6 +571,19 @@ pub trait ZkClient {
         let reply = self.call(Op::Multi(ops));
         picked(reply, |result| match result {
             OpResult::Multi(results) => Some(results),
+            _ => None,
+        })
+    }
+
+    /// Reads nodes in one request (`GetData`, `GetChildren`, without watches); see
+    /// [`OpResult::MultiRead`] for the per-read results.
+    fn multi_read(
+        &self,
+        ops: Vec<Op>,
+    ) -> impl Future<Output = Result<Vec<Result<OpResult, ZkError>>, ZkError>> + Send {
+        let reply = self.call(Op::MultiRead(ops));
+        picked(reply, |result| match result {
+            OpResult::MultiRead(results) => Some(results),
             _ => None,
         })
     }

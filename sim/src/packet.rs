@@ -35,7 +35,7 @@ fn record_len(op: &Op) -> usize {
             string(path) + 1
         }
         Op::Sync { path } => string(path),
-        Op::Multi(ops) => {
+        Op::Multi(ops) | Op::MultiRead(ops) => {
             let each: usize = ops.iter().map(|op| MULTI_HEADER_LEN + record_len(op)).sum();
             each + MULTI_HEADER_LEN
         }

@@ -101,11 +101,18 @@ pub fn special(path: &str) -> bool {
     matches!(path, "/" | ZOOKEEPER | "/zookeeper/quota" | CONFIG)
 }
 
-/// Checks every path of the op, as a client does before sending it.
+/// Checks every path of the op, as a client does before sending it; a multiRead holds only
+/// reads of data and children without watches, the only ones a client can put in one.
 pub fn validate_op(op: &Op) -> Result<(), ZkError> {
     match op {
         Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
         Op::Multi(ops) => ops.iter().try_for_each(validate_op),
+        Op::MultiRead(reads) => reads.iter().try_for_each(|read| match read {
+            Op::GetData { watch: false, .. } | Op::GetChildren { watch: false, .. } => {
+                validate_op(read)
+            }
+            _ => Err(ZkError::BadArguments),
+        }),
         single => validate(single.path(), false),
     }
 }

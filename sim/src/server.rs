@@ -229,7 +229,7 @@ impl Server {
         })
     }
 
-    /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check) from this server's
+    /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check, a multiRead) from this server's
     /// state as it stands, leaving the watch it asks for. A follower serves the reads of the
     /// sessions attached to it without looking the session up: it may not have applied the
     /// session's creation yet, and the leader decides whether a session lives.
@@ -366,6 +366,17 @@ impl Server {
                 Ok(OpResult::Checked)
             }
             Op::Sync { .. } => Ok(OpResult::Synced),
+            // Each read on its own, all from this state; a listing without the parent's stat.
+            // (`validate_op` let only unwatched reads of data and children in.)
+            Op::MultiRead(reads) => Ok(OpResult::MultiRead(
+                reads
+                    .iter()
+                    .map(|read| match self.read(session, read)? {
+                        OpResult::Children { children, .. } => Ok(OpResult::Listed(children)),
+                        data => Ok(data),
+                    })
+                    .collect(),
+            )),
             // `apply` sends every write elsewhere.
             Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_) => {
                 Err(ZkError::BadArguments)
@@ -426,7 +437,8 @@ impl Server {
             | Op::GetData { .. }
             | Op::GetChildren { .. }
             | Op::Sync { .. }
-            | Op::Multi(_) => Err(ZkError::BadArguments),
+            | Op::Multi(_)
+            | Op::MultiRead(_) => Err(ZkError::BadArguments),
         }
     }
 

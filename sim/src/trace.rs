@@ -555,17 +555,19 @@ impl fmt::Display for OpText<'_> {
             }
             Op::Check { path, version } => write!(f, "check {path} v={version}"),
             Op::Sync { path } => write!(f, "sync {path}"),
-            Op::Multi(ops) => write_multi(f, ops.iter().map(OpText)),
+            Op::Multi(ops) => write_batch(f, "multi", ops.iter().map(OpText)),
+            Op::MultiRead(reads) => write_batch(f, "multiRead", reads.iter().map(OpText)),
         }
     }
 }
 
-/// A multi's ops or results, in order: `multi [first; second]`.
-fn write_multi<T: fmt::Display>(
+/// A multi's or a multiRead's ops or results, in order: `multi [first; second]`.
+fn write_batch<T: fmt::Display>(
     f: &mut fmt::Formatter<'_>,
+    name: &str,
     items: impl Iterator<Item = T>,
 ) -> fmt::Result {
-    write!(f, "multi [")?;
+    write!(f, "{name} [")?;
     for (i, item) in items.enumerate() {
         let sep = if i == 0 { "" } else { "; " };
         write!(f, "{sep}{item}")?;
@@ -602,7 +604,7 @@ impl fmt::Display for ResultText<'_> {
                     stat.version
                 )
             }
-            OpResult::Children { children, .. } => {
+            OpResult::Children { children, .. } | OpResult::Listed(children) => {
                 let mut sorted: Vec<&String> = children.iter().collect();
                 sorted.sort();
                 write!(f, "children {sorted:?}")
@@ -611,7 +613,10 @@ impl fmt::Display for ResultText<'_> {
             OpResult::Checked => write!(f, "checked"),
             OpResult::Synced => write!(f, "synced"),
             OpResult::RolledBack => write!(f, "rolled back"),
-            OpResult::Multi(results) => write_multi(f, results.iter().map(ReplyText)),
+            OpResult::Multi(results) => write_batch(f, "multi", results.iter().map(ReplyText)),
+            OpResult::MultiRead(results) => {
+                write_batch(f, "multiRead", results.iter().map(ReplyText))
+            }
         }
     }
 }

@@ -458,6 +458,16 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop_oneof![4 => node(), 1 => Just(ROOT.to_owned())]
             .prop_map(|path| Op::Sync { path }),
         2 => vec(write_in_multi(), 1..4).prop_map(Op::Multi),
+        1 => vec(read_in_multi(), 1..4).prop_map(Op::MultiRead),
+    ]
+}
+
+/// A read a multiRead may hold: of a node's data or of its children, without a watch.
+fn read_in_multi() -> impl Strategy<Value = Op> {
+    let watch = false;
+    prop_oneof![
+        path().prop_map(move |path| Op::GetData { path, watch }),
+        path().prop_map(move |path| Op::GetChildren { path, watch }),
     ]
 }
 

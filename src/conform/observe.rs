@@ -394,12 +394,13 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
         | OpResult::Children { stat, .. }
         | OpResult::SetData(stat)
         | OpResult::Exists(Some(stat)) => visit(stat),
-        OpResult::Multi(results) => {
+        OpResult::Multi(results) | OpResult::MultiRead(results) => {
             for result in results.iter_mut().flatten() {
                 result_stats(result, visit);
             }
         }
-        OpResult::Exists(None)
+        OpResult::Listed(_)
+        | OpResult::Exists(None)
         | OpResult::Deleted
         | OpResult::Checked
         | OpResult::Synced
@@ -432,6 +433,8 @@ fn result_kind(result: &OpResult) -> &'static str {
         OpResult::Synced => "synced",
         OpResult::RolledBack => "rolled back",
         OpResult::Multi(_) => "multi committed",
+        OpResult::Listed(_) => "listed",
+        OpResult::MultiRead(_) => "multiRead",
     }
 }
 
@@ -449,9 +452,13 @@ fn sort_deletion_runs(events: &mut [ZkEvent]) {
     }
 }
 
+/// Sorts a listing's names (of a multiRead's listings too): servers list children in an order
+/// of their own.
 fn sort_children(result: &mut OpResult) {
-    if let OpResult::Children { children, .. } = result {
-        children.sort();
+    match result {
+        OpResult::Children { children, .. } | OpResult::Listed(children) => children.sort(),
+        OpResult::MultiRead(results) => results.iter_mut().flatten().for_each(sort_children),
+        _ => {}
     }
 }
 

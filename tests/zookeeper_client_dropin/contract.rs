@@ -3,7 +3,9 @@
 // writes down what a caller sees of each call (results and errors, not zxids or times, which
 // differ from one server to another), so the two transcripts must be equal.
 
-use zookeeper_client::{Acls, Client, CreateMode, Error, EventType, LockOptions, LockPrefix};
+use zookeeper_client::{
+    Acls, Client, CreateMode, Error, EventType, LockOptions, LockPrefix, MultiReadResult,
+};
 
 /// Each call under `root`, as the caller sees it, one line each.
 pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
@@ -76,6 +78,23 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     let mut checked = client.new_check_writer(&at("/a"), None).unwrap();
     checked.add_set_data(&at("/m"), b"q", Some(0)).unwrap();
     see!(checked.commit().await.map(|results| results.len()));
+
+    let mut reader = client.new_multi_reader();
+    reader.add_get_data(&at("/a")).unwrap();
+    reader.add_get_children(&at("/a")).unwrap();
+    reader.add_get_data(&at("/none")).unwrap();
+    reader.add_get_children(&at("/none")).unwrap();
+    let read = reader.commit().await.map(|results| {
+        let each = |result| match result {
+            MultiReadResult::Data { data, stat } => format!("data {data:?} v{}", stat.version),
+            MultiReadResult::Children { children } => format!("children {:?}", sorted(children)),
+            MultiReadResult::Error { err } => format!("error {err:?}"),
+            _ => "another kind".to_owned(),
+        };
+        results.into_iter().map(each).collect::<Vec<_>>()
+    });
+    see!(read);
+    see!(reader.add_get_data("a").map(drop));
 
     // Paths the client refuses, each with its reason, and one it leaves to the server.
     for path in ["", "a", "/a\u{1}", &at("//a"), &at("/./a"), &at("/../a"), &at("/a/")] {

@@ -305,10 +305,9 @@ impl Client {
         CheckWriter::new(self, path, version)
     }
 
-    /// A reader of several nodes in one request; the simulated ensemble has no multiRead yet,
-    /// so a commit with reads in it fails saying so.
+    /// A reader of several nodes in one request.
     pub fn new_multi_reader(&self) -> MultiReader<'_> {
-        MultiReader::new()
+        MultiReader::new(self)
     }
 
     /// Waits until the server this session is attached to has applied every write the leader

@@ -5,11 +5,8 @@
 //! trace (granted when `lock` returns, released when the [`LockClient`] goes), so a harness that
 //! judges mutual exclusion judges code that uses it without that code recording anything.
 //!
-//! Two differences: a shared or a custom prefix's node whose create reply was lost is found by
-//! reading the candidates one at a time, where the real client reads them in one multiRead,
-//! which the simulated ZooKeeper does not have yet (both find the same node); and a sibling
-//! whose name ends in a character of several bytes is passed over, where the real client
-//! panics slicing it.
+//! One difference: a sibling whose name ends in a character of several bytes is passed over,
+//! where the real client panics slicing it.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -18,7 +15,7 @@ use std::mem::ManuallyDrop;
 use std::sync::{Mutex, PoisonError};
 
 use zklab_recipes::outcome::Outcome;
-use zookeeper_client::{Acls, CheckWriteError, Error, MultiWriteResult, Stat};
+use zookeeper_client::{Acls, CheckWriteError, Error, MultiReadResult, MultiWriteResult, Stat};
 
 use super::client::Client;
 use super::multi::CheckWriter;
@@ -244,18 +241,26 @@ impl Contention {
         if self.unique {
             return Ok(candidates.next().map(|name| child(parent, name)));
         }
-        for name in candidates {
-            let path = child(parent, name);
-            // As a multiRead's, a read that fails on its node alone is passed over.
-            match until_answered(|| client.get_data(&path)).await {
-                Ok((_, stat)) if stat.ephemeral_owner == client.session_id().0 => {
-                    return Ok(Some(path))
-                }
-                Err(error @ (Error::SessionExpired | Error::ClientClosed)) => return Err(error),
-                Ok(_) | Err(_) => {}
-            }
+        let paths: Vec<String> = candidates.map(|name| child(parent, name)).collect();
+        if paths.is_empty() {
+            return Ok(None);
         }
-        Ok(None)
+        // The candidates' owners, in one multiRead; a read that fails alone is passed over.
+        let read_all = || {
+            let mut reader = client.new_multi_reader();
+            let added = paths.iter().try_for_each(|path| reader.add_get_data(path));
+            let commit = reader.commit();
+            async move {
+                added?;
+                commit.await
+            }
+        };
+        let owners = until_answered(read_all).await?;
+        let own = client.session_id().0;
+        let found = paths.into_iter().zip(owners).find(|(_, read)| {
+            matches!(read, MultiReadResult::Data { stat, .. } if stat.ephemeral_owner == own)
+        });
+        Ok(found.map(|(path, _)| path))
     }
 
     /// Waits until `own` (whose last `digits` characters are its sequence number) is the first

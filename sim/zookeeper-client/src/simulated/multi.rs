@@ -1,6 +1,6 @@
 //! zookeeper-client's transactions: a `MultiWriter` of writes applied all or nothing, a
-//! `CheckWriter` whose writes also need a node at a version, and a `MultiReader`, which the
-//! simulated ensemble cannot serve yet. Results and errors are the real crate's types.
+//! `CheckWriter` whose writes also need a node at a version, and a `MultiReader` of reads in
+//! one request. Results and errors are the real crate's types.
 
 use std::future::Future;
 
@@ -11,7 +11,7 @@ use zookeeper_client::{
 
 use super::client::Client;
 use super::conversions::{error, stat};
-use super::options::{not_yet, CreateOptions};
+use super::options::CreateOptions;
 use super::paths;
 
 /// Writes applied in one transaction: all, or none if one fails.
@@ -185,48 +185,66 @@ impl<'a> CheckWriter<'a> {
     }
 }
 
-/// Reads of several nodes in one request. The simulated ensemble has no multiRead yet: a commit
-/// with reads in it fails saying so.
+/// Reads of several nodes in one request (multiRead), all from one state of the server, each
+/// answered on its own.
 pub struct MultiReader<'a> {
-    reads: usize,
-    client: std::marker::PhantomData<&'a Client>,
+    client: &'a Client,
+    reads: Vec<Op>,
 }
 
-impl MultiReader<'_> {
-    pub(super) fn new() -> Self {
+impl<'a> MultiReader<'a> {
+    pub(super) fn new(client: &'a Client) -> Self {
         MultiReader {
-            reads: 0,
-            client: std::marker::PhantomData,
+            client,
+            reads: Vec::new(),
         }
     }
 
     /// Reads a node's data and stat.
     pub fn add_get_data(&mut self, path: &str) -> Result<(), Error> {
         paths::check(path, false)?;
-        self.reads += 1;
+        let (path, watch) = (path.to_owned(), false);
+        self.reads.push(Op::GetData { path, watch });
         Ok(())
     }
 
-    /// Reads a node's children and stat.
+    /// Reads a node's children (their names alone).
     pub fn add_get_children(&mut self, path: &str) -> Result<(), Error> {
         paths::check(path, false)?;
-        self.reads += 1;
+        let (path, watch) = (path.to_owned(), false);
+        self.reads.push(Op::GetChildren { path, watch });
         Ok(())
     }
 
-    /// With no read added, nothing; else an error: the simulated ensemble has no multiRead yet.
-    pub fn commit(&mut self) -> impl Future<Output = Result<Vec<MultiReadResult>, Error>> + Send {
-        let reads = std::mem::take(&mut self.reads);
+    /// Sends the reads added so far (none: nothing is sent) and starts the reader afresh. A
+    /// read that fails alone (`NoNode`, say) is its own `MultiReadResult::Error`.
+    pub fn commit(
+        &mut self,
+    ) -> impl Future<Output = Result<Vec<MultiReadResult>, Error>> + Send + 'a {
+        let (client, reads) = (self.client, std::mem::take(&mut self.reads));
         async move {
-            match reads {
-                0 => Ok(Vec::new()),
-                _ => Err(not_yet("multiRead")),
+            if reads.is_empty() {
+                return Ok(Vec::new());
             }
+            let results = match client.send(Op::MultiRead(reads)).await? {
+                OpResult::MultiRead(results) => results,
+                other => return Err(Error::UnexpectedError(format!("{other:?}"))),
+            };
+            let read = |result| match result {
+                Ok(OpResult::Data { data, stat: read }) => Ok(MultiReadResult::Data {
+                    data,
+                    stat: stat(read),
+                }),
+                Ok(OpResult::Listed(children)) => Ok(MultiReadResult::Children { children }),
+                Ok(other) => Err(Error::UnexpectedError(format!("{other:?}"))),
+                Err(failed) => Ok(MultiReadResult::Error { err: error(failed) }),
+            };
+            results.into_iter().map(read).collect()
         }
     }
 
     /// Forgets the reads added so far.
     pub fn abort(&mut self) {
-        self.reads = 0;
+        self.reads.clear();
     }
 }

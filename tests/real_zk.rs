@@ -85,7 +85,12 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
     };
     let server = Standalone::start(&installation).expect("a standalone server");
     let hosts = server.connect_string();
-    let exercised = ["multi committed", "multiRead", "event NodeDataChanged"];
+    let exercised = [
+        "multiRead",
+        "counted",
+        "ephemerals",
+        "event NodeDataChanged",
+    ];
     agree_on(RealServer::Hosts(&hosts), CONFORMANCE_CASES, &exercised);
 }
 
@@ -99,7 +104,7 @@ fn generated_cases_through_the_drop_in_behave_as_through_the_real_client_on_a_re
     };
     let server = Standalone::start(&installation).expect("a standalone server");
     let hosts = server.connect_string();
-    let exercised = ["multi committed", "multiRead", "event Closed"];
+    let exercised = ["multiRead", "counted", "ephemerals", "event Closed"];
     agree_on(
         RealServer::ThroughDropIn(&hosts),
         CONFORMANCE_CASES,

@@ -276,6 +276,17 @@ pub enum Op {
     /// Read nodes in one request (ZooKeeper 3.6's multiRead): `GetData` and `GetChildren`
     /// without watches, each answered on its own, all from one state of the server.
     MultiRead(Vec<Op>),
+    /// Count the nodes under a node, at every depth (ZooKeeper 3.6's getAllChildrenNumber).
+    CountDescendants {
+        /// Path of the node.
+        path: String,
+    },
+    /// List this session's ephemeral nodes whose paths start with `prefix` (ZooKeeper 3.6's
+    /// getEphemerals; `/`: all of them).
+    GetEphemerals {
+        /// What the paths start with: a path, matched as text (`/a` matches `/ab`).
+        prefix: String,
+    },
 }
 
 impl Op {
@@ -300,7 +311,9 @@ impl Op {
             | Op::GetChildren { path, .. }
             | Op::SetData { path, .. }
             | Op::Check { path, .. }
-            | Op::Sync { path } => *path = place(path),
+            | Op::Sync { path }
+            | Op::CountDescendants { path }
+            | Op::GetEphemerals { prefix: path } => *path = place(path),
             Op::Multi(ops) | Op::MultiRead(ops) => {
                 *ops = ops.iter().map(|op| op.map_paths(place)).collect()
             }
@@ -318,7 +331,9 @@ impl Op {
             | Op::GetChildren { path, .. }
             | Op::SetData { path, .. }
             | Op::Check { path, .. }
-            | Op::Sync { path } => path,
+            | Op::Sync { path }
+            | Op::CountDescendants { path }
+            | Op::GetEphemerals { prefix: path } => path,
             Op::Multi(ops) | Op::MultiRead(ops) => ops.first().map_or("/", Op::path),
         }
     }
@@ -369,6 +384,10 @@ pub enum OpResult {
     Listed(Vec<String>),
     /// The results of a multiRead's reads, each on its own: `Data`, `Listed`, or an error.
     MultiRead(Vec<Result<OpResult, ZkError>>),
+    /// How many nodes are under the node.
+    Counted(i32),
+    /// The session's ephemeral nodes' paths, in an order of the server's.
+    Ephemerals(Vec<String>),
 }
 
 /// The outcome of sending an op: its result or ZooKeeper's error code.
@@ -571,6 +590,31 @@ pub trait ZkClient {
         let reply = self.call(Op::Multi(ops));
         picked(reply, |result| match result {
             OpResult::Multi(results) => Some(results),
+            _ => None,
+        })
+    }
+
+    /// How many nodes are under `path`, at every depth.
+    fn count_descendants(&self, path: &str) -> impl Future<Output = Result<i32, ZkError>> + Send {
+        let reply = self.call(Op::CountDescendants {
+            path: path.to_owned(),
+        });
+        picked(reply, |result| match result {
+            OpResult::Counted(count) => Some(count),
+            _ => None,
+        })
+    }
+
+    /// This session's ephemeral nodes whose paths start with `prefix` (`/`: all of them).
+    fn ephemerals(
+        &self,
+        prefix: &str,
+    ) -> impl Future<Output = Result<Vec<String>, ZkError>> + Send {
+        let reply = self.call(Op::GetEphemerals {
+            prefix: prefix.to_owned(),
+        });
+        picked(reply, |result| match result {
+            OpResult::Ephemerals(paths) => Some(paths),
             _ => None,
         })
     }

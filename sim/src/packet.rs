@@ -34,7 +34,9 @@ fn record_len(op: &Op) -> usize {
         Op::Exists { path, .. } | Op::GetData { path, .. } | Op::GetChildren { path, .. } => {
             string(path) + 1
         }
-        Op::Sync { path } => string(path),
+        Op::Sync { path } | Op::CountDescendants { path } | Op::GetEphemerals { prefix: path } => {
+            string(path)
+        }
         Op::Multi(ops) | Op::MultiRead(ops) => {
             let each: usize = ops.iter().map(|op| MULTI_HEADER_LEN + record_len(op)).sum();
             each + MULTI_HEADER_LEN

@@ -366,6 +366,17 @@ impl Server {
                 Ok(OpResult::Checked)
             }
             Op::Sync { .. } => Ok(OpResult::Synced),
+            Op::CountDescendants { path } => {
+                self.tree.get(path).ok_or(ZkError::NoNode)?;
+                Ok(OpResult::Counted(self.tree.descendants(path)))
+            }
+            // The prefix is matched as text; `/` takes every one.
+            Op::GetEphemerals { prefix } => {
+                let owned = self.sessions.ephemerals(session).into_iter().flatten();
+                let matching =
+                    owned.filter(|path| prefix == "/" || path.starts_with(prefix.as_str()));
+                Ok(OpResult::Ephemerals(matching.cloned().collect()))
+            }
             // Each read on its own, all from this state; a listing without the parent's stat.
             // (`validate_op` let only unwatched reads of data and children in.)
             Op::MultiRead(reads) => Ok(OpResult::MultiRead(
@@ -438,7 +449,9 @@ impl Server {
             | Op::GetChildren { .. }
             | Op::Sync { .. }
             | Op::Multi(_)
-            | Op::MultiRead(_) => Err(ZkError::BadArguments),
+            | Op::MultiRead(_)
+            | Op::CountDescendants { .. }
+            | Op::GetEphemerals { .. } => Err(ZkError::BadArguments),
         }
     }
 

@@ -557,6 +557,8 @@ impl fmt::Display for OpText<'_> {
             Op::Sync { path } => write!(f, "sync {path}"),
             Op::Multi(ops) => write_batch(f, "multi", ops.iter().map(OpText)),
             Op::MultiRead(reads) => write_batch(f, "multiRead", reads.iter().map(OpText)),
+            Op::CountDescendants { path } => write!(f, "getAllChildrenNumber {path}"),
+            Op::GetEphemerals { prefix } => write!(f, "getEphemerals {prefix}"),
         }
     }
 }
@@ -616,6 +618,12 @@ impl fmt::Display for ResultText<'_> {
             OpResult::Multi(results) => write_batch(f, "multi", results.iter().map(ReplyText)),
             OpResult::MultiRead(results) => {
                 write_batch(f, "multiRead", results.iter().map(ReplyText))
+            }
+            OpResult::Counted(count) => write!(f, "counted {count}"),
+            OpResult::Ephemerals(paths) => {
+                let mut sorted: Vec<&String> = paths.iter().collect();
+                sorted.sort();
+                write!(f, "ephemerals {sorted:?}")
             }
         }
     }

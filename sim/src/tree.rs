@@ -158,6 +158,20 @@ impl Tree {
         self.nodes.get(path)
     }
 
+    /// How many nodes are under `path`, at every depth (ZooKeeper counts the keys that start
+    /// with `path/`; for the root, every node but itself).
+    pub fn descendants(&self, path: &str) -> i32 {
+        let count = match path {
+            "/" => self.nodes.len().saturating_sub(1),
+            _ => {
+                let under = format!("{path}/");
+                let after = self.nodes.range(under.clone()..);
+                after.take_while(|(key, _)| key.starts_with(&under)).count()
+            }
+        };
+        i32::try_from(count).unwrap_or(i32::MAX)
+    }
+
     /// The stat of the node at `path`, if any.
     pub fn stat(&self, path: &str) -> Option<Stat> {
         self.nodes.get(path).map(Znode::stat)

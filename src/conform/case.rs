@@ -459,6 +459,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|path| Op::Sync { path }),
         2 => vec(write_in_multi(), 1..4).prop_map(Op::Multi),
         1 => vec(read_in_multi(), 1..4).prop_map(Op::MultiRead),
+        1 => path().prop_map(|path| Op::CountDescendants { path }),
+        1 => path().prop_map(|prefix| Op::GetEphemerals { prefix }),
     ]
 }
 

@@ -400,6 +400,8 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
             }
         }
         OpResult::Listed(_)
+        | OpResult::Counted(_)
+        | OpResult::Ephemerals(_)
         | OpResult::Exists(None)
         | OpResult::Deleted
         | OpResult::Checked
@@ -435,6 +437,8 @@ fn result_kind(result: &OpResult) -> &'static str {
         OpResult::Multi(_) => "multi committed",
         OpResult::Listed(_) => "listed",
         OpResult::MultiRead(_) => "multiRead",
+        OpResult::Counted(_) => "counted",
+        OpResult::Ephemerals(_) => "ephemerals",
     }
 }
 
@@ -452,11 +456,13 @@ fn sort_deletion_runs(events: &mut [ZkEvent]) {
     }
 }
 
-/// Sorts a listing's names (of a multiRead's listings too): servers list children in an order
-/// of their own.
+/// Sorts a listing's names (of a multiRead's listings too) and a session's ephemerals: servers
+/// list them in an order of their own.
 fn sort_children(result: &mut OpResult) {
     match result {
-        OpResult::Children { children, .. } | OpResult::Listed(children) => children.sort(),
+        OpResult::Children { children, .. }
+        | OpResult::Listed(children)
+        | OpResult::Ephemerals(children) => children.sort(),
         OpResult::MultiRead(results) => results.iter_mut().flatten().for_each(sort_children),
         _ => {}
     }

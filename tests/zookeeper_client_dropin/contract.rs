@@ -41,6 +41,10 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     see!(client.create(&at("/e"), b"", &ephemeral).await.map(|(_, n)| n));
     see!(client.create(&at("/e/c"), b"", &open).await.map(|(_, n)| n));
     see!(client.check_stat(&at("/none")).await);
+    see!(client.list_ephemerals(root).await);
+    see!(client.list_ephemerals(&at("/a")).await);
+    see!(client.count_descendants_number(root).await);
+    see!(client.count_descendants_number(&at("/none")).await);
     see!(client.check_stat(&at("/e")).await.map(|s| s.map(|s| s.ephemeral_owner == client.session_id().0)));
     see!(client.list_children(&at("/a")).await.map(sorted));
     see!(client.get_children(&at("/a")).await.map(|(c, s)| (sorted(c), s.num_children)));
@@ -142,5 +146,6 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     let lock = client.lock(custom, b"", Acls::anyone_all()).await.unwrap();
     see!(lock.lock_path().strip_prefix(root));
     see!(client.list_children(&locks).await.map(sorted));
+    see!(client.count_descendants_number("/").await);
     seen
 }

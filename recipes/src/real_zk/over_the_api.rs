@@ -419,6 +419,13 @@ async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpR
         }
         Op::Multi(ops) => multi(client, acls, ops).await,
         Op::MultiRead(reads) => multi_read(client, reads).await,
+        Op::CountDescendants { path } => {
+            let count = client.count_descendants_number(&path).await?;
+            Ok(OpResult::Counted(i32::try_from(count).unwrap_or(i32::MAX)))
+        }
+        Op::GetEphemerals { prefix } => {
+            Ok(OpResult::Ephemerals(client.list_ephemerals(&prefix).await?))
+        }
     }
 }
 

@@ -1058,3 +1058,74 @@ fn garbage_inputs_never_panic() {
     assert!(s.node(&deep).is_some());
     assert!(s.node("/long").is_none());
 }
+
+#[test]
+fn a_multi_read_answers_each_read_alone_and_holds_nothing_but_unwatched_reads() {
+    let (mut server, s) = one_session();
+    ok(&mut server, s, persistent("/a"));
+    ok(&mut server, s, persistent("/a/b"));
+    let zxid = server.last_zxid();
+    let reads = Op::MultiRead(vec![
+        get_data("/a", false),
+        get_children("/a", false),
+        get_data("/gone", false),
+    ]);
+    let OpResult::MultiRead(results) = ok(&mut server, s, reads) else {
+        panic!("a multiRead's results");
+    };
+    assert!(matches!(&results[0], Ok(OpResult::Data { .. })));
+    assert_eq!(results[1], Ok(OpResult::Listed(vec!["b".to_owned()])));
+    assert_eq!(results[2], Err(ZkError::NoNode));
+    assert_eq!(server.last_zxid(), zxid, "a read takes no zxid");
+    refused(
+        &mut server,
+        s,
+        vec![
+            (
+                Op::MultiRead(vec![get_data("/a", true)]),
+                ZkError::BadArguments,
+            ),
+            (
+                Op::MultiRead(vec![exists("/a", false)]),
+                ZkError::BadArguments,
+            ),
+            (Op::MultiRead(vec![persistent("/c")]), ZkError::BadArguments),
+        ],
+    );
+    assert_eq!(server.node("/c"), None);
+}
+
+#[test]
+fn descendants_are_counted_at_every_depth_and_ephemerals_matched_as_text() {
+    let (mut server, s) = one_session();
+    let other = server.open_session();
+    ok(&mut server, s, persistent("/a"));
+    ok(&mut server, s, create("/a/e", CreateMode::Ephemeral));
+    ok(&mut server, s, persistent("/a/p"));
+    ok(&mut server, s, persistent("/a/p/x"));
+    ok(&mut server, other, create("/ab", CreateMode::Ephemeral));
+    ok(&mut server, s, create("/abc", CreateMode::Ephemeral));
+    let count = |path: &str| Op::CountDescendants {
+        path: path.to_owned(),
+    };
+    assert_eq!(ok(&mut server, s, count("/a")), OpResult::Counted(3));
+    assert_eq!(ok(&mut server, s, count("/a/p/x")), OpResult::Counted(0));
+    // The root's: every node but the root, the three of /zookeeper among them.
+    assert_eq!(ok(&mut server, s, count("/")), OpResult::Counted(9));
+    assert_eq!(err(&mut server, s, count("/gone")), ZkError::NoNode);
+    let ephemerals = |prefix: &str| Op::GetEphemerals {
+        prefix: prefix.to_owned(),
+    };
+    let paths =
+        |paths: &[&str]| OpResult::Ephemerals(paths.iter().map(|p| p.to_string()).collect());
+    assert_eq!(
+        ok(&mut server, s, ephemerals("/a")),
+        paths(&["/a/e", "/abc"])
+    );
+    assert_eq!(
+        ok(&mut server, s, ephemerals("/")),
+        paths(&["/a/e", "/abc"])
+    );
+    assert_eq!(ok(&mut server, s, ephemerals("/nothing")), paths(&[]));
+    assert_eq!(ok(&mut server, other, ephemerals("/")), paths(&["/ab"]));
+}

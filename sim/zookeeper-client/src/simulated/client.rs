@@ -282,6 +282,29 @@ impl Client {
         Ok((children, stat, watcher))
     }
 
+    /// How many nodes are under `path`, at every depth; `NoNode` if it does not exist.
+    pub async fn count_descendants_number(&self, path: &str) -> Result<usize, Error> {
+        let op = Op::CountDescendants {
+            path: path.to_owned(),
+        };
+        match self.send(op).await? {
+            OpResult::Counted(count) => Ok(usize::try_from(count).unwrap_or_default()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// This session's ephemeral nodes whose paths start with `path` (matched as text; `/`:
+    /// all of them), in an order of the server's; no `NoNode` when `path` does not exist.
+    pub async fn list_ephemerals(&self, path: &str) -> Result<Vec<String>, Error> {
+        let op = Op::GetEphemerals {
+            prefix: path.to_owned(),
+        };
+        match self.send(op).await? {
+            OpResult::Ephemerals(paths) => Ok(paths),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Sends `op`, which sets a watch, through a handle of its own: the watch's event goes to
     /// its watcher alone.
     async fn watching(&self, op: Op) -> Result<(OpResult, OneshotWatcher), Error> {

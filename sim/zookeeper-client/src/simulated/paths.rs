@@ -40,11 +40,12 @@ pub(super) fn check(path: &str, sequential_prefix: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks every path of `op`, as the real client checks a call's or a transaction's.
+/// Checks every path of `op`, as the real client checks a call's, a transaction's or a
+/// multiRead's.
 pub(super) fn check_op(op: &Op) -> Result<(), Error> {
     match op {
         Op::Create { path, mode, .. } => check(path, mode.is_sequential()),
-        Op::Multi(ops) => ops.iter().try_for_each(check_op),
+        Op::Multi(ops) | Op::MultiRead(ops) => ops.iter().try_for_each(check_op),
         single => check(single.path(), false),
     }
 }

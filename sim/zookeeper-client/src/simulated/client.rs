@@ -2,7 +2,6 @@
 //! runs on this thread. Each call is one op of zklab's client, traced as the client made it;
 //! each watch is set through a handle of its own (see [`super::watchers`]).
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,13 +124,10 @@ impl Client {
             OpResult::Created {
                 path: made,
                 stat: made_stat,
-            } => {
-                let sequence = match options.is_sequential() {
-                    true => sequence_of(&made)?,
-                    false => -1,
-                };
-                Ok((stat(made_stat), CreateSequence(sequence)))
-            }
+            } => Ok((
+                stat(made_stat),
+                CreateSequence::appended(&made, path.len())?,
+            )),
             other => Err(unexpected(&other)),
         }
     }
@@ -354,7 +350,7 @@ impl Client {
         &self,
         task: impl std::future::Future<Output = ()> + Send + 'static,
     ) {
-        if running(self.session.node) {
+        if self.is_running() {
             std::mem::drop(madsim::task::spawn(task));
         }
     }
@@ -425,16 +421,6 @@ fn children(reply: OpResult) -> Result<(Vec<String>, Stat), Error> {
         } => Ok((children, stat(node))),
         other => Err(unexpected(&other)),
     }
-}
-
-/// The sequence number the server appended to a sequential node's name.
-fn sequence_of(made: &str) -> Result<i64, Error> {
-    let digits = &made[made.len().saturating_sub(10)..];
-    digits.parse().map_err(|_| {
-        Error::UnexpectedError(format!(
-            "a sequential node without a sequence number: {made}"
-        ))
-    })
 }
 
 /// A reply of another kind than the op's: the simulated client never gives one.
@@ -510,11 +496,12 @@ impl Connector {
                 "connect from the task of one of the harness's clients".to_owned(),
             )
         })?;
-        let servers = connect_string::servers_named(cluster, zk.server_count())
+        let mut servers = connect_string::servers_named(cluster, zk.server_count())
             .map_err(|what| Error::UnexpectedError(format!("the connect string names {what}")))?;
-        let servers: BTreeSet<usize> = servers.into_iter().collect();
-        let calls = match servers.iter().collect::<Vec<_>>()[..] {
-            [server] => zk.connect_pinned(client, *server),
+        servers.sort_unstable();
+        servers.dedup();
+        let calls = match servers[..] {
+            [server] => zk.connect_pinned(client, server),
             _ if servers.len() == zk.server_count() => zk.connect(client),
             _ => return Err(not_yet("connect strings that name some of its servers")),
         };

@@ -397,19 +397,13 @@ impl Held {
     ) -> impl Future<Output = Result<(Stat, CreateSequence), Error>> + Send + 'c {
         let mut writer = self.check_writer(client);
         let added = writer.add_create(path, data, options);
-        let named = path.len();
+        let asked = path.len();
         async move {
             added?;
             match only_write(writer.commit()).await? {
-                MultiWriteResult::Create { path, stat } if path.len() <= named => {
-                    Ok((stat, CreateSequence(-1)))
+                MultiWriteResult::Create { path, stat } => {
+                    Ok((stat, CreateSequence::appended(&path, asked)?))
                 }
-                MultiWriteResult::Create { path, stat } => match path[named..].parse() {
-                    Ok(sequence) => Ok((stat, CreateSequence(sequence))),
-                    Err(_) => Err(Error::UnexpectedError(format!(
-                        "a sequential node without a sequence number: {path}"
-                    ))),
-                },
                 other => Err(unexpected(&other)),
             }
         }

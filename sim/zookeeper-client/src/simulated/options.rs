@@ -58,11 +58,6 @@ impl CreateOptions<'_> {
         self
     }
 
-    /// Whether the server appends a sequence number to the node's name.
-    pub(super) fn is_sequential(&self) -> bool {
-        self.mode.is_sequential()
-    }
-
     /// The simulated server's mode for these options (for a directory of `mkdir`: `directory`),
     /// or the error the real client gives for them before it sends anything, or one that says
     /// what the simulated ZooKeeper does not have yet.
@@ -135,6 +130,19 @@ impl CreateSequence {
     /// The number.
     pub fn into_i64(self) -> i64 {
         self.0
+    }
+
+    /// The number the server appended to a node asked for at a path `asked` bytes long, which
+    /// it made at `made`: `-1` when it appended none.
+    pub(super) fn appended(made: &str, asked: usize) -> Result<Self, Error> {
+        match made.get(asked..) {
+            None | Some("") => Ok(CreateSequence(-1)),
+            Some(digits) => digits.parse().map(CreateSequence).map_err(|_| {
+                Error::UnexpectedError(format!(
+                    "a sequential node without a sequence number: {made}"
+                ))
+            }),
+        }
     }
 }
 

@@ -153,9 +153,10 @@ pub(crate) struct Setup {
     rounds: u32,
     /// Faults: `none`, or a comma-separated list of `all` and kinds
     /// (connection-loss, lost-reply, lost-create-reply, session-expiry, reorder, partition, pause, crash,
-    /// and on an ensemble stale-read, server-crash and leader-change), each at its default rate
-    /// or as `kind=rate`: a probability per message (0 to 1) for the first four, a frequency per
-    /// second of sim time (0 to 100) for the rest; later items win (`all,crash=0.05`).
+    /// container-reaped, and on an ensemble stale-read, server-crash and leader-change), each at
+    /// its default rate or as `kind=rate`: a probability per message (0 to 1) for the first
+    /// four, per emptied container (0 to 1) for container-reaped, a frequency per second of sim
+    /// time (0 to 100) for the rest; later items win (`all,crash=0.05`).
     #[arg(long, default_value = "all", value_parser = parse_faults)]
     faults: String,
     /// Servers in the simulated ensemble: 1 (standalone, every read up to date), 3 or 5

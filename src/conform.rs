@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::recipes::client::{ZkClient, ZkError};
 use crate::recipes::real_zk::RealZk;
 use crate::sim::local::LocalZk;
+use crate::sim::service::SimConfig;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -43,6 +44,19 @@ const SHRINK_RUNS: u32 = 400;
 
 /// The session timeout asked of the real server: long enough that nothing expires mid-case.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often the simulated reaper looks for containers and TTL nodes to delete: once an hour,
+/// as on the servers zklab launches, so that no case meets it on one side alone.
+const REAPER_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// The simulated service a case runs on: `servers` of them, the reaper as on a launched server.
+fn case_config(servers: usize) -> SimConfig {
+    SimConfig {
+        servers,
+        container_check_interval: REAPER_INTERVAL,
+        ..SimConfig::default()
+    }
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -89,6 +103,8 @@ pub struct ConformReport {
     /// How often each kind of answer and event came up (on the simulated side), to show what
     /// the cases exercised.
     pub outcomes: BTreeMap<String, u64>,
+    /// How often the cases sent each kind of request (see [`Case::tally_requests`]).
+    pub requests: BTreeMap<String, u64>,
 }
 
 /// Runs the cases against `real`; `progress(done, mismatches)` after each.
@@ -121,12 +137,15 @@ pub fn conform(
         mismatches: 0,
         first_mismatch: None,
         outcomes: BTreeMap::new(),
+        requests: BTreeMap::new(),
     };
     for _ in 0..options.cases {
         let mut tree = strategy
             .new_tree(&mut runner)
             .map_err(|_| ZkError::SystemError)?;
-        let (simulated, difference) = differ.run(&tree.current())?;
+        let case = tree.current();
+        case.tally_requests(&mut report.requests);
+        let (simulated, difference) = differ.run(&case)?;
         simulated.tally(&mut report.outcomes);
         if let Some(difference) = difference {
             report.mismatches += 1;

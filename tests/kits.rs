@@ -95,7 +95,10 @@ fn every_recipe_holds_over_1000_seeds_with_every_fault_injected() {
             .collect();
         let name = scenario.name;
         assert!(failures.is_empty(), "{name}:\n{}", failures.join("\n"));
-        for kind in FaultKind::ALL {
+        // The reaper strikes only where there are containers: in the kits named for them.
+        let strikable =
+            |kind: &FaultKind| *kind != FaultKind::ContainerReaped || name.contains("containers");
+        for kind in FaultKind::ALL.into_iter().filter(strikable) {
             assert!(report.faults.get(kind) > 0, "{name}: never injected {kind}");
         }
         // A recipe's own herd rule is its kit's monitor (which found nothing above); every

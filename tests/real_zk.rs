@@ -90,6 +90,9 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
         "counted",
         "ephemerals",
         "event NodeDataChanged",
+        "createContainer",
+        "createTTL persistent",
+        "createTTL persistent sequential",
     ];
     agree_on(RealServer::Hosts(&hosts), CONFORMANCE_CASES, &exercised);
 }
@@ -104,7 +107,14 @@ fn generated_cases_through_the_drop_in_behave_as_through_the_real_client_on_a_re
     };
     let server = Standalone::start(&installation).expect("a standalone server");
     let hosts = server.connect_string();
-    let exercised = ["multiRead", "counted", "ephemerals", "event Closed"];
+    let exercised = [
+        "multiRead",
+        "counted",
+        "ephemerals",
+        "event Closed",
+        "createContainer",
+        "createTTL persistent sequential",
+    ];
     agree_on(
         RealServer::ThroughDropIn(&hosts),
         CONFORMANCE_CASES,
@@ -234,7 +244,12 @@ fn generated_cases_with_faults_behave_the_same_on_the_simulator_and_a_controller
     };
     let controller = Controller::start(&installation).expect("a controller server");
     // The faults struck: sessions expired, and replies were lost.
-    let exercised = ["fault", "event Expired", "ConnectionLoss"];
+    let exercised = [
+        "fault",
+        "event Expired",
+        "ConnectionLoss",
+        "createContainer",
+    ];
     agree_on(RealServer::Controller(&controller), FAULT_CASES, &exercised);
 }
 
@@ -245,10 +260,15 @@ fn agree_on(real: RealServer<'_>, cases: u64, exercised: &[&str]) {
     let report = conform(real, &options, |_, _| {}).expect("a usable server");
     assert_agree(&report, cases);
     for outcome in exercised {
+        let seen = report
+            .outcomes
+            .get(*outcome)
+            .or(report.requests.get(*outcome));
         assert!(
-            report.outcomes.get(*outcome).is_some_and(|&n| n > 0),
-            "no {outcome}: {:?}",
-            report.outcomes
+            seen.is_some_and(|&n| n > 0),
+            "no {outcome}: {:?} {:?}",
+            report.outcomes,
+            report.requests
         );
     }
 }
@@ -366,7 +386,10 @@ fn every_recipe_holds_on_a_real_standalone_server() {
     let Some(installation) = installed_or_skip("recipes on a standalone server") else {
         return;
     };
-    let server = Standalone::start(&installation).expect("a standalone server");
+    // Its reaper looks every second, as the simulated one does: a container recipe's
+    // directory goes and comes back under it.
+    let server = Standalone::start_reaping(&installation, Duration::from_secs(1))
+        .expect("a standalone server");
     for scenario in catalogue::scenarios().filter(|s| s.bug.is_none()) {
         let options = RealOptions::default();
         let trace = RealTrace::new();
@@ -665,5 +688,84 @@ fn the_harness_runs_a_tests_closure_on_a_real_server_and_strikes_its_sessions_th
             .message
             .contains("partition is simulated only"),
         "{failure}"
+    );
+}
+
+/// How often the reaper looks, on both sides of the reaper's story.
+const REAPER_EVERY: Duration = Duration::from_millis(200);
+
+/// What one session sees of the reaper: an emptied container goes and a never-used one stays;
+/// a TTL node idle past its TTL goes and one with a child stays; the watches on what went fire.
+async fn reaper_story(zk: &impl ZkClient) -> Vec<String> {
+    let make = |path: &'static str, mode| async move { zk.create(path, b"", mode).await.map(drop) };
+    let ttl = CreateMode::PersistentWithTtl { ttl_ms: 300 };
+    let mut seen = vec![
+        format!("{:?}", make("/r", CreateMode::Persistent).await),
+        format!("{:?}", make("/r/box", CreateMode::Container).await),
+        format!("{:?}", make("/r/box/a", CreateMode::Persistent).await),
+        format!("{:?}", make("/r/never", CreateMode::Container).await),
+        format!("{:?}", make("/r/idle", ttl).await),
+        format!("{:?}", make("/r/kept", ttl).await),
+        format!("{:?}", make("/r/kept/x", CreateMode::Persistent).await),
+        format!("{:?}", zk.exists("/r/box", true).await.map(|s| s.is_some())),
+        format!("{:?}", zk.get_children("/r", true).await.map(|c| c.len())),
+        format!("{:?}", zk.delete("/r/box/a", -1).await),
+    ];
+    zk.sleep(REAPER_EVERY * 5).await;
+    for path in ["/r/box", "/r/never", "/r/idle", "/r/kept"] {
+        let there = zk.exists(path, false).await.map(|stat| stat.is_some());
+        seen.push(format!("{path} there: {there:?}"));
+    }
+    while let Some(event) = zk.try_next_event() {
+        seen.push(format!("{event:?}"));
+    }
+    seen
+}
+
+/// The reaper's story on a real server started to reap every `REAPER_EVERY`, and on the
+/// simulated one configured so: the same nodes go, and the same watches fire.
+#[test]
+fn the_reaper_takes_the_same_nodes_on_a_real_server_and_in_the_simulator() {
+    use zklab::sim::fault::{FaultPlan, FaultRates};
+    use zklab::sim::service::{SimConfig, SimZk};
+    let Some(installation) = installed_or_skip("the reaper") else {
+        return;
+    };
+    let server = Standalone::start_reaping(&installation, REAPER_EVERY).expect("a server");
+    let hosts = server.connect_string();
+    let real = runtime().block_on(async {
+        let zk = RealZk::connect(&hosts, Duration::from_secs(10))
+            .await
+            .unwrap();
+        reaper_story(&zk).await
+    });
+    let simulated = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default())
+        .block_on(async {
+            let config = SimConfig {
+                container_check_interval: REAPER_EVERY,
+                ..SimConfig::default()
+            };
+            let plan = FaultPlan {
+                rates: FaultRates::none(),
+                script: Vec::new(),
+            };
+            let zk = SimZk::start(config, plan);
+            let seen = reaper_story(&zk.connect(0)).await;
+            zk.end_tasks();
+            seen
+        });
+    assert_eq!(simulated, real);
+    assert!(
+        real.contains(&"/r/box there: Ok(false)".to_owned()),
+        "{real:?}"
+    );
+    assert!(
+        real.contains(&"/r/idle there: Ok(false)".to_owned()),
+        "{real:?}"
+    );
+    let told = |what: &str| real.iter().any(|line| line.contains(what));
+    assert!(
+        told("NodeDeleted, path: \"/r/box\"") && told("NodeChildrenChanged"),
+        "{real:?}"
     );
 }

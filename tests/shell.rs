@@ -15,6 +15,11 @@ fn every_command_prints_what_zkcli_prints() {
 }
 
 #[test]
+fn containers_and_ttl_nodes_are_made_and_refused_as_zkcli_makes_and_refuses_them() {
+    assert_same_as_zkcli("extended_types");
+}
+
+#[test]
 fn an_uncaught_java_exception_ends_the_shell_as_it_ends_zkcli() {
     assert_same_as_zkcli("number_format");
 }

@@ -251,9 +251,15 @@ fn forced_order<W: Workload>(steps: &[(StateOf<W>, ActionOf<W>, StateOf<W>)]) ->
             Action::Deliver(_) => ForcedKind::Deliver,
             Action::Request(..) => ForcedKind::Request,
             Action::Timeout(_) => ForcedKind::Timeout,
+            Action::Reap(_) => ForcedKind::Reap,
+        };
+        // A reap names which node of those the reaper would take.
+        let client = match action {
+            Action::Reap(i) => *i,
+            _ => action.client().unwrap_or_default(),
         };
         ForcedStep {
-            client: action.client() as u32,
+            client: client as u32,
             kind,
         }
     };

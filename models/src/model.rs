@@ -118,6 +118,10 @@ pub enum Action<R> {
     LostReply(usize),
     /// Fault: the server expires the client's session.
     SessionExpiry(usize),
+    /// The server's reaper deletes the `i`th node it would take (by path): a container that
+    /// has had a child and has none. It may run at any moment; the model has no time, so a TTL
+    /// node never idles long enough.
+    Reap(usize),
 }
 
 impl<R> Action<R> {
@@ -129,8 +133,8 @@ impl<R> Action<R> {
         )
     }
 
-    /// The client it concerns.
-    pub fn client(&self) -> usize {
+    /// The client it concerns; `None` for the server's own step (a reap).
+    pub fn client(&self) -> Option<usize> {
         match self {
             Action::Apply(c)
             | Action::Deliver(c)
@@ -138,7 +142,8 @@ impl<R> Action<R> {
             | Action::Timeout(c)
             | Action::ConnectionLoss(c)
             | Action::LostReply(c)
-            | Action::SessionExpiry(c) => *c,
+            | Action::SessionExpiry(c) => Some(*c),
+            Action::Reap(_) => None,
         }
     }
 }
@@ -548,6 +553,8 @@ impl<W: Workload> Model for RecipeModel<W> {
                 actions.push(Action::SessionExpiry(c));
             }
         }
+        let (candidates, _) = state.server.reap_candidates(0);
+        actions.extend((0..candidates.len()).map(Action::Reap));
     }
 
     fn next_state(&self, last: &Self::State, action: Self::Action) -> Option<Self::State> {
@@ -647,6 +654,14 @@ impl<W: Workload> Model for RecipeModel<W> {
                     lost_op: false,
                     then: SessionEvent::Expired,
                 });
+            }
+            Action::Reap(i) => {
+                let (candidates, _) = state.server.reap_candidates(0);
+                let path = candidates.into_iter().nth(i)?;
+                let reaped = state.server.reap(&path, 0)?;
+                let zxid = reaped.zxid;
+                Self::observe(&mut state, TraceEvent::Reaped { zxid, path });
+                Self::notify(&mut state, 0, zxid, reaped.notifications);
             }
         }
         Some(state)

@@ -83,7 +83,9 @@ struct Sketch {
 impl Sketch {
     /// Draws step `at`.
     fn step<W: Workload>(&mut self, at: u64, step: &Step<W>) {
-        let c = step.action.client();
+        let Some(c) = step.action.client() else {
+            return self.reaped(at, step);
+        };
         let client = &step.before.clients[c];
         let session = client.session;
         let whole = format!("step {at}: {}", step.line());
@@ -153,7 +155,7 @@ impl Sketch {
                 dot(&mut self.timeline, own, Mark::Fault, text);
                 id
             }
-            Action::SessionExpiry(_) => {
+            Action::SessionExpiry(_) | Action::Reap(_) => {
                 let text = format!("session-expiry: expires s{session}");
                 let id = dot(&mut self.timeline, SERVER, Mark::Fault, text);
                 origin = Some(id);
@@ -182,6 +184,28 @@ impl Sketch {
                 );
                 self.held(k, holds, id);
             }
+        }
+    }
+
+    /// Draws step `at`, the server's reaper deleting a node: the watches it fired leave from it.
+    fn reaped<W: Workload>(&mut self, at: u64, step: &Step<W>) {
+        let line = step.line();
+        let text = line
+            .split(" | ")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let id = self.timeline.dot(Dot {
+            at,
+            lane: SERVER,
+            mark: Mark::Applied,
+            text,
+            whole: format!("step {at}: {line}"),
+        });
+        self.last = Some(id);
+        for k in 0..self.inbound.len() {
+            self.posted(step, k, Some(id));
         }
     }
 

@@ -24,7 +24,16 @@ pub struct Step<'a, W: Workload> {
 impl<W: Workload> Step<'_, W> {
     /// The step as one trace line.
     pub fn line(&self) -> String {
-        let c = self.action.client();
+        let Some(c) = self.action.client() else {
+            // The server's own step: a reap.
+            let mut line = format!("   -- server reaps {}", self.reaped());
+            let woken = self.woken();
+            if !woken.is_empty() {
+                let _ = write!(line, "; notifies {}", woken.join(", "));
+            }
+            let _ = write!(line, " | {}", beliefs(&self.after.clients));
+            return line;
+        };
         let client = &self.before.clients[c];
         let who = format!("c{c} s{}", client.session);
         let mut line = match self.action {
@@ -44,6 +53,7 @@ impl<W: Workload> Step<'_, W> {
                 "{who} XX fault session-expiry: the server expires s{}",
                 client.session
             ),
+            Action::Reap(_) => format!("server reaps {}", self.reaped()),
         };
         let woken = self.woken();
         if !woken.is_empty() {
@@ -59,9 +69,16 @@ impl<W: Workload> Step<'_, W> {
 
     /// The step in Mermaid's sequence-diagram syntax.
     pub fn mermaid(&self) -> String {
-        let c = self.action.client();
-        let client = &self.before.clients[c];
         let mut out = String::new();
+        let Some(c) = self.action.client() else {
+            let reaped = format!("the reaper deletes {}", self.reaped());
+            let _ = writeln!(out, "    Note over ZK: {}", escape(&reaped));
+            for (woken, event) in self.woken_clients() {
+                let _ = writeln!(out, "    ZK--)c{woken}: {}", escape(&event));
+            }
+            return out;
+        };
+        let client = &self.before.clients[c];
         match self.action {
             Action::Apply(_) => {
                 let _ = writeln!(out, "    c{c}->>ZK: {}", escape(&op(client)));
@@ -84,7 +101,10 @@ impl<W: Workload> Step<'_, W> {
             Action::Timeout(_) => {
                 let _ = writeln!(out, "    Note over c{c}: timer goes off");
             }
-            Action::ConnectionLoss(_) | Action::LostReply(_) | Action::SessionExpiry(_) => {
+            Action::ConnectionLoss(_)
+            | Action::LostReply(_)
+            | Action::SessionExpiry(_)
+            | Action::Reap(_) => {
                 let line = self.line();
                 let fault = line
                     .split(" XX ")
@@ -98,6 +118,15 @@ impl<W: Workload> Step<'_, W> {
             let _ = writeln!(out, "    ZK--)c{woken}: {}", escape(&event));
         }
         out
+    }
+
+    /// The node a reap deleted.
+    fn reaped(&self) -> String {
+        let Action::Reap(i) = self.action else {
+            return String::new();
+        };
+        let (candidates, _) = self.before.server.reap_candidates(0);
+        candidates.into_iter().nth(*i).unwrap_or_default()
     }
 
     /// The reply the server queued for client `c` in this step.

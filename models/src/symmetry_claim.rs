@@ -247,6 +247,7 @@ fn rename_client<R: Clone>(action: &Action<R>, slot_of: impl Fn(usize) -> usize)
         Action::ConnectionLoss(c) => Action::ConnectionLoss(slot_of(*c)),
         Action::LostReply(c) => Action::LostReply(slot_of(*c)),
         Action::SessionExpiry(c) => Action::SessionExpiry(slot_of(*c)),
+        Action::Reap(i) => Action::Reap(*i),
     }
 }
 

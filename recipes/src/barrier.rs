@@ -203,7 +203,7 @@ impl BarrierMachine {
             // Gone between the create and the read: its session ended; the expiry is on its way.
             (Phase::Setting, Ok(OpResult::Exists(None))) => self.set(),
             (Phase::Setting, Err(ZkError::NoNode)) if self.dir() != "/" => {
-                let (parents, op) = Parents::start(self.dir());
+                let (parents, op) = Parents::start(self.dir(), CreateMode::Persistent);
                 self.send(Phase::CreatingParent(parents), op)
             }
             (Phase::CreatingParent(parents), Ok(_) | Err(ZkError::NodeExists)) => {

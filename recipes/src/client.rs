@@ -28,6 +28,20 @@ pub enum CreateMode {
     Ephemeral,
     /// Ephemeral, with a server-assigned sequence number appended to its name.
     EphemeralSequential,
+    /// Persistent, until the server deletes it once it has had a child and has none left
+    /// (ZooKeeper 3.5's container node, reaped on the server's own schedule).
+    Container,
+    /// Persistent, until the server deletes it once it has had no child and no change of its
+    /// data for `ttl_ms` (ZooKeeper 3.5's TTL node; the server needs its extended types on).
+    PersistentWithTtl {
+        /// How long it may stand idle, in milliseconds: from 1 to [`CreateMode::MAX_TTL_MS`].
+        ttl_ms: i64,
+    },
+    /// A TTL node with a server-assigned sequence number appended to its name.
+    PersistentSequentialWithTtl {
+        /// How long it may stand idle, in milliseconds: from 1 to [`CreateMode::MAX_TTL_MS`].
+        ttl_ms: i64,
+    },
 }
 
 impl CreateMode {
@@ -43,8 +57,28 @@ impl CreateMode {
     pub fn is_sequential(self) -> bool {
         matches!(
             self,
-            CreateMode::PersistentSequential | CreateMode::EphemeralSequential
+            CreateMode::PersistentSequential
+                | CreateMode::EphemeralSequential
+                | CreateMode::PersistentSequentialWithTtl { .. }
         )
+    }
+
+    /// The longest TTL a server accepts: it keeps a TTL in the low 40 bits of the stat's
+    /// `ephemeral_owner`.
+    pub const MAX_TTL_MS: i64 = (1 << 40) - 1;
+
+    /// Whether the server deletes such a node on its own: a container or a TTL node.
+    pub fn is_reaped(self) -> bool {
+        self == CreateMode::Container || self.ttl_ms().is_some()
+    }
+
+    /// A TTL mode's time to live, in milliseconds.
+    pub fn ttl_ms(self) -> Option<i64> {
+        match self {
+            CreateMode::PersistentWithTtl { ttl_ms }
+            | CreateMode::PersistentSequentialWithTtl { ttl_ms } => Some(ttl_ms),
+            _ => None,
+        }
     }
 }
 

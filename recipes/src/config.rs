@@ -276,7 +276,7 @@ impl ConfigMachine {
             // Created meanwhile by another writer (or by this create, sent again): set it.
             (Phase::Creating, Err(ZkError::NodeExists)) => self.write(false),
             (Phase::Creating, Err(ZkError::NoNode)) => {
-                let (parents, op) = Parents::start(self.dir());
+                let (parents, op) = Parents::start(self.dir(), CreateMode::Persistent);
                 self.send(Phase::CreatingParent(parents), op)
             }
             (Phase::CreatingParent(parents), Ok(_) | Err(ZkError::NodeExists)) => {

@@ -234,7 +234,7 @@ impl GroupMachine {
                 self.send(Phase::Checking, Op::Exists { path, watch: false })
             }
             (Phase::Joining, Err(ZkError::NoNode)) => {
-                let (parents, op) = Parents::start(&self.dir);
+                let (parents, op) = Parents::start(&self.dir, CreateMode::Persistent);
                 self.send(Phase::CreatingParent(parents), op)
             }
             (Phase::CreatingParent(parents), Ok(_) | Err(ZkError::NodeExists)) => {

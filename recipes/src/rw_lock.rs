@@ -27,7 +27,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::client::ZkError;
+use crate::client::{CreateMode, ZkError};
 use crate::lock::LockRequest;
 use crate::outcome::Outcome;
 use crate::parts::contender::{Gate, Line, Revocation};
@@ -142,12 +142,14 @@ impl Role for Access {
                 kin: KIN,
                 gate: Gate::NoneAhead(WRITE),
                 revocation: Revocation::Never,
+                parents: Some(CreateMode::Persistent),
             },
             Access::Write => Line {
                 marker: WRITE,
                 kin: KIN,
                 gate: Gate::First,
                 revocation: Revocation::Never,
+                parents: Some(CreateMode::Persistent),
             },
         }
     }

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::client::CreateMode;
 use crate::lock::LockRequest;
 use crate::parts::contender::{Gate, Line, Revocation};
 use crate::parts::exclusive::{role_outcome, Claim, Exclusive, Hold, Role};
@@ -49,6 +50,7 @@ impl Role for Lease {
             kin: &[MARKER],
             gate: Gate::Among(self.leases),
             revocation: Revocation::Never,
+            parents: Some(CreateMode::Persistent),
         }
     }
 

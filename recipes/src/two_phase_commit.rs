@@ -369,7 +369,7 @@ impl TwoPhaseCommitMachine {
                 [_, Err(ZkError::NodeExists)] => self.read_tx(),
                 // No directory yet.
                 [Err(ZkError::NoNode), _] => {
-                    let (parents, op) = Parents::start(&self.dir);
+                    let (parents, op) = Parents::start(&self.dir, CreateMode::Persistent);
                     self.send(Phase::CreatingParent(parents), op)
                 }
                 // Closed meanwhile.

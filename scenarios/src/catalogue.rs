@@ -5,6 +5,9 @@
 //! by name: this table's, or a user's own on the same command line.
 
 use zklab_models::general_properties::{NO_STUCK_STATE, ORPHAN};
+use zklab_recipes::election::ElectionRole;
+use zklab_recipes::lock::LockRole;
+use zklab_recipes::parts::contained::Contained;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
 use zklab_recipes::semaphore::Lease;
@@ -14,16 +17,17 @@ use crate::barrier::monitor::BARRIER_PASSED;
 use crate::barrier::BarrierKit;
 use crate::config::monitor::CONFIG_STALE;
 use crate::config::ConfigKit;
+use crate::contained::DirectoryTakenForGranted;
 use crate::double_barrier::monitor::{ENTERED_EARLY, LEFT_EARLY};
 use crate::double_barrier::DoubleBarrierKit;
 use crate::election::bugs::WatchLowest;
-use crate::election::ElectionKit;
+use crate::election::{ContainedElectionKit, ElectionKit};
 use crate::exclusive::ExclusiveKit;
 use crate::group::bugs::PersistentMember;
 use crate::group::monitor::{GROUP_GHOST, GROUP_STALE};
 use crate::group::GroupKit;
 use crate::lock::bugs::{GiveUp, SortByName};
-use crate::lock::LockKit;
+use crate::lock::{ContainedLockKit, LockKit};
 use crate::monitor::exclusion::MUTUAL_EXCLUSION;
 use crate::monitor::failure::RECIPE_FAILED;
 use crate::monitor::herd::HERD;
@@ -108,6 +112,21 @@ pub static SCENARIOS: &[Scenario] = &[
         kit: &LockKit::<LostWakeup>::KIT,
         states: Some(369),
     },
+    // The lock in a container directory (`lock.rs`), as Curator 5 keeps it.
+    Scenario {
+        name: "lock-containers",
+        about: "exclusive lock whose directory is a container the server reaps when it empties",
+        bug: None,
+        kit: &ContainedLockKit::<Documented>::KIT,
+        states: Some(43_434),
+    },
+    Scenario {
+        name: "lock-containers-bug-no-parents",
+        about: "a contender that finds the reaped directory gone fails instead of making it again",
+        bug: Some(KnownBug::new(&[&RECIPE_FAILED], 2)),
+        kit: &ExclusiveKit::<DirectoryTakenForGranted<Contained<LockRole>>, Documented>::KIT,
+        states: Some(68),
+    },
     // The election (`election.rs`).
     Scenario {
         name: "election",
@@ -129,6 +148,21 @@ pub static SCENARIOS: &[Scenario] = &[
         bug: Some(KnownBug::new(&[&HERD], 3)),
         kit: &ElectionKit::<WatchLowest>::KIT,
         states: Some(2_161),
+    },
+    // The election in a container directory (`election.rs`), as Curator 5 keeps it.
+    Scenario {
+        name: "election-containers",
+        about: "leader election whose directory is a container the server reaps when it empties",
+        bug: None,
+        kit: &ContainedElectionKit::<Documented>::KIT,
+        states: Some(43_434),
+    },
+    Scenario {
+        name: "election-containers-bug-no-parents",
+        about: "a candidate that finds the reaped directory gone fails instead of making it again",
+        bug: Some(KnownBug::new(&[&RECIPE_FAILED], 2)),
+        kit: &ExclusiveKit::<DirectoryTakenForGranted<Contained<ElectionRole>>, Documented>::KIT,
+        states: Some(68),
     },
     // The read/write lock (`rw_lock.rs`).
     Scenario {

@@ -9,6 +9,7 @@
 pub mod bugs;
 
 use zklab_recipes::election::ElectionRole;
+use zklab_recipes::parts::contained::Contained;
 
 use crate::exclusive::{ExclusiveKit, SoleRole};
 
@@ -21,3 +22,7 @@ impl SoleRole for ElectionRole {
 
 /// The election's kit, its machine under mutation `X`.
 pub type ElectionKit<X> = ExclusiveKit<ElectionRole, X>;
+
+/// The kit of the election whose directory is a container (see [`crate::contained`]), its
+/// machine under mutation `X`.
+pub type ContainedElectionKit<X> = ExclusiveKit<Contained<ElectionRole>, X>;

@@ -8,8 +8,8 @@
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use zklab_models::workload::Workload;
-use zklab_recipes::client::{SessionId, ZkClient};
+use zklab_models::workload::{directory_creates, Workload};
+use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::parts::exclusive::{Claim, Exclusive, Role};
 use zklab_recipes::parts::link::RecipeError;
 use zklab_recipes::session_renaming::RenameSessions;
@@ -17,6 +17,7 @@ use zklab_sim::property::Monitor;
 
 use crate::host::{in_sessions, Host};
 use crate::kit::Kit;
+use crate::model_round::with_directory;
 use crate::monitor::exclusion::MutualExclusion;
 use crate::monitor::failure::NoFailures;
 use crate::monitor::herd::Herd;
@@ -49,6 +50,9 @@ pub trait RoleKit: Role {
 
     /// How many pieces of work a holder does after its first use, checking in before each.
     const USES: u32 = 1;
+
+    /// Whether the directory is a container (see `zklab_recipes::parts::contained`).
+    const CONTAINER: bool = false;
 }
 
 /// A role one client holds at a time, every client contending for it alike (the lock, the
@@ -56,6 +60,9 @@ pub trait RoleKit: Role {
 pub trait SoleRole: Role + Default {
     /// The directory of the role's contender nodes.
     const DIR: &'static str;
+
+    /// Whether the directory is a container.
+    const CONTAINER: bool = false;
 }
 
 /// The monitors of a [`SoleRole`]: at most one holder, one waiter woken per deletion, no recipe
@@ -64,6 +71,7 @@ pub type ExclusiveMonitors = (MutualExclusion, Herd, NoFailures);
 
 impl<R: SoleRole> RoleKit for R {
     const DIR: &'static str = <R as SoleRole>::DIR;
+    const CONTAINER: bool = <R as SoleRole>::CONTAINER;
     type Monitors = ExclusiveMonitors;
 
     fn monitors() -> ExclusiveMonitors {
@@ -100,6 +108,16 @@ impl<R: RoleKit, X: Mutation> Workload for ExclusiveKit<R, X> {
         R::let_go()
     }
 
+    /// The directory, level by level; a container directory is one from the start (made by a
+    /// contender that has gone) and has never had a child.
+    fn initial_ops(&self, _clients: usize) -> Vec<Op> {
+        let mut ops = directory_creates(R::DIR);
+        if let (true, Some(Op::Create { mode, .. })) = (R::CONTAINER, ops.last_mut()) {
+            *mode = CreateMode::Container;
+        }
+        ops
+    }
+
     fn monitors(&self) -> Self::Monitors {
         R::monitors()
     }
@@ -129,6 +147,11 @@ impl<R: RoleKit, X: Mutation> Kit for ExclusiveKit<R, X> {
             .recording(host.recorder())
             .fencing(host.fence());
         let mut session = host.connect().await;
+        // A container directory is there when the clients start, as in the model: made by the
+        // application, never used yet, for the reaper to take once it has been.
+        if R::CONTAINER {
+            session = with_directory(host, session, &self.initial_ops(host.clients())).await?;
+        }
         let mut done = 0;
         in_sessions!(host, session, async {
             while done < rounds {

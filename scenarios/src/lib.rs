@@ -8,6 +8,7 @@
 //! oracles. The model checker (`zklab-models`) checks the same kits.
 
 pub mod catalogue;
+pub mod contained;
 pub mod exclusive;
 pub mod heap;
 pub mod host;

@@ -10,6 +10,7 @@
 pub mod bugs;
 
 use zklab_recipes::lock::LockRole;
+use zklab_recipes::parts::contained::Contained;
 
 use crate::exclusive::{ExclusiveKit, SoleRole};
 
@@ -22,3 +23,7 @@ impl SoleRole for LockRole {
 
 /// The lock's kit, its machine under mutation `X`.
 pub type LockKit<X> = ExclusiveKit<LockRole, X>;
+
+/// The kit of the lock whose directory is a container (as Curator 5 keeps it, see
+/// [`crate::contained`]), its machine under mutation `X`.
+pub type ContainedLockKit<X> = ExclusiveKit<Contained<LockRole>, X>;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use zklab_models::application::Application;
 use zklab_models::workload::{directory_creates, Workload};
-use zklab_recipes::client::{ZkClient, ZkError};
+use zklab_recipes::client::{Op, ZkClient, ZkError};
 use zklab_recipes::machine::{Driver, Input};
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_sim::forced::ForcedKind;
@@ -62,19 +62,8 @@ pub async fn play_rounds<W: Workload, H: Host>(
 ) -> Option<H::Session> {
     let part = workload.part(host.index(), host.clients());
     let recorder = host.recorder();
-    let mut session = host.connect().await;
-    loop {
-        match make_directory(&session, workload.root()).await {
-            Ok(()) => break,
-            Err(ZkError::SessionExpired) => session = host.connect().await,
-            Err(error) => {
-                if let Some(recorder) = &recorder {
-                    recorder.record(session.session_id(), Outcome::Failed(error));
-                }
-                return None;
-            }
-        }
-    }
+    let session = host.connect().await;
+    let mut session = with_directory(host, session, &directory_creates(workload.root())).await?;
     let use_resource = |outcome: &Outcome| match outcome {
         Outcome::Granted { token, .. } => {
             host.write(*token);
@@ -105,10 +94,31 @@ pub async fn play_rounds<W: Workload, H: Host>(
     Some(session)
 }
 
-/// Makes the directory `root`, level by level: a create that finds its node there does as well,
-/// and one whose connection dropped is sent again.
-async fn make_directory<C: ZkClient>(session: &C, root: &str) -> Result<(), ZkError> {
-    for create in directory_creates(root) {
+/// Makes a directory with `creates` in `session`, or in a new one if it expires: the session
+/// it made it in, or `None` once a create failed otherwise (the trace tells why).
+pub(crate) async fn with_directory<H: Host>(
+    host: &H,
+    mut session: H::Session,
+    creates: &[Op],
+) -> Option<H::Session> {
+    loop {
+        match make_directory(&session, creates).await {
+            Ok(()) => return Some(session),
+            Err(ZkError::SessionExpired) => session = host.connect().await,
+            Err(error) => {
+                if let Some(recorder) = host.recorder() {
+                    recorder.record(session.session_id(), Outcome::Failed(error));
+                }
+                return None;
+            }
+        }
+    }
+}
+
+/// Makes a directory with `creates`, its levels top down: a create that finds its node there
+/// does as well, and one whose connection dropped is sent again.
+async fn make_directory<C: ZkClient>(session: &C, creates: &[Op]) -> Result<(), ZkError> {
+    for create in creates {
         loop {
             match session.call(create.clone()).await {
                 Ok(_) | Err(ZkError::NodeExists) => break,

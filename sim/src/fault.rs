@@ -41,11 +41,15 @@ pub enum FaultKind {
     /// server serves until the election is over. Sessions survive: the new leader gives each a
     /// whole timeout to reconnect in (an ensemble only).
     LeaderChange,
+    /// The server's reaper deletes a container the moment a client's delete (or its session's
+    /// end) takes the container's last child, before anyone can put another in: the worst
+    /// moment for a recipe that made the container to put its own node in.
+    ContainerReaped,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 12] = [
         FaultKind::ConnectionLoss,
         FaultKind::LostReply,
         FaultKind::LostCreateReply,
@@ -57,6 +61,7 @@ impl FaultKind {
         FaultKind::StaleRead,
         FaultKind::ServerCrash,
         FaultKind::LeaderChange,
+        FaultKind::ContainerReaped,
     ];
 
     /// Whether the kind needs followers, which a standalone server does not have.
@@ -81,6 +86,7 @@ impl FaultKind {
             FaultKind::StaleRead => "stale-read",
             FaultKind::ServerCrash => "server-crash",
             FaultKind::LeaderChange => "leader-change",
+            FaultKind::ContainerReaped => "container-reaped",
         }
     }
 }
@@ -138,6 +144,8 @@ pub struct FaultRates {
     pub server_crash: f64,
     /// Per second: the leader steps down and the ensemble elects another.
     pub leader_change: f64,
+    /// Per container emptied by a client: the reaper deletes it at once.
+    pub container_reaped: f64,
 }
 
 impl FaultRates {
@@ -156,6 +164,7 @@ impl FaultRates {
             stale_read: 0.0,
             server_crash: 0.0,
             leader_change: 0.0,
+            container_reaped: 0.0,
         }
     }
 
@@ -187,6 +196,7 @@ impl FaultRates {
             FaultKind::StaleRead => 0.3,
             FaultKind::ServerCrash => 0.1,
             FaultKind::LeaderChange => 0.05,
+            FaultKind::ContainerReaped => 0.3,
         }
     }
 
@@ -213,12 +223,14 @@ impl FaultRates {
             FaultKind::StaleRead => &mut self.stale_read,
             FaultKind::ServerCrash => &mut self.server_crash,
             FaultKind::LeaderChange => &mut self.leader_change,
+            FaultKind::ContainerReaped => &mut self.container_reaped,
         }
     }
 
     /// Parses `none`, or a comma-separated list of `all` and kinds, each kind at its default
     /// rate or at one given as `kind=rate` (a probability per message for connection-loss,
-    /// lost-reply, lost-create-reply and reorder, at most 1; otherwise per second of sim time,
+    /// lost-reply, lost-create-reply and reorder, and per emptied container for
+    /// container-reaped, at most 1; otherwise per second of sim time,
     /// at most 100). Later items override earlier ones: `all,crash=0.05` is every kind with
     /// crashes ten times as often.
     pub fn parse(spec: &str) -> Result<Self, String> {
@@ -307,6 +319,7 @@ fn parse_rate(kind: FaultKind, text: &str) -> Result<f64, String> {
             | FaultKind::LostReply
             | FaultKind::LostCreateReply
             | FaultKind::Reorder
+            | FaultKind::ContainerReaped
     );
     let most = if per_message { 1.0 } else { 100.0 };
     match text.parse::<f64>() {

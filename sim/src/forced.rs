@@ -15,7 +15,8 @@ use crate::trace::ClientId;
 /// One step of a forced order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ForcedStep {
-    /// Whose request, session or machine.
+    /// Whose request, session or machine; for a reap, which of the nodes the reaper would take
+    /// (by path, from 0).
     pub client: ClientId,
     /// What happens.
     pub kind: ForcedKind,
@@ -38,11 +39,13 @@ pub enum ForcedKind {
     Request,
     /// The client's timer goes off.
     Timeout,
+    /// The server's reaper deletes a node it would take.
+    Reap,
 }
 
 impl ForcedKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [ForcedKind; 7] = [
+    pub const ALL: [ForcedKind; 8] = [
         ForcedKind::Apply,
         ForcedKind::ConnectionLoss,
         ForcedKind::LostReply,
@@ -50,6 +53,7 @@ impl ForcedKind {
         ForcedKind::Deliver,
         ForcedKind::Request,
         ForcedKind::Timeout,
+        ForcedKind::Reap,
     ];
 
     /// The kind's name in a schedule.
@@ -62,6 +66,7 @@ impl ForcedKind {
             ForcedKind::Deliver => "deliver",
             ForcedKind::Request => "request",
             ForcedKind::Timeout => "timeout",
+            ForcedKind::Reap => "reap",
         }
     }
 
@@ -73,6 +78,7 @@ impl ForcedKind {
                 | ForcedKind::ConnectionLoss
                 | ForcedKind::LostReply
                 | ForcedKind::SessionExpiry
+                | ForcedKind::Reap
         )
     }
 }

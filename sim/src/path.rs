@@ -5,7 +5,7 @@
 //! U+FFFF is a surrogate pair in Java, and surrogates fall in the forbidden range
 //! U+D800..=U+F8FF, so such characters are rejected here too.
 
-use zklab_recipes::client::{Op, ZkError};
+use zklab_recipes::client::{CreateMode, Op, ZkError};
 
 /// The reserved subtree ZooKeeper keeps for itself.
 pub const ZOOKEEPER: &str = "/zookeeper";
@@ -105,6 +105,14 @@ pub fn special(path: &str) -> bool {
 /// reads of data and children without watches, the only ones a client can put in one.
 pub fn validate_op(op: &Op) -> Result<(), ZkError> {
     match op {
+        // A client refuses a TTL the server could not keep before sending it.
+        Op::Create { mode, .. }
+            if mode
+                .ttl_ms()
+                .is_some_and(|ttl| !(1..=CreateMode::MAX_TTL_MS).contains(&ttl)) =>
+        {
+            Err(ZkError::BadArguments)
+        }
         Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
         Op::Multi(ops) => ops.iter().try_for_each(validate_op),
         Op::MultiRead(reads) => reads.iter().try_for_each(|read| match read {

@@ -27,6 +27,8 @@ enum Txn {
     },
     /// A write that failed on the leader: it takes a zxid all the same, and changes nothing.
     Error { session: SessionId },
+    /// The leader's reaper deleted a container or TTL node.
+    Reap { path: String, now_ms: i64 },
     /// A session was closed by its client or expired by the leader.
     End {
         session: SessionId,
@@ -150,6 +152,17 @@ impl Replicas {
         Some(ended)
     }
 
+    /// The leader's reaper deletes the node at `path` if it would at `now_ms` (see
+    /// [`Server::reap`]), and its followers after it.
+    pub fn reap(&mut self, path: &str, now_ms: i64) -> Option<Applied> {
+        let applied = self.servers[self.leader].reap(path, now_ms)?;
+        self.commit(Txn::Reap {
+            path: path.to_owned(),
+            now_ms,
+        });
+        Some(applied)
+    }
+
     fn commit(&mut self, txn: Txn) {
         let leader = self.leader;
         for (index, backlog) in self.backlogs.iter_mut().enumerate() {
@@ -186,6 +199,11 @@ impl Replicas {
             Txn::Error { session } => {
                 server.apply_error();
                 (session, Vec::new())
+            }
+            // The follower replays what its leader decided, as a delete by no session.
+            Txn::Reap { path, now_ms } => {
+                let reaped = server.reap(&path, now_ms);
+                (0, reaped.map(|r| r.notifications).unwrap_or_default())
             }
             Txn::End {
                 session,

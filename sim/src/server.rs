@@ -1,13 +1,13 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
 use zklab_recipes::client::{
-    EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
+    CreateMode, EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
 };
 use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::path;
 use crate::session::Sessions;
-use crate::tree::{Tree, Undo};
+use crate::tree::{Reaping, Tree, Undo};
 use crate::watch::{SessionWatches, Watches};
 
 /// A watch that fired: the session it belongs to, the event it gets, and the node whose
@@ -229,6 +229,37 @@ impl Server {
         })
     }
 
+    /// The nodes the server's reaper would delete at `now_ms` (containers emptied, TTL nodes
+    /// idle past their TTL), by path, and whether any container or TTL node exists at all.
+    pub fn reap_candidates(&self, now_ms: i64) -> (Vec<String>, bool) {
+        self.tree.reap_candidates(now_ms)
+    }
+
+    /// Whether the reaper would delete the node at `path` at `now_ms`.
+    pub fn reapable(&self, path: &str, now_ms: i64) -> bool {
+        self.tree.reapable(path, now_ms)
+    }
+
+    /// The reaper deletes the node at `path`, a transaction of the server's own (ZooKeeper's
+    /// `deleteContainer`, sent by no session) that fires watches like any delete. `None`, and
+    /// no transaction, if the node is not one the reaper would delete at `now_ms`.
+    pub fn reap(&mut self, path: &str, now_ms: i64) -> Option<Applied> {
+        if !self.tree.reapable(path, now_ms) {
+            return None;
+        }
+        let zxid = self.next_zxid();
+        let mut notifications = Vec::new();
+        let reply = self.tree.delete(path, -1, zxid).map(|_| OpResult::Deleted);
+        if reply.is_ok() {
+            self.watches.fire_deleted(path, &mut notifications);
+        }
+        Some(Applied {
+            reply,
+            zxid,
+            notifications,
+        })
+    }
+
     /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check, a multiRead) from this server's
     /// state as it stands, leaving the watch it asks for. A follower serves the reads of the
     /// sessions attached to it without looking the session up: it may not have applied the
@@ -412,9 +443,16 @@ impl Server {
                     return Err(ZkError::NoAuth);
                 }
                 let owner = if mode.is_ephemeral() { session } else { 0 };
-                let (path, stat, undo) =
+                let (path, mut stat, undo) =
                     self.tree
                         .create(path, mode.is_sequential(), data, owner, zxid, now_ms)?;
+                let reaping = match mode {
+                    CreateMode::Container => Reaping::Container,
+                    _ => mode.ttl_ms().map_or(Reaping::Never, Reaping::Ttl),
+                };
+                if reaping != Reaping::Never {
+                    stat = self.tree.set_reaping(&path, reaping).unwrap_or(stat);
+                }
                 Ok((OpResult::Created { path, stat }, undo))
             }
             Op::Delete { path, version } => {
@@ -529,14 +567,19 @@ impl Server {
             self.commit(session, op, result, undo, out);
         }
         Ok(OpResult::Multi(
-            done.into_iter()
-                .map(|(result, _)| match result {
-                    // ZooKeeper answers a create inside a multi with its path only.
-                    OpResult::Created { path, .. } => Ok(OpResult::Created {
-                        path,
-                        stat: Stat::UNKNOWN,
-                    }),
-                    result => Ok(result),
+            (ops.iter().zip(done))
+                .map(|(op, (result, _))| match (op, result) {
+                    // ZooKeeper answers a plain create inside a multi with its path only, and a
+                    // container's or a TTL node's with its stat too.
+                    (Op::Create { mode, .. }, OpResult::Created { path, stat }) => {
+                        let stat = if mode.is_reaped() {
+                            stat
+                        } else {
+                            Stat::UNKNOWN
+                        };
+                        Ok(OpResult::Created { path, stat })
+                    }
+                    (_, result) => Ok(result),
                 })
                 .collect(),
         ))

@@ -26,6 +26,7 @@ mod forced_steps;
 #[cfg(madsim)]
 mod madsim_driver;
 mod output;
+mod reaping;
 mod replication;
 mod serving;
 mod streams;
@@ -68,6 +69,10 @@ pub(crate) struct Service {
     streams: Streams,
     /// The order a session's end deletes its ephemerals in is keyed by this and the session.
     ephemeral_order: u64,
+    /// Where in its check interval the reaper looks (from the seed).
+    reaper_phase: u64,
+    /// Whether the reaper's checks are scheduled (while any container or TTL node exists).
+    reaper_running: bool,
     /// The time of the inputs now being handled, as trace times count it (see
     /// [`Service::set_time`]).
     now: Duration,
@@ -107,6 +112,8 @@ impl Service {
         Service {
             streams: Streams::new(seed),
             ephemeral_order: streams::key(seed, "ephemeral-order"),
+            reaper_phase: streams::key(seed, "reaper-phase"),
+            reaper_running: false,
             now: Duration::ZERO,
             servers: Replicas::new(config.servers),
             gathering: Gathering::default(),

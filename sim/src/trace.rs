@@ -107,6 +107,14 @@ pub enum TraceEvent {
         /// The ephemeral nodes it took with it.
         deleted: Vec<String>,
     },
+    /// The server's reaper deleted a container or a TTL node: a transaction no session asked
+    /// for (its watches are told as a change by session 0).
+    Reaped {
+        /// The deletion's zxid.
+        zxid: Zxid,
+        /// The node deleted.
+        path: String,
+    },
     /// A fault was injected.
     Fault {
         /// Which kind.
@@ -216,6 +224,7 @@ impl TraceEvent {
                 client, session, ..
             } => (Some(*client), Some(*session)),
             TraceEvent::Notified { by, .. } => (None, Some(*by)),
+            TraceEvent::Reaped { .. } => (None, None),
             TraceEvent::Fault { client, .. }
             | TraceEvent::Resource { client, .. }
             | TraceEvent::Finished { client }
@@ -480,6 +489,9 @@ impl fmt::Display for TraceEvent {
                     f,
                     "c{client} s{session} -- session {how} (deleted {deleted:?})"
                 )
+            }
+            TraceEvent::Reaped { zxid, path } => {
+                write!(f, "   -- server reaps {path} (zxid={zxid})")
             }
             TraceEvent::Fault {
                 kind,

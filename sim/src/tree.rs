@@ -47,6 +47,22 @@ pub struct Znode {
     /// The child-creation counter (ZooKeeper's stored `cversion`): every successful child creation
     /// adds one, wrapping like a Java `int`; deletes leave it. The next sequence suffix is its value.
     pub counter: i32,
+    /// Whether the server deletes it on its own: a container or a TTL node.
+    #[rename(keep)]
+    pub reaping: Reaping,
+}
+
+/// When the server deletes a persistent node on its own (ZooKeeper's ContainerManager). A
+/// client cannot tell: ZooKeeper keeps it in the stored `ephemeralOwner` and reports 0 there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Reaping {
+    /// Never: it lives until deleted.
+    #[default]
+    Never,
+    /// A container: once it has had a child and has none.
+    Container,
+    /// A TTL node: once it has no child and its data has not changed for this many milliseconds.
+    Ttl(i64),
 }
 
 impl Znode {
@@ -75,6 +91,7 @@ impl RenameSessions for Tree {
     fn rename_sessions(&self, renaming: &SessionRenaming) -> Self {
         Tree {
             nodes: self.nodes.rename_sessions(renaming),
+            reaped_kinds: self.reaped_kinds,
         }
     }
 
@@ -124,6 +141,8 @@ pub enum Undo {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Tree {
     nodes: BTreeMap<String, Znode>,
+    /// How many nodes are containers or TTL nodes: none, and the reaper has nothing to look at.
+    reaped_kinds: usize,
 }
 
 impl Default for Tree {
@@ -150,7 +169,10 @@ impl Tree {
         };
         nodes.insert("/zookeeper/config".to_owned(), config);
         nodes.insert("/zookeeper/quota".to_owned(), node(&[]));
-        Tree { nodes }
+        Tree {
+            nodes,
+            reaped_kinds: 0,
+        }
     }
 
     /// The node at `path`, if any.
@@ -231,6 +253,7 @@ impl Tree {
             ephemeral_owner,
             children: BTreeSet::new(),
             counter: 0,
+            reaping: Reaping::Never,
         };
         let stat = node.stat();
         free.insert(node);
@@ -259,6 +282,9 @@ impl Tree {
                 let parent_pzxid = parent.pzxid;
                 parent.children.remove(path::name(path));
                 parent.pzxid = zxid;
+                if node.reaping != Reaping::Never {
+                    self.reaped_kinds -= 1;
+                }
                 Ok(Undo::Delete { node, parent_pzxid })
             }
             (refused, _) => {
@@ -292,6 +318,53 @@ impl Tree {
         Ok((node.stat(), undo))
     }
 
+    /// Makes the node at `path` one the server deletes on its own, as `reaping` says; its new
+    /// stat, or `None` if it does not exist.
+    pub fn set_reaping(&mut self, path: &str, reaping: Reaping) -> Option<Stat> {
+        let node = self.nodes.get_mut(path)?;
+        match (node.reaping, reaping) {
+            (Reaping::Never, Reaping::Never) => {}
+            (Reaping::Never, _) => self.reaped_kinds += 1,
+            (_, Reaping::Never) => self.reaped_kinds -= 1,
+            _ => {}
+        }
+        node.reaping = reaping;
+        Some(node.stat())
+    }
+
+    /// Whether the server's reaper would delete the node at `path` at time `now_ms`: a
+    /// container that has had a child and has none, or a TTL node with no child whose data
+    /// has not changed for longer than its TTL (ZooKeeper's `ContainerManager.getCandidates`).
+    pub fn reapable(&self, path: &str, now_ms: i64) -> bool {
+        self.nodes.get(path).is_some_and(|node| {
+            node.children.is_empty()
+                && match node.reaping {
+                    Reaping::Never => false,
+                    Reaping::Container => node.counter > 0,
+                    Reaping::Ttl(ttl_ms) => now_ms - node.mtime > ttl_ms,
+                }
+        })
+    }
+
+    /// Every node the reaper would delete at `now_ms`, by path, and whether any node is a
+    /// container or a TTL node at all.
+    pub fn reap_candidates(&self, now_ms: i64) -> (Vec<String>, bool) {
+        let mut any = false;
+        let mut candidates = Vec::new();
+        if self.reaped_kinds == 0 {
+            return (candidates, any);
+        }
+        for (path, node) in &self.nodes {
+            if node.reaping != Reaping::Never {
+                any = true;
+                if self.reapable(path, now_ms) {
+                    candidates.push(path.clone());
+                }
+            }
+        }
+        (candidates, any)
+    }
+
     /// Fails unless the node at `path` exists at `version` (-1 matches any): NoNode, BadVersion.
     pub fn check(&self, path: &str, version: i32) -> Result<(), ZkError> {
         check_version(self.nodes.get(path).ok_or(ZkError::NoNode)?, version)
@@ -303,7 +376,10 @@ impl Tree {
         match undo {
             Undo::Nothing => {}
             Undo::Create { parent_pzxid } => {
-                self.nodes.remove(path);
+                let removed = self.nodes.remove(path);
+                if removed.is_some_and(|node| node.reaping != Reaping::Never) {
+                    self.reaped_kinds -= 1;
+                }
                 if let Some(parent) = self.nodes.get_mut(path::parent(path)) {
                     parent.children.remove(path::name(path));
                     parent.counter = parent.counter.wrapping_sub(1);
@@ -314,6 +390,9 @@ impl Tree {
                 if let Some(parent) = self.nodes.get_mut(path::parent(path)) {
                     parent.children.insert(path::name(path).to_owned());
                     parent.pzxid = parent_pzxid;
+                }
+                if node.reaping != Reaping::Never {
+                    self.reaped_kinds += 1;
                 }
                 self.nodes.insert(path.to_owned(), node);
             }

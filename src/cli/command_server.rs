@@ -3,6 +3,7 @@
 //! command port, or an ensemble) and stops when it ends.
 
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use crate::launcher::{Controller, Ensemble, Installation, Standalone};
 
@@ -22,15 +23,24 @@ pub enum CommandServer {
 }
 
 impl CommandServer {
-    /// The server `--zk` names, else a fresh standalone one; the error says why none can be had
-    /// (and how to install ZooKeeper when it is missing).
-    pub fn given_or_started(zk: Option<&str>) -> Result<CommandServer, String> {
-        match zk {
-            Some(hosts) => Ok(CommandServer::Given(hosts.to_owned())),
-            None => Standalone::start(&installation()?)
-                .map(CommandServer::Started)
-                .map_err(|error| format!("could not start a ZooKeeper server: {error}")),
-        }
+    /// The server `--zk` names, else a fresh standalone one, whose reaper looks for emptied
+    /// containers and idle TTL nodes every `reaping` if given (else once an hour); the error
+    /// says why none can be had (and how to install ZooKeeper when it is missing).
+    pub fn given_or_started(
+        zk: Option<&str>,
+        reaping: Option<Duration>,
+    ) -> Result<CommandServer, String> {
+        let installation = match zk {
+            Some(hosts) => return Ok(CommandServer::Given(hosts.to_owned())),
+            None => installation()?,
+        };
+        let started = match reaping {
+            Some(every) => Standalone::start_reaping(&installation, every),
+            None => Standalone::start(&installation),
+        };
+        started
+            .map(CommandServer::Started)
+            .map_err(|error| format!("could not start a ZooKeeper server: {error}"))
     }
 
     /// A fresh controller server.

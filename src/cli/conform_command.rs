@@ -56,7 +56,7 @@ fn server_for(args: &ConformArgs) -> Result<CommandServer, String> {
     } else if args.faults {
         CommandServer::controller()
     } else {
-        CommandServer::given_or_started(args.zk.as_deref())
+        CommandServer::given_or_started(args.zk.as_deref(), None)
     }
 }
 
@@ -121,6 +121,10 @@ fn print_report(report: &ConformReport, elapsed: std::time::Duration) {
         .map(|(kind, n)| format!("{kind} {n}"))
         .collect();
     outln!("exercised: {}", outcomes.join(", "));
+    let requests: Vec<String> = (report.requests.iter())
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    outln!("requests: {}", requests.join(", "));
     if let Some(mismatch) = &report.first_mismatch {
         outln!("first mismatch, shrunk:\n{}", mismatch.case);
         outln!("{}", mismatch.difference);
@@ -134,6 +138,7 @@ struct ConformJson<'r> {
     mismatches: u64,
     first_mismatch: Option<MismatchJson<'r>>,
     outcomes: &'r BTreeMap<String, u64>,
+    requests: &'r BTreeMap<String, u64>,
     seed: u64,
     faults: bool,
     ensemble: bool,
@@ -161,6 +166,7 @@ fn report_json(
             difference: &mismatch.difference,
         }),
         outcomes: &report.outcomes,
+        requests: &report.requests,
         seed: options.seed,
         faults: args.faults,
         ensemble: args.ensemble,

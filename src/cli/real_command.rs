@@ -11,6 +11,7 @@ use crate::scenarios::catalogue::Catalogue;
 use crate::scenarios::real::{self, RealOptions, RealTrace};
 use crate::scenarios::regressions;
 use crate::sim::fault::FaultCounts;
+use crate::sim::service::SimConfig;
 use crate::sim::trace::Trace;
 use clap::Args;
 use serde::Serialize;
@@ -73,7 +74,9 @@ pub fn run(args: &RealArgs, catalogue: &Catalogue) -> ExitCode {
         Err(message) => return crate::cli::usage_error(&message),
     };
     let server = if args.faults.is_none() {
-        CommandServer::given_or_started(args.zk.as_deref())
+        // The reaper looks as often as the simulated one does by default.
+        let reaping = SimConfig::default().container_check_interval;
+        CommandServer::given_or_started(args.zk.as_deref(), Some(reaping))
     } else if args.faults.needs_ensemble() {
         CommandServer::ensemble()
     } else {

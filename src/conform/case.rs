@@ -7,6 +7,7 @@
 //! and so does `/` itself (the ops on it are those every server answers alike); a path that does
 //! not start with `/` is malformed anyway and is sent as is.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -96,6 +97,63 @@ impl Step {
             Step::Together { calls, .. } => calls.iter().map(|(_, op)| op).collect(),
             _ => Vec::new(),
         }
+    }
+}
+
+impl Case {
+    /// Counts the requests the case sends into `counts`, by the name of the request a client
+    /// sends for each (`create2`, `createContainer`, `createTTL` with the mode, `getData`, ...),
+    /// the ops inside a multi or a multiRead among them.
+    pub fn tally_requests(&self, counts: &mut BTreeMap<String, u64>) {
+        fn tally(op: &Op, counts: &mut BTreeMap<String, u64>) {
+            *counts.entry(request_name(op)).or_default() += 1;
+            if let Op::Multi(ops) | Op::MultiRead(ops) = op {
+                ops.iter().for_each(|op| tally(op, counts));
+            }
+        }
+        for op in self.steps.iter().flat_map(Step::ops) {
+            tally(op, counts);
+        }
+    }
+}
+
+/// The name of the request a client sends for `op` (ZooKeeper's `OpCode`), a create's with its
+/// mode.
+fn request_name(op: &Op) -> String {
+    let name = match op {
+        Op::Create { mode, .. } => {
+            return match mode {
+                CreateMode::Container => "createContainer".to_owned(),
+                CreateMode::PersistentWithTtl { .. } => "createTTL persistent".to_owned(),
+                CreateMode::PersistentSequentialWithTtl { .. } => {
+                    "createTTL persistent sequential".to_owned()
+                }
+                plain => format!("create2 {}", mode_name(*plain)),
+            }
+        }
+        Op::Delete { .. } => "delete",
+        Op::Exists { .. } => "exists",
+        Op::GetData { .. } => "getData",
+        Op::GetChildren { .. } => "getChildren2",
+        Op::SetData { .. } => "setData",
+        Op::Check { .. } => "check",
+        Op::Sync { .. } => "sync",
+        Op::Multi(_) => "multi",
+        Op::MultiRead(_) => "multiRead",
+        Op::CountDescendants { .. } => "getAllChildrenNumber",
+        Op::GetEphemerals { .. } => "getEphemerals",
+    };
+    name.to_owned()
+}
+
+/// A plain mode's name, in words.
+fn mode_name(mode: CreateMode) -> &'static str {
+    match mode {
+        CreateMode::Persistent => "persistent",
+        CreateMode::PersistentSequential => "persistent sequential",
+        CreateMode::Ephemeral => "ephemeral",
+        CreateMode::EphemeralSequential => "ephemeral sequential",
+        _ => "extended",
     }
 }
 
@@ -361,15 +419,26 @@ fn version() -> impl Strategy<Value = i32> {
     prop_oneof![2 => Just(-1), 1 => 0..3i32]
 }
 
+/// Every mode; a TTL mostly long enough to outlive the case, now and then one a client refuses.
 fn mode() -> impl Strategy<Value = CreateMode> {
-    prop::sample::select(
-        &[
-            CreateMode::Persistent,
-            CreateMode::PersistentSequential,
-            CreateMode::Ephemeral,
-            CreateMode::EphemeralSequential,
-        ][..],
-    )
+    let ttl_ms = prop_oneof![
+        6 => Just(60_000),
+        1 => Just(0),
+        1 => Just(CreateMode::MAX_TTL_MS + 1),
+    ];
+    prop_oneof![
+        8 => prop::sample::select(
+            &[
+                CreateMode::Persistent,
+                CreateMode::PersistentSequential,
+                CreateMode::Ephemeral,
+                CreateMode::EphemeralSequential,
+            ][..],
+        ),
+        2 => Just(CreateMode::Container),
+        1 => ttl_ms.clone().prop_map(|ttl_ms| CreateMode::PersistentWithTtl { ttl_ms }),
+        1 => ttl_ms.prop_map(|ttl_ms| CreateMode::PersistentSequentialWithTtl { ttl_ms }),
+    ]
 }
 
 fn create() -> impl Strategy<Value = Op> {

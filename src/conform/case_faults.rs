@@ -94,12 +94,11 @@ pub(super) fn simulate(
             script: Vec::new(),
         };
         let (config, follower) = match service {
-            Simulated::Standalone => (SimConfig::default(), None),
+            Simulated::Standalone => (super::case_config(1), None),
             Simulated::Ensemble => (
                 SimConfig {
-                    servers: 3,
                     session_timeout: ENSEMBLE_SESSION_TIMEOUT,
-                    ..SimConfig::default()
+                    ..super::case_config(3)
                 },
                 Some(PINNED_FOLLOWER),
             ),

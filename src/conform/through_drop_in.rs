@@ -11,7 +11,7 @@ use super::observe::{create_root, observe, NoFaults, Observation};
 use crate::recipes::client::{ZkClient, ZkError};
 use crate::sim::connect_string;
 use crate::sim::fault::{FaultPlan, FaultRates};
-use crate::sim::service::{SimConfig, SimZk};
+use crate::sim::service::SimZk;
 
 /// `RealZk`'s body over the drop-in.
 mod over_the_drop_in {
@@ -43,7 +43,7 @@ pub(super) fn simulate_through_drop_in(
             rates: FaultRates::none(),
             script: Vec::new(),
         };
-        let zk = SimZk::start(SimConfig::default(), plan);
+        let zk = SimZk::start(super::case_config(1), plan);
         let process = Handle::current().create_node().build();
         zk.add_process(1, process.id());
         let hosts = connect_string::of(zk.server_count());

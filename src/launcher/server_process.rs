@@ -28,6 +28,12 @@ const JVM_FLAGS: &[&str] = &[
     "-Xmx256m",
     "-XX:TieredStopAtLevel=1",
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    // TTL nodes exist only with the extended types on.
+    "-Dzookeeper.extendedTypesEnabled=true",
+    // The reaper of containers and TTL nodes looks once an hour: a test meets it only on a
+    // server started to reap sooner (`Standalone::start_reaping`), never at a moment of the
+    // wall clock's choosing.
+    "-Dznode.container.checkIntervalMs=3600000",
 ];
 
 /// A server's process and files. Its directory holds `zoo.cfg`, `data/` (the `dataDir`) and
@@ -90,6 +96,11 @@ impl ServerProcess {
             process: None,
             dir,
         })
+    }
+
+    /// Adds a `-D` system property, after the JVM's flags (a later one wins).
+    pub(crate) fn add_property(&mut self, property: String) {
+        self.properties.push(property);
     }
 
     /// The server's own directory, which holds its `zoo.cfg`.

@@ -1,5 +1,7 @@
 //! One standalone ZooKeeper server.
 
+use std::time::Duration;
+
 use super::error::LaunchError;
 use super::installation::Installation;
 use super::ports::{free_ports, on_fresh_ports};
@@ -15,10 +17,22 @@ pub struct Standalone {
 impl Standalone {
     /// Starts a server and returns once `srvr` reports it `standalone`.
     pub fn start(installation: &Installation) -> Result<Self, LaunchError> {
-        on_fresh_ports(|| Self::start_once(installation))
+        on_fresh_ports(|| Self::start_once(installation, None))
     }
 
-    fn start_once(installation: &Installation) -> Result<Self, LaunchError> {
+    /// Starts a server whose reaper looks for containers and TTL nodes to delete `every` so
+    /// often (a launched server otherwise looks once an hour).
+    pub fn start_reaping(
+        installation: &Installation,
+        every: Duration,
+    ) -> Result<Self, LaunchError> {
+        on_fresh_ports(|| Self::start_once(installation, Some(every)))
+    }
+
+    fn start_once(
+        installation: &Installation,
+        reaping: Option<Duration>,
+    ) -> Result<Self, LaunchError> {
         let port = free_ports(1).map_err(|e| LaunchError::io("finding a free port", e))?[0];
         let mut server = ServerProcess::prepare(
             installation,
@@ -28,6 +42,10 @@ impl Standalone {
             "",
             None,
         )?;
+        if let Some(every) = reaping {
+            let millis = every.as_millis().max(1);
+            server.add_property(format!("znode.container.checkIntervalMs={millis}"));
+        }
         server.spawn()?;
         let mut servers = [server];
         wait_until(&mut servers, "standalone server", |servers| {

@@ -8,13 +8,13 @@ use super::{print, Failure};
 
 /// A command line that parsed, ready to run.
 pub(super) enum Command {
-    /// `create [-s] [-e] path [data]`.
+    /// `create [-s] [-e] [-c] [-t ttl] path [data]`.
     Create {
         /// The path, or the prefix of a sequential node's name.
         path: String,
         /// `None` when left out: zkCli then creates the node with null data.
         data: Option<String>,
-        /// From `-s` and `-e`.
+        /// From `-s`, `-e`, `-c` and `-t`.
         mode: CreateMode,
     },
     /// `ls [-s] [-w] [-R] path`.
@@ -170,16 +170,43 @@ fn create(words: &[String]) -> Result<Command, Failure> {
     let [_, path, rest @ ..] = parsed.args.as_slice() else {
         return Err(usage(&parsed));
     };
-    if parsed.has('c') || parsed.has('t') || rest.len() > 1 {
-        return Err(Failure::Message(
-            "zklab shell does not support containers, TTLs or ACLs".into(),
+    let (ephemeral, sequential) = (parsed.has('e'), parsed.has('s'));
+    let (container, ttl) = (parsed.has('c'), parsed.value('t'));
+    // zkCli's own checks, in its order and words.
+    let malformed = |message: &str| Err(Failure::Message(message.to_owned()));
+    if container && (ephemeral || sequential) {
+        return malformed(
+            "-c cannot be combined with -s or -e. Containers cannot be ephemeral or sequential.",
+        );
+    }
+    let ttl_ms = match ttl.map(str::parse::<i64>) {
+        None => None,
+        Some(Ok(ttl_ms)) => Some(ttl_ms),
+        Some(Err(_)) => return malformed("-t argument must be a long value"),
+    };
+    if ttl_ms.is_some() && ephemeral {
+        return malformed("TTLs cannot be used with Ephemeral znodes");
+    }
+    if ttl_ms.is_some() && container {
+        return malformed("TTLs cannot be used with Container znodes");
+    }
+    if ttl_ms.is_some_and(|ttl_ms| !(1..=CreateMode::MAX_TTL_MS).contains(&ttl_ms)) {
+        let most = CreateMode::MAX_TTL_MS;
+        return malformed(&format!(
+            "ttl must be positive and cannot be larger than: {most}"
         ));
     }
-    let mode = match (parsed.has('e'), parsed.has('s')) {
-        (true, true) => CreateMode::EphemeralSequential,
-        (true, false) => CreateMode::Ephemeral,
-        (false, true) => CreateMode::PersistentSequential,
-        (false, false) => CreateMode::Persistent,
+    if rest.len() > 1 {
+        return malformed("zklab shell does not support ACLs");
+    }
+    let mode = match (ephemeral, sequential, container, ttl_ms) {
+        (true, true, ..) => CreateMode::EphemeralSequential,
+        (true, false, ..) => CreateMode::Ephemeral,
+        (false, true, _, Some(ttl_ms)) => CreateMode::PersistentSequentialWithTtl { ttl_ms },
+        (false, true, _, None) => CreateMode::PersistentSequential,
+        (false, false, true, _) => CreateMode::Container,
+        (false, false, false, Some(ttl_ms)) => CreateMode::PersistentWithTtl { ttl_ms },
+        (false, false, false, None) => CreateMode::Persistent,
     };
     Ok(Command::Create {
         path: path.clone(),

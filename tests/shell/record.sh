@@ -72,7 +72,9 @@ start_server() {
         printf '%s\n' "tickTime=2000" "dataDir=$work/data" "clientPort=$port" \
             "clientPortAddress=127.0.0.1" "admin.enableServer=false" \
             "4lw.commands.whitelist=*" > "$work/zoo.cfg"
-        java -Xmx256m -cp "$classpath" org.apache.zookeeper.server.ZooKeeperServerMain \
+        # Extended types on, as zklab's launcher has them, for TTL nodes.
+        java -Xmx256m -Dzookeeper.extendedTypesEnabled=true -cp "$classpath" \
+            org.apache.zookeeper.server.ZooKeeperServerMain \
             "$work/zoo.cfg" > "$work/server.log" 2>&1 &
         server=$!
         for _ in $(seq 100); do

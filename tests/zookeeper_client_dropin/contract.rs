@@ -3,6 +3,8 @@
 // writes down what a caller sees of each call (results and errors, not zxids or times, which
 // differ from one server to another), so the two transcripts must be equal.
 
+use std::time::Duration;
+
 use zookeeper_client::{
     Acls, Client, CreateMode, Error, EventType, LockOptions, LockPrefix, MultiReadResult,
 };
@@ -46,6 +48,31 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     see!(client.count_descendants_number(root).await);
     see!(client.count_descendants_number(&at("/none")).await);
     see!(client.check_stat(&at("/e")).await.map(|s| s.map(|s| s.ephemeral_owner == client.session_id().0)));
+
+    // Containers and TTL nodes: the marks in their stats, their refusals, a lock whose
+    // ancestors are containers (as Curator makes them).
+    let container = CreateMode::Container.with_acls(Acls::anyone_all());
+    see!(client.create(&at("/box"), b"", &container).await.map(|(s, n)| (s.ephemeral_owner, n.into_i64())));
+    see!(client.create(&at("/box/k"), b"", &ephemeral).await.map(|(_, n)| n));
+    see!(client.mkdir(&at("/boxes/inner"), &container).await);
+    see!(client.check_stat(&at("/boxes")).await.map(|s| s.map(|s| s.ephemeral_owner)));
+    let idle = open.clone().with_ttl(Duration::from_secs(60));
+    see!(client.create(&at("/idle"), b"", &idle).await.map(|(s, _)| s.ephemeral_owner));
+    let idle_in_turn = sequential.clone().with_ttl(Duration::from_secs(60));
+    let made = client.create(&at("/idle/t-"), b"", &idle_in_turn).await;
+    see!(made.map(|(s, n)| (s.ephemeral_owner, n.into_i64())));
+    let zero = open.clone().with_ttl(Duration::ZERO);
+    see!(client.create(&at("/zero"), b"", &zero).await.map(drop));
+    let too_long = open.clone().with_ttl(Duration::from_millis(1 << 40));
+    see!(client.create(&at("/long"), b"", &too_long).await.map(drop));
+    let boxed = LockOptions::new(Acls::anyone_all()).with_ancestor_options(container.clone()).unwrap();
+    let boxed_locks = at("/cl/locks");
+    let prefix = LockPrefix::new_curator(&boxed_locks, "lock-").unwrap();
+    let lock = client.lock(prefix, b"", boxed).await.unwrap();
+    see!(client.check_stat(&at("/cl/locks")).await.map(|s| s.map(|s| s.ephemeral_owner)));
+    let (_, gone) = client.check_and_watch_stat(lock.lock_path()).await.unwrap();
+    drop(lock);
+    see!(gone.changed().await.event_type);
     see!(client.list_children(&at("/a")).await.map(sorted));
     see!(client.get_children(&at("/a")).await.map(|(c, s)| (sorted(c), s.num_children)));
     see!(client.get_data(&at("/none")).await.map(|(d, _)| d));

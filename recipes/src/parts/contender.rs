@@ -27,7 +27,7 @@
 
 use std::time::Duration;
 
-use crate::client::{EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
+use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, WatchedEvent, ZkError};
 use crate::declaration::Declared;
 use crate::machine::Timer;
 use crate::parts::own_node::{Making, OwnNode};
@@ -46,6 +46,9 @@ pub struct Line {
     pub gate: Gate,
     /// Whether it asks the node in its way to give up.
     pub revocation: Revocation,
+    /// How a contender makes the directory when it is missing: its ancestors as this mode, or
+    /// (`None`) not at all (see [`OwnNode::making_parents`]).
+    pub parents: Option<CreateMode>,
 }
 
 impl Line {
@@ -57,6 +60,17 @@ impl Line {
             kin,
             gate: Gate::First,
             revocation: Revocation::Never,
+            parents: Some(CreateMode::Persistent),
+        }
+    }
+
+    /// The same line in a directory that is a container, as Curator 5 keeps its locks' and
+    /// elections' directories: the server deletes it once the last contender has gone, and a
+    /// contender that finds it gone makes it, and any missing ancestor, as containers again.
+    pub const fn in_containers(self) -> Line {
+        Line {
+            parents: Some(CreateMode::Container),
+            ..self
         }
     }
 }
@@ -186,7 +200,7 @@ impl Contender {
     /// A contender in `line` under `dir`, whose node is named `<guid><marker><seq>`.
     pub fn new(dir: &str, guid: String, line: Line) -> Self {
         Contender {
-            own: OwnNode::new(dir, guid, line.marker),
+            own: OwnNode::new(dir, guid, line.marker).making_parents(line.parents),
             line,
             phase: Phase::Idle,
             relist: false,
@@ -633,6 +647,7 @@ mod tests {
             kin: &["-r-", "-w-"],
             gate: Gate::NoneAhead("-w-"),
             revocation: Revocation::Never,
+            parents: Some(CreateMode::Persistent),
         };
         let mut contender = joined("g-r-0000000004", reader);
         let verdict = contender.on_reply(listing(&[

@@ -57,6 +57,9 @@ pub struct OwnNode {
     path: Option<String>,
     #[rename(keep)]
     czxid: i64,
+    /// How a missing directory is made: its ancestors as this mode, or (`None`) not at all, a
+    /// missing directory being an error.
+    parents: Option<CreateMode>,
 }
 
 impl OwnNode {
@@ -70,7 +73,14 @@ impl OwnNode {
             phase: Phase::Idle,
             path: None,
             czxid: 0,
+            parents: Some(CreateMode::Persistent),
         }
+    }
+
+    /// The same node, its missing directory made with ancestors of mode `parents` (a container,
+    /// as Curator 5 makes them), or with `None`, not made: then NoNode on the create is an error.
+    pub fn making_parents(self, parents: Option<CreateMode>) -> Self {
+        OwnNode { parents, ..self }
     }
 
     /// The directory the node lives in.
@@ -135,8 +145,12 @@ impl OwnNode {
                 })
             }
             (Phase::Creating, Ok(OpResult::Created { path, stat })) => self.made(path, stat.czxid),
-            (Phase::Creating, Err(ZkError::NoNode)) => {
-                self.create_parent(Parents::start(&self.dir))
+            // The directory is missing, or (a container) an ancestor went while making it.
+            (Phase::Creating | Phase::CreatingParent(_), Err(ZkError::NoNode)) => {
+                match self.parents {
+                    Some(mode) => self.create_parent(Parents::start(&self.dir, mode)),
+                    None => Making::Failed(ZkError::NoNode),
+                }
             }
             // No directory, so no node of ours in it: start over, which creates the directory
             // (the first create's ConnectionLoss can come before anyone made it).

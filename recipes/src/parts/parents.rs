@@ -13,17 +13,19 @@ pub fn dir_of(path: &str) -> &str {
     }
 }
 
-/// The ancestors of a directory being created: the one in flight is `depth` components deep
-/// (1 is the top component).
+/// The ancestors of a directory being created, each of `mode` (persistent, or a container as
+/// Curator 5 makes them): the one in flight is `depth` components deep (1 is the top component).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]
 pub struct Parents {
     depth: usize,
+    mode: CreateMode,
 }
 
 impl Parents {
-    /// Starts at the top component of `dir`; returns the create to send.
-    pub fn start(dir: &str) -> (Self, Op) {
-        let parents = Parents { depth: 1 };
+    /// Starts at the top component of `dir`, each ancestor made as `mode`; returns the create
+    /// to send.
+    pub fn start(dir: &str, mode: CreateMode) -> (Self, Op) {
+        let parents = Parents { depth: 1, mode };
         (parents, parents.create(dir))
     }
 
@@ -35,6 +37,7 @@ impl Parents {
         }
         let parents = Parents {
             depth: self.depth + 1,
+            ..self
         };
         Some((parents, parents.create(dir)))
     }
@@ -47,7 +50,7 @@ impl Parents {
         Op::Create {
             path: dir[..end].to_owned(),
             data: Vec::new(),
-            mode: CreateMode::Persistent,
+            mode: self.mode,
         }
     }
 }
@@ -62,14 +65,21 @@ mod tests {
 
     #[test]
     fn ancestors_are_created_top_down_ending_with_the_directory() {
-        let (first, op) = Parents::start("/a/b/c");
+        let (first, op) = Parents::start("/a/b/c", CreateMode::Persistent);
         assert_eq!(path(&op), "/a");
         let (second, op) = first.next("/a/b/c").expect("/a/b");
         assert_eq!(path(&op), "/a/b");
         let (third, op) = second.next("/a/b/c").expect("/a/b/c");
         assert_eq!(path(&op), "/a/b/c");
         assert_eq!(third.next("/a/b/c"), None);
-        let (top, op) = Parents::start("/d");
+        let (top, op) = Parents::start("/d", CreateMode::Container);
+        assert!(matches!(
+            op,
+            Op::Create {
+                mode: CreateMode::Container,
+                ..
+            }
+        ));
         assert_eq!(path(&op), "/d");
         assert_eq!(top.next("/d"), None);
     }

@@ -171,7 +171,7 @@ impl PutMachine {
                     self.landed(item, path.clone())
                 }
                 [Err(ZkError::NoNode), ..] => {
-                    let (parents, op) = Parents::start(&self.dir);
+                    let (parents, op) = Parents::start(&self.dir, CreateMode::Persistent);
                     self.send(Phase::CreatingParent(parents), op)
                 }
                 _ => {

@@ -513,13 +513,25 @@ fn multi_result(result: zk::MultiWriteResult) -> OpResult {
 }
 
 fn create_options(mode: CreateMode, acls: &[zk::Acl]) -> zk::CreateOptions<'_> {
-    let mode = match mode {
+    let kind = match mode {
         CreateMode::Persistent => zk::CreateMode::Persistent,
         CreateMode::PersistentSequential => zk::CreateMode::PersistentSequential,
         CreateMode::Ephemeral => zk::CreateMode::Ephemeral,
         CreateMode::EphemeralSequential => zk::CreateMode::EphemeralSequential,
+        CreateMode::Container => zk::CreateMode::Container,
+        CreateMode::PersistentWithTtl { .. } => zk::CreateMode::Persistent,
+        CreateMode::PersistentSequentialWithTtl { .. } => zk::CreateMode::PersistentSequential,
     };
-    mode.with_acls(zk::Acls::new(acls))
+    let options = kind.with_acls(zk::Acls::new(acls));
+    // The crate takes a TTL as a duration and refuses a zero one, as it refuses a TTL out of
+    // range: a TTL below one millisecond goes as zero, to be refused the same way.
+    match mode.ttl_ms() {
+        Some(ttl_ms) => {
+            let ttl = std::time::Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
+            options.with_ttl(ttl)
+        }
+        None => options,
+    }
 }
 
 fn stat_of(stat: zk::Stat) -> Stat {

@@ -330,6 +330,12 @@ impl Reading {
                 deletion,
                 sessions,
             } => self.notified(entry, *by, *zxid, cause, *deletion, sessions),
+            // The reaper's delete is the leader's own; the watches it fires hang off it.
+            TraceEvent::Reaped { zxid, path } => {
+                let text = format!("reaper deletes {path}");
+                let id = self.dot(entry, Lane::Server(self.leader), Mark::Applied, text);
+                self.writes.insert((0, *zxid), id);
+            }
             TraceEvent::Session {
                 client,
                 session,

@@ -1129,3 +1129,117 @@ fn descendants_are_counted_at_every_depth_and_ephemerals_matched_as_text() {
     assert_eq!(ok(&mut server, s, ephemerals("/nothing")), paths(&[]));
     assert_eq!(ok(&mut server, other, ephemerals("/")), paths(&["/ab"]));
 }
+
+#[test]
+fn container_and_ttl_nodes_look_persistent_and_take_children() {
+    let (mut server, s) = one_session();
+    let container = ok(&mut server, s, create("/c", CreateMode::Container));
+    let OpResult::Created { stat, .. } = container else {
+        panic!("{container:?}")
+    };
+    // ZooKeeper keeps the kind where it keeps an ephemeral's owner, and reports 0 there.
+    assert_eq!(stat.ephemeral_owner, 0);
+    let ttl = CreateMode::PersistentSequentialWithTtl { ttl_ms: 5000 };
+    let made = created(&mut server, s, create("/t-", ttl));
+    assert_eq!(made, "/t-0000000001");
+    let owner = server.node(&made).map(|(_, stat)| stat.ephemeral_owner);
+    assert_eq!(owner, Some(0));
+    // Neither is ephemeral: both take children, and no session owns them.
+    ok(
+        &mut server,
+        s,
+        create("/c/child", CreateMode::EphemeralSequential),
+    );
+    ok(&mut server, s, persistent(&format!("{made}/child")));
+    assert!(server
+        .ephemerals(s)
+        .iter()
+        .all(|path| path.starts_with("/c/")));
+}
+
+#[test]
+fn a_ttl_out_of_range_is_refused_before_anything_else_and_costs_no_zxid() {
+    let (mut server, s) = one_session();
+    let before = server.last_zxid();
+    for ttl_ms in [0, -1, CreateMode::MAX_TTL_MS + 1] {
+        let mode = CreateMode::PersistentWithTtl { ttl_ms };
+        assert_eq!(
+            err(&mut server, s, create("/missing/t", mode)),
+            ZkError::BadArguments
+        );
+    }
+    assert_eq!(server.last_zxid(), before);
+    let longest = CreateMode::PersistentWithTtl {
+        ttl_ms: CreateMode::MAX_TTL_MS,
+    };
+    ok(&mut server, s, create("/t", longest));
+}
+
+#[test]
+fn the_reaper_takes_a_container_only_once_it_has_had_a_child_and_has_none() {
+    let (mut server, s) = one_session();
+    let watcher = server.open_session();
+    ok(&mut server, s, create("/c", CreateMode::Container));
+    assert!(server.reap("/c", 0).is_none(), "never used: kept");
+    assert_eq!(server.reap_candidates(0), (vec![], true));
+    ok(&mut server, s, persistent("/c/a"));
+    assert!(server.reap("/c", 0).is_none(), "a child: kept");
+    ok(&mut server, s, delete("/c/a", -1));
+    ok(&mut server, watcher, get_data("/c", true));
+    assert_eq!(server.reap_candidates(0), (vec!["/c".to_owned()], true));
+    let before = server.last_zxid();
+    let reaped = server.reap("/c", 0).expect("emptied: reaped");
+    assert_eq!(reaped.reply, Ok(OpResult::Deleted));
+    assert_eq!(reaped.zxid, before + 1, "a transaction of its own");
+    let fired: Vec<_> = reaped.notifications.iter().map(|n| &n.event).collect();
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].event_type, EventType::NodeDeleted);
+    assert!(server.node("/c").is_none());
+    assert_eq!(server.reap_candidates(0), (vec![], false));
+    // A plain node is never the reaper's.
+    ok(&mut server, s, persistent("/p"));
+    ok(&mut server, s, persistent("/p/a"));
+    ok(&mut server, s, delete("/p/a", -1));
+    assert!(server.reap("/p", 0).is_none());
+}
+
+#[test]
+fn the_reaper_takes_a_ttl_node_without_children_idle_past_its_ttl() {
+    let (mut server, s) = one_session();
+    let mode = CreateMode::PersistentWithTtl { ttl_ms: 100 };
+    server.apply(s, &create("/t", mode), 1_000);
+    assert!(
+        !server.reapable("/t", 1_100),
+        "idle for exactly its TTL: kept"
+    );
+    assert!(server.reapable("/t", 1_101));
+    // A change of its data starts the wait again; a child keeps it.
+    server.apply(s, &set("/t", b"x", -1), 1_050);
+    assert!(!server.reapable("/t", 1_101));
+    server.apply(s, &persistent("/t/a"), 1_060);
+    assert!(!server.reapable("/t", 9_999));
+    server.apply(s, &delete("/t/a", -1), 1_070);
+    assert!(server.reap("/t", 1_151).is_some());
+}
+
+#[test]
+fn a_container_made_in_a_rolled_back_multi_leaves_the_reaper_nothing() {
+    let (mut server, s) = one_session();
+    let multi = Op::Multi(vec![
+        create("/c", CreateMode::Container),
+        persistent("/c/a"),
+        delete("/c/a", -1),
+        delete("/missing", -1),
+    ]);
+    ok(&mut server, s, multi);
+    assert!(server.node("/c").is_none());
+    assert_eq!(server.reap_candidates(0), (vec![], false));
+    // Made and emptied in one multi that holds: the reaper may take it at once.
+    let multi = Op::Multi(vec![
+        create("/c", CreateMode::Container),
+        persistent("/c/a"),
+        delete("/c/a", -1),
+    ]);
+    ok(&mut server, s, multi);
+    assert_eq!(server.reap_candidates(0), (vec!["/c".to_owned()], true));
+}

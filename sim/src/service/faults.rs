@@ -158,7 +158,8 @@ impl Service {
             FaultKind::ConnectionLoss
             | FaultKind::LostReply
             | FaultKind::LostCreateReply
-            | FaultKind::Reorder => {
+            | FaultKind::Reorder
+            | FaultKind::ContainerReaped => {
                 process.armed.push(kind);
                 return;
             }

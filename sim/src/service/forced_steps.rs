@@ -107,7 +107,15 @@ impl Service {
                     self.serve_now(session, request);
                 }
             }
-            let taken = if kind == ForcedKind::SessionExpiry {
+            let taken = if kind == ForcedKind::Reap {
+                let now_ms = self.now().as_millis() as i64;
+                let leader = self.servers.server(self.servers.leader());
+                let (candidates, _) = leader.reap_candidates(now_ms);
+                if let Some(path) = candidates.get(client as usize) {
+                    self.reap(&path.clone());
+                }
+                None
+            } else if kind == ForcedKind::SessionExpiry {
                 let session = self.processes.get(&client).and_then(|p| p.session);
                 if let Some(session) = session.filter(|&s| self.servers.session_alive(s)) {
                     self.expire(session);
@@ -125,7 +133,8 @@ impl Service {
             };
             let now = self.now();
             self.forced.take_next(now);
-            self.note_forced_order_done(client);
+            // A reap is the server's own, and names no client.
+            self.note_forced_order_done(if kind == ForcedKind::Reap { 0 } else { client });
             let armed = match kind {
                 ForcedKind::ConnectionLoss => Some(FaultKind::ConnectionLoss),
                 ForcedKind::LostReply => Some(FaultKind::LostReply),

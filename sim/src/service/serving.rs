@@ -7,7 +7,7 @@
 //! possibly stale on a follower; a `sync` waits until its server has applied what the leader had
 //! committed when it arrived.
 
-use zklab_recipes::client::{Op, OpReply, SessionId, Zxid};
+use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
 
 use super::wire::{Delivery, Request, Response};
 use super::Service;
@@ -93,10 +93,13 @@ impl Service {
                     false => notified,
                 };
                 let lost = self.draw_lost_reply(client, &op);
+                self.start_reaper_for(&op, &reply);
+                let deleted = deleted_by(&op, &reply);
                 self.trace_applied(session, zxid, op, &reply);
                 for change in notified {
                     self.trace.push(now, change);
                 }
+                self.reap_emptied(client, deleted.iter().map(String::as_str));
                 if let Some(lost) = lost {
                     self.lose_reply(session, lost);
                     return;
@@ -177,6 +180,7 @@ impl Service {
         for change in self.commit_notified(ended.zxid, notified) {
             self.trace.push(now, change);
         }
+        self.reap_emptied(client, ended.deleted.iter().map(String::as_str));
         Some(ended.zxid)
     }
 
@@ -234,5 +238,20 @@ impl Service {
             };
             self.send_to_client(session, Response::Reply { id, reply, zxid });
         }
+    }
+}
+
+/// The nodes `op` deleted, applied with `reply` (a multi's only if it succeeded).
+fn deleted_by(op: &Op, reply: &OpReply) -> Vec<String> {
+    match (op, reply) {
+        (Op::Delete { path, .. }, Ok(_)) => vec![path.clone()],
+        (Op::Multi(ops), Ok(OpResult::Multi(results))) if results.iter().all(Result::is_ok) => {
+            let deletes = ops.iter().filter_map(|op| match op {
+                Op::Delete { path, .. } => Some(path.clone()),
+                _ => None,
+            });
+            deletes.collect()
+        }
+        _ => Vec::new(),
     }
 }

@@ -7,7 +7,7 @@ use zklab_recipes::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, Z
 use super::{Output, Service, SimConfig};
 use crate::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use crate::forced::{ForcedKind, ForcedStep};
-use crate::test_ops::{create, exists};
+use crate::test_ops::{create, delete, exists};
 use crate::trace::TraceEvent;
 
 fn service(servers: usize) -> Service {
@@ -301,4 +301,108 @@ fn a_forced_order_that_stalls_is_given_up_with_a_note() {
     assert!(trace
         .render()
         .contains("the forced order stops at its step 1 of 1"));
+}
+
+/// A service of `servers` whose reaper strikes every emptied container at once with
+/// `container_reaped` 1, and one session (its client's process registered) that has made the
+/// container `/c` with one child `/c/a`.
+fn with_container(servers: usize, container_reaped: f64) -> (Service, SessionId) {
+    let mut rates = FaultRates::none();
+    rates.set(FaultKind::ContainerReaped, container_reaped);
+    let config = SimConfig {
+        servers,
+        ..SimConfig::default()
+    };
+    let plan = FaultPlan {
+        rates,
+        script: Vec::new(),
+    };
+    let mut zk = Service::new(config, plan, 7);
+    zk.add_process(0);
+    let (session, _) = zk.open_session(0, Some(0), false);
+    zk.call(session, create("/c", CreateMode::Container))
+        .unwrap();
+    zk.call(session, create("/c/a", CreateMode::Persistent))
+        .unwrap();
+    run_until(&mut zk, Duration::from_millis(100));
+    (zk, session)
+}
+
+fn reaped(zk: &mut Service) -> Vec<String> {
+    let (trace, _) = zk.take_report();
+    (trace.entries().iter())
+        .filter_map(|entry| match &entry.event {
+            TraceEvent::Reaped { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_reaper_deletes_an_emptied_container_on_every_server_at_its_next_check() {
+    let (mut zk, session) = with_container(3, 0.0);
+    zk.call(session, delete("/c/a", -1)).unwrap();
+    // The delete is answered before any check: the container stands empty meanwhile.
+    let outputs = run_until(&mut zk, Duration::from_millis(150));
+    assert_eq!(
+        replies(&outputs).last().map(|(_, r)| r.clone()),
+        Some(Ok(OpResult::Deleted))
+    );
+    assert!(zk.servers().server(0).node("/c").is_some());
+    run_until(&mut zk, Duration::from_secs(3));
+    for server in 0..3 {
+        assert!(
+            zk.servers().server(server).node("/c").is_none(),
+            "server {server}"
+        );
+    }
+    assert_eq!(reaped(&mut zk), vec!["/c".to_owned()]);
+}
+
+#[test]
+fn the_container_reaped_fault_deletes_it_before_the_client_can_put_another_child_in() {
+    let (mut zk, session) = with_container(1, 1.0);
+    zk.call(session, delete("/c/a", -1)).unwrap();
+    zk.call(session, create("/c/b", CreateMode::Persistent))
+        .unwrap();
+    let outputs = run_until(&mut zk, Duration::from_millis(150));
+    let answers: Vec<_> = replies(&outputs).into_iter().map(|(_, r)| r).collect();
+    assert_eq!(
+        answers[answers.len() - 2..],
+        [Ok(OpResult::Deleted), Err(ZkError::NoNode)]
+    );
+    let (trace, counts) = zk.take_report();
+    assert_eq!(counts.get(FaultKind::ContainerReaped), 1);
+    let struck = trace.entries().iter().position(|entry| {
+        matches!(
+            &entry.event,
+            TraceEvent::Fault {
+                kind: FaultKind::ContainerReaped,
+                ..
+            }
+        )
+    });
+    let gone = (trace.entries().iter()).position(|e| matches!(e.event, TraceEvent::Reaped { .. }));
+    assert_eq!(
+        gone,
+        struck.map(|at| at + 1),
+        "told as the fault, then the deletion"
+    );
+}
+
+#[test]
+fn a_container_that_never_had_a_child_and_a_run_without_containers_are_left_alone() {
+    let mut zk = service(1);
+    zk.add_process(0);
+    let (session, _) = zk.open_session(0, None, false);
+    zk.call(session, create("/c", CreateMode::Container))
+        .unwrap();
+    zk.call(session, create("/p", CreateMode::Persistent))
+        .unwrap();
+    zk.call(session, create("/p/a", CreateMode::Persistent))
+        .unwrap();
+    zk.call(session, delete("/p/a", -1)).unwrap();
+    run_until(&mut zk, Duration::from_secs(3));
+    assert!(zk.servers().server(0).node("/c").is_some());
+    assert!(reaped(&mut zk).is_empty());
 }

@@ -23,6 +23,10 @@ pub struct SimConfig {
     /// The range of the delay after which a follower applies a transaction the leader has
     /// committed (drawn per follower and transaction, in commit order).
     pub follower_lag: (Duration, Duration),
+    /// How often the leader's reaper looks for containers and TTL nodes to delete (ZooKeeper's
+    /// `znode.container.checkIntervalMs`, 60 s by default there; shorter here, so that runs of
+    /// a few seconds meet it).
+    pub container_check_interval: Duration,
 }
 
 impl Default for SimConfig {
@@ -34,6 +38,7 @@ impl Default for SimConfig {
             reconnect_delay: (Duration::from_millis(10), Duration::from_millis(200)),
             servers: 1,
             follower_lag: (Duration::from_millis(1), Duration::from_millis(20)),
+            container_check_interval: Duration::from_secs(1),
         }
     }
 }

@@ -63,6 +63,8 @@ pub(super) enum Delivery {
     Replicate {
         server: usize,
     },
+    /// The leader's reaper looks for containers and TTL nodes to delete.
+    ReaperCheck,
 }
 
 /// Every message in flight, delivered in order of (delivery time, send order). The order is a
@@ -231,6 +233,7 @@ impl Service {
         match delivery {
             Delivery::Replicate { server } => self.replay(server),
             Delivery::ExpiryCheck { session } => self.check_expiry(session),
+            Delivery::ReaperCheck => self.check_containers(),
             Delivery::ToServer {
                 session,
                 epoch,

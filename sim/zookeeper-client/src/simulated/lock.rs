@@ -123,8 +123,9 @@ impl<'a> LockOptions<'a> {
     }
 
     /// Makes the lock's missing ancestors with `options`, which must suit a directory (neither
-    /// ephemeral nor sequential). Options the simulated ZooKeeper lacks yet (containers, TTLs,
-    /// ACLs beyond `Acls::anyone_all()`) are taken here and refused when an ancestor is made.
+    /// ephemeral nor sequential), containers as Curator makes them among them. ACLs beyond
+    /// `Acls::anyone_all()`, which the simulated ZooKeeper lacks yet, are taken here and
+    /// refused when an ancestor is made.
     pub fn with_ancestor_options(mut self, options: CreateOptions<'a>) -> Result<Self, Error> {
         options.validate(true)?;
         self.ancestors = Some(options);

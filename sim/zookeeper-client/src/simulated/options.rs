@@ -69,15 +69,18 @@ impl CreateOptions<'_> {
         if !open {
             return Err(not_yet("ACLs other than Acls::anyone_all()"));
         }
-        if self.ttl.is_some() {
-            return Err(not_yet("nodes with a time to live"));
-        }
-        Ok(match self.mode {
-            CreateMode::Persistent => SimMode::Persistent,
-            CreateMode::PersistentSequential => SimMode::PersistentSequential,
-            CreateMode::Ephemeral => SimMode::Ephemeral,
-            CreateMode::EphemeralSequential => SimMode::EphemeralSequential,
-            CreateMode::Container => return Err(not_yet("container nodes")),
+        // `validate` let a TTL through only for a persistent mode, and within the server's range.
+        let ttl_ms = self.ttl.map(|ttl| ttl.as_millis() as i64);
+        Ok(match (self.mode, ttl_ms) {
+            (CreateMode::Persistent, Some(ttl_ms)) => SimMode::PersistentWithTtl { ttl_ms },
+            (CreateMode::PersistentSequential, Some(ttl_ms)) => {
+                SimMode::PersistentSequentialWithTtl { ttl_ms }
+            }
+            (CreateMode::Persistent, _) => SimMode::Persistent,
+            (CreateMode::PersistentSequential, _) => SimMode::PersistentSequential,
+            (CreateMode::Ephemeral, _) => SimMode::Ephemeral,
+            (CreateMode::EphemeralSequential, _) => SimMode::EphemeralSequential,
+            (CreateMode::Container, _) => SimMode::Container,
         })
     }
 

@@ -207,6 +207,26 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                     Err(error) => writeln!(self.out, "Sync has failed. rc={}", error.code())?,
                 }
             }
+            Command::DeleteAll { path, batch } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                if !self.delete_subtree(&path, batch).await? {
+                    writeln!(self.err, "Failed to delete some node(s) in the subtree!")?;
+                }
+            }
+            Command::CountDescendants { path } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                let count = (client.count_descendants(&path).await)
+                    .map_err(|error| failed(error, &path))?;
+                writeln!(self.out, "{count}")?;
+            }
+            Command::Ephemerals { prefix } => {
+                let prefix = prefix.unwrap_or_else(|| "/".to_owned());
+                client_path::check(&prefix, false).map_err(Failure::Message)?;
+                let mut paths =
+                    (client.ephemerals(&prefix).await).map_err(|error| failed(error, &prefix))?;
+                sort(&mut paths);
+                writeln!(self.out, "[{}]", paths.join(", "))?;
+            }
             Command::Help => write!(self.out, "{}", print::HELP)?,
             Command::Quit => {
                 // zkCli reports the closed session; an error closing it changes nothing there.
@@ -246,6 +266,34 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
             unvisited.extend(paths.into_iter().rev());
         }
         Ok(())
+    }
+
+    /// `deleteall` (ZooKeeper's `ZKUtil.deleteRecursive`): the subtree listed breadth first,
+    /// then deleted from its end, `batch` deletes to a multi (0 or less: one multi). Whether
+    /// every multi held.
+    async fn delete_subtree(&mut self, path: &str, batch: i32) -> Result<bool, Failure> {
+        let client = self.client;
+        let mut tree = vec![path.to_owned()];
+        let mut next = 0;
+        while let Some(parent) = tree.get(next).cloned() {
+            next += 1;
+            let mut names = match children(client, &parent, false).await {
+                Ok((names, _)) => names,
+                Err(error) => return Err(failed(error, &parent)),
+            };
+            sort(&mut names);
+            tree.extend(names.iter().map(|name| format!("{parent}/{name}")));
+        }
+        let deletes: Vec<Op> = (tree.into_iter().rev())
+            .map(|path| Op::Delete { path, version: -1 })
+            .collect();
+        let size = usize::try_from(batch).ok().filter(|&size| size > 0);
+        let mut whole = true;
+        for ops in deletes.chunks(size.unwrap_or(deletes.len().max(1))) {
+            let held = client.multi(ops.to_vec()).await;
+            whole &= held.is_ok_and(|results| results.iter().all(Result::is_ok));
+        }
+        Ok(whole)
     }
 
     fn print_notices(&mut self, notices: &[Notice]) -> io::Result<()> {

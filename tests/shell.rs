@@ -20,6 +20,11 @@ fn containers_and_ttl_nodes_are_made_and_refused_as_zkcli_makes_and_refuses_them
 }
 
 #[test]
+fn subtree_counts_ephemerals_and_deleteall_print_what_zkcli_prints() {
+    assert_same_as_zkcli("subtree_commands");
+}
+
+#[test]
 fn an_uncaught_java_exception_ends_the_shell_as_it_ends_zkcli() {
     assert_same_as_zkcli("number_format");
 }
@@ -45,10 +50,23 @@ fn help_lists_only_the_commands_the_shell_supports() {
         .collect();
     assert_eq!(
         listed,
-        ["create", "delete", "get", "help", "ls", "quit", "set", "stat", "sync"],
+        [
+            "create",
+            "delete",
+            "deleteall",
+            "get",
+            "getAllChildrenNumber",
+            "getEphemerals",
+            "help",
+            "ls",
+            "quit",
+            "set",
+            "stat",
+            "sync"
+        ],
         "{text}"
     );
-    assert!(!text.contains("-t ttl") && !text.contains("acl"), "{text}");
+    assert!(!text.contains("acl"), "{text}");
 }
 
 /// Runs the binary on the script with stdout and stderr in one file, as a terminal shows them.

@@ -621,7 +621,7 @@ mod tests {
         assert!(slip.contains("did you mean `lock-bug-herd`?"), "{slip}");
         let stranger = find("zookeeper").map(|s| s.name).unwrap_err();
         assert!(
-            stranger.contains("the recipes are lock, election"),
+            stranger.contains("the recipes are lock, lock-containers, election,"),
             "{stranger}"
         );
         assert!(!stranger.contains("-bug-"), "{stranger}");

@@ -41,9 +41,9 @@ pub enum FaultKind {
     /// server serves until the election is over. Sessions survive: the new leader gives each a
     /// whole timeout to reconnect in (an ensemble only).
     LeaderChange,
-    /// The server's reaper deletes a container the moment a client's delete (or its session's
-    /// end) takes the container's last child, before anyone can put another in: the worst
-    /// moment for a recipe that made the container to put its own node in.
+    /// The server's reaper deletes a container (or an idle TTL node) the moment a client's
+    /// delete (or its session's end) takes its last child, before anyone can put another in:
+    /// the worst moment for a recipe that made the container to put its own node in.
     ContainerReaped,
 }
 

@@ -128,7 +128,10 @@ fn request_name(op: &Op) -> String {
                 CreateMode::PersistentSequentialWithTtl { .. } => {
                     "createTTL persistent sequential".to_owned()
                 }
-                plain => format!("create2 {}", mode_name(*plain)),
+                CreateMode::Persistent => "create2 persistent".to_owned(),
+                CreateMode::PersistentSequential => "create2 persistent sequential".to_owned(),
+                CreateMode::Ephemeral => "create2 ephemeral".to_owned(),
+                CreateMode::EphemeralSequential => "create2 ephemeral sequential".to_owned(),
             }
         }
         Op::Delete { .. } => "delete",
@@ -144,17 +147,6 @@ fn request_name(op: &Op) -> String {
         Op::GetEphemerals { .. } => "getEphemerals",
     };
     name.to_owned()
-}
-
-/// A plain mode's name, in words.
-fn mode_name(mode: CreateMode) -> &'static str {
-    match mode {
-        CreateMode::Persistent => "persistent",
-        CreateMode::PersistentSequential => "persistent sequential",
-        CreateMode::Ephemeral => "ephemeral",
-        CreateMode::EphemeralSequential => "ephemeral sequential",
-        _ => "extended",
-    }
 }
 
 /// Most orders of a case's calls sent together that a simulated server is given.

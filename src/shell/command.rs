@@ -67,6 +67,23 @@ pub(super) enum Command {
         /// The path the sync is for.
         path: String,
     },
+    /// `deleteall path [-b batch size]`: the subtree, deepest first, in multis of the batch size.
+    DeleteAll {
+        /// The top of the subtree.
+        path: String,
+        /// Deletes per multi; 0 or less: all in one.
+        batch: i32,
+    },
+    /// `getAllChildrenNumber path`: how many nodes are under it.
+    CountDescendants {
+        /// The node.
+        path: String,
+    },
+    /// `getEphemerals [path]`: the session's ephemeral nodes whose paths start with it.
+    Ephemerals {
+        /// The prefix; all of them when left out.
+        prefix: Option<String>,
+    },
     /// `quit`: close the session and stop.
     Quit,
     /// `help`: the commands this shell supports, on stdout.
@@ -87,6 +104,7 @@ const GET: Spec = &[('s', false), ('w', false)];
 const STAT: Spec = &[('w', false)];
 const SET: Spec = &[('s', false), ('v', true)];
 const DELETE: Spec = &[('v', true)];
+const DELETE_ALL: Spec = &[('b', true)];
 
 /// Parses a line's words (at least one) as zkCli would; `notices` gets what zkCli prints on the
 /// way, even when parsing then fails.
@@ -155,6 +173,26 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
         }
         "sync" => Ok(Command::Sync {
             path: path_of(&options::parse(&[], words)?)?,
+        }),
+        "deleteall" => {
+            let parsed = options::parse(DELETE_ALL, words)?;
+            let path = path_of(&parsed)?;
+            let batch = match parsed.value('b').map(str::parse::<i32>) {
+                None => 1000,
+                Some(Ok(batch)) => batch,
+                Some(Err(_)) => {
+                    return Err(Failure::Message(
+                        "-b argument must be an int value".to_owned(),
+                    ))
+                }
+            };
+            Ok(Command::DeleteAll { path, batch })
+        }
+        "getAllChildrenNumber" => Ok(Command::CountDescendants {
+            path: path_of(&options::parse(&[], words)?)?,
+        }),
+        "getEphemerals" => Ok(Command::Ephemerals {
+            prefix: options::parse(&[], words)?.args.get(1).cloned(),
         }),
         "quit" => Ok(Command::Quit),
         "help" => Ok(Command::Help),

@@ -61,9 +61,12 @@ pub(super) fn command_not_found(command: &str) -> String {
 /// What `help` prints: the commands this shell supports, with the options it takes (zkCli's
 /// own list, which an unknown command prints, names many more).
 pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
-\tcreate [-s] [-e] path [data]
+\tcreate [-s] [-e] [-c] [-t ttl] path [data]
 \tdelete [-v version] path
+\tdeleteall path [-b batch size]
 \tget [-s] [-w] path
+\tgetAllChildrenNumber path
+\tgetEphemerals path
 \thelp
 \tls [-s] [-w] [-R] path
 \tquit

@@ -59,12 +59,8 @@ impl Service {
     /// After `client`'s op (or its session's end) deleted `deleted`, draws for each parent it
     /// left for the reaper to take (a container emptied; a TTL node emptied and idle past its
     /// TTL) whether the reaper runs now (an armed scripted fault first).
-    pub(super) fn reap_emptied<'a>(
-        &mut self,
-        client: ClientId,
-        deleted: impl IntoIterator<Item = &'a str>,
-    ) {
-        let mut parents: Vec<&str> = deleted.into_iter().map(path::parent).collect();
+    pub(super) fn reap_emptied(&mut self, client: ClientId, deleted: &[String]) {
+        let mut parents: Vec<&str> = deleted.iter().map(|path| path::parent(path)).collect();
         parents.sort_unstable();
         parents.dedup();
         let leader = self.servers.leader();
@@ -123,5 +119,20 @@ fn makes_reapable(op: &Op, reply: &OpReply) -> bool {
         }
         (op, Ok(_)) => reapable(op),
         _ => false,
+    }
+}
+
+/// The nodes `op` deleted, applied with `reply` (a multi's only if it succeeded).
+pub(super) fn deleted_by(op: &Op, reply: &OpReply) -> Vec<String> {
+    match (op, reply) {
+        (Op::Delete { path, .. }, Ok(_)) => vec![path.clone()],
+        (Op::Multi(ops), Ok(OpResult::Multi(results))) if results.iter().all(Result::is_ok) => {
+            let deletes = ops.iter().filter_map(|op| match op {
+                Op::Delete { path, .. } => Some(path.clone()),
+                _ => None,
+            });
+            deletes.collect()
+        }
+        _ => Vec::new(),
     }
 }

@@ -154,7 +154,8 @@ impl Service {
         let before = self.servers.applied(self.servers.leader());
         let session = self.servers.open_session();
         for op in ops {
-            self.servers.apply(session, op, 0);
+            let applied = self.servers.apply(session, op, 0);
+            self.start_reaper_for(op, &applied.reply);
         }
         self.servers
             .end_session(session, 0, false, DeletionOrder::ByPath);

@@ -7,8 +7,9 @@
 //! possibly stale on a follower; a `sync` waits until its server has applied what the leader had
 //! committed when it arrived.
 
-use zklab_recipes::client::{Op, OpReply, OpResult, SessionId, Zxid};
+use zklab_recipes::client::{Op, OpReply, SessionId, Zxid};
 
+use super::reaping::deleted_by;
 use super::wire::{Delivery, Request, Response};
 use super::Service;
 use crate::fault::FaultKind;
@@ -56,9 +57,10 @@ impl Service {
         match request {
             Request::Ping => self.send_to_client(session, Response::Pong),
             Request::Close { id } => {
-                if let Some(until) = self.end_session(session, false) {
+                if let Some((until, deleted)) = self.end_session(session, false) {
                     let answer = Answer::Ended(Response::Closed { id });
                     self.answer_in_order(session, Parked { id, until, answer });
+                    self.reap_emptied(client, &deleted);
                 }
             }
             // The server reads no further than the packet's length, and drops the connection.
@@ -99,12 +101,9 @@ impl Service {
                 for change in notified {
                     self.trace.push(now, change);
                 }
-                self.reap_emptied(client, deleted.iter().map(String::as_str));
                 if let Some(lost) = lost {
                     self.lose_reply(session, lost);
-                    return;
-                }
-                if server == leader {
+                } else if server == leader {
                     self.send_to_client(session, Response::Reply { id, reply, zxid });
                 } else {
                     let answer = Answer::Reply(reply);
@@ -115,6 +114,9 @@ impl Service {
                     };
                     self.answer_in_order(session, parked);
                 }
+                // The reaper's transaction comes after the one that emptied the container, and
+                // so do its events, after that one's reply.
+                self.reap_emptied(client, &deleted);
             }
         }
     }
@@ -149,8 +151,9 @@ impl Service {
     }
 
     /// The server ends a session; `expired` tells expiry from close.
-    /// Returns the zxid of the end, or `None` if the session was not alive.
-    fn end_session(&mut self, session: SessionId, expired: bool) -> Option<Zxid> {
+    /// Returns the zxid of the end and the ephemerals it deleted, or `None` if the session was
+    /// not alive.
+    fn end_session(&mut self, session: SessionId, expired: bool) -> Option<(Zxid, Vec<String>)> {
         let now = self.now();
         let now_ms = now.as_millis() as i64;
         let leader = self.servers.leader();
@@ -180,15 +183,14 @@ impl Service {
         for change in self.commit_notified(ended.zxid, notified) {
             self.trace.push(now, change);
         }
-        self.reap_emptied(client, ended.deleted.iter().map(String::as_str));
-        Some(ended.zxid)
+        Some((ended.zxid, ended.deleted))
     }
 
     /// The server expires a session and its server closes the connection once it has fired the
     /// watches the expiry fired for the session itself; the client learns when that reaches it
     /// (after a partition, when it heals).
     pub(super) fn expire(&mut self, session: SessionId) {
-        if let Some(until) = self.end_session(session, true) {
+        if let Some((until, deleted)) = self.end_session(session, true) {
             let answer = Answer::Ended(Response::Drop);
             let parked = Parked {
                 id: 0,
@@ -196,6 +198,8 @@ impl Service {
                 answer,
             };
             self.answer_in_order(session, parked);
+            let client = self.conn(session).client;
+            self.reap_emptied(client, &deleted);
         }
     }
 
@@ -238,20 +242,5 @@ impl Service {
             };
             self.send_to_client(session, Response::Reply { id, reply, zxid });
         }
-    }
-}
-
-/// The nodes `op` deleted, applied with `reply` (a multi's only if it succeeded).
-fn deleted_by(op: &Op, reply: &OpReply) -> Vec<String> {
-    match (op, reply) {
-        (Op::Delete { path, .. }, Ok(_)) => vec![path.clone()],
-        (Op::Multi(ops), Ok(OpResult::Multi(results))) if results.iter().all(Result::is_ok) => {
-            let deletes = ops.iter().filter_map(|op| match op {
-                Op::Delete { path, .. } => Some(path.clone()),
-                _ => None,
-            });
-            deletes.collect()
-        }
-        _ => Vec::new(),
     }
 }

@@ -362,7 +362,8 @@ fn the_reaper_deletes_an_emptied_container_on_every_server_at_its_next_check() {
 #[test]
 fn the_container_reaped_fault_deletes_it_before_the_client_can_put_another_child_in() {
     let (mut zk, session) = with_container(1, 1.0);
-    zk.call(session, delete("/c/a", -1)).unwrap();
+    zk.call(session, exists("/c", true)).unwrap();
+    let deleting = zk.call(session, delete("/c/a", -1)).unwrap();
     zk.call(session, create("/c/b", CreateMode::Persistent))
         .unwrap();
     let outputs = run_until(&mut zk, Duration::from_millis(150));
@@ -371,6 +372,19 @@ fn the_container_reaped_fault_deletes_it_before_the_client_can_put_another_child
         answers[answers.len() - 2..],
         [Ok(OpResult::Deleted), Err(ZkError::NoNode)]
     );
+    // The reaper's delete is the next transaction: its event comes after the emptying reply.
+    let at = |wanted: &dyn Fn(&Output) -> bool| outputs.iter().position(wanted);
+    let replied = at(&|o| matches!(o, Output::Reply { id, .. } if *id == deleting));
+    let told = at(&|o| {
+        matches!(
+            o,
+            Output::Event {
+                event: ZkEvent::Watch(_),
+                ..
+            }
+        )
+    });
+    assert!(replied.is_some() && replied < told, "{outputs:?}");
     let (trace, counts) = zk.take_report();
     assert_eq!(counts.get(FaultKind::ContainerReaped), 1);
     let struck = trace.entries().iter().position(|entry| {

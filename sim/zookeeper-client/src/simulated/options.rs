@@ -7,9 +7,6 @@ use std::time::Duration;
 use zklab_recipes::client::CreateMode as SimMode;
 use zookeeper_client::{Acls, Error, Permission};
 
-/// The longest time to live ZooKeeper keeps: 2^40 - 1 milliseconds.
-const TTL_MAX_MILLIS: u128 = (1 << 40) - 1;
-
 /// A node's kind; [`CreateMode::with_acls`] makes the [`CreateOptions`] a create takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CreateMode {
@@ -97,7 +94,7 @@ impl CreateOptions<'_> {
                 ));
             } else if ttl.is_zero() {
                 return Err(Error::BadArguments(&"ttl is zero"));
-            } else if ttl.as_millis() > TTL_MAX_MILLIS {
+            } else if ttl.as_millis() > SimMode::MAX_TTL_MS as u128 {
                 return Err(Error::BadArguments(&"ttl cannot larger than 1099511627775"));
             }
         }

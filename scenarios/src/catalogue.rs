@@ -7,7 +7,6 @@
 use zklab_models::general_properties::{NO_STUCK_STATE, ORPHAN};
 use zklab_recipes::election::ElectionRole;
 use zklab_recipes::lock::LockRole;
-use zklab_recipes::parts::contained::Contained;
 use zklab_recipes::revocable_lock::RevocableAccess;
 use zklab_recipes::rw_lock::Access;
 use zklab_recipes::semaphore::Lease;
@@ -124,7 +123,7 @@ pub static SCENARIOS: &[Scenario] = &[
         name: "lock-containers-bug-no-parents",
         about: "a contender that finds the reaped directory gone fails instead of making it again",
         bug: Some(KnownBug::new(&[&RECIPE_FAILED], 2)),
-        kit: &ExclusiveKit::<DirectoryTakenForGranted<Contained<LockRole>>, Documented>::KIT,
+        kit: &ExclusiveKit::<DirectoryTakenForGranted<LockRole>, Documented>::KIT,
         states: Some(68),
     },
     // The election (`election.rs`).
@@ -161,7 +160,7 @@ pub static SCENARIOS: &[Scenario] = &[
         name: "election-containers-bug-no-parents",
         about: "a candidate that finds the reaped directory gone fails instead of making it again",
         bug: Some(KnownBug::new(&[&RECIPE_FAILED], 2)),
-        kit: &ExclusiveKit::<DirectoryTakenForGranted<Contained<ElectionRole>>, Documented>::KIT,
+        kit: &ExclusiveKit::<DirectoryTakenForGranted<ElectionRole>, Documented>::KIT,
         states: Some(68),
     },
     // The read/write lock (`rw_lock.rs`).

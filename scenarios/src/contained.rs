@@ -5,8 +5,7 @@
 use zklab_recipes::election::ElectionRole;
 use zklab_recipes::lock::LockRole;
 use zklab_recipes::parts::contained::Contained;
-use zklab_recipes::parts::contender::Line;
-use zklab_recipes::parts::exclusive::{Hold, Revoking, Role};
+use zklab_recipes::parts::exclusive::Role;
 
 use crate::exclusive::SoleRole;
 
@@ -28,36 +27,10 @@ impl SoleRole for Contained<ElectionRole> {
 
 /// Role `R` in a container directory, taking the directory for granted: a contender whose
 /// create finds it gone (the server's reaper deleted it once the last contender left) reports
-/// NoNode to its application instead of making the directory again, as a Curator recipe built
-/// without `creatingParentContainersIfNeeded` does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct DirectoryTakenForGranted<R>(pub R);
+/// NoNode to its application instead of making the directory again.
+pub type DirectoryTakenForGranted<R> = Contained<R, false>;
 
-impl<R: Role> Role for DirectoryTakenForGranted<R> {
-    type Request = R::Request;
-    type Outcome = R::Outcome;
-
-    fn line(&self) -> Line {
-        Line {
-            parents: None,
-            ..self.0.line()
-        }
-    }
-
-    fn tell(&self, hold: Hold) -> R::Outcome {
-        self.0.tell(hold)
-    }
-
-    fn let_go() -> R::Request {
-        R::let_go()
-    }
-
-    fn tell_revoking(&self, revoking: Revoking) -> Option<R::Outcome> {
-        self.0.tell_revoking(revoking)
-    }
-}
-
-impl<R: Role + Default> SoleRole for DirectoryTakenForGranted<Contained<R>>
+impl<R: Role + Default> SoleRole for DirectoryTakenForGranted<R>
 where
     Contained<R>: SoleRole,
 {

@@ -5,16 +5,33 @@
 use crate::parts::contender::Line;
 use crate::parts::exclusive::{Hold, Revoking, Role};
 
-/// Role `R` with its directory a container: the same role in every other way.
+/// Role `R` with its directory a container: the same role in every other way. With
+/// `MAKES_DIRECTORY` false, a contender takes the directory for granted, and NoNode on its
+/// create is an error for its application (as a Curator recipe built without
+/// `creatingParentContainersIfNeeded` has it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Contained<R>(pub R);
+pub struct Contained<R, const MAKES_DIRECTORY: bool = true>(pub R);
 
-impl<R: Role> Role for Contained<R> {
+impl<R> Contained<R> {
+    /// `role` in a container directory that its contenders make again when it is gone.
+    pub fn new(role: R) -> Self {
+        Contained(role)
+    }
+}
+
+impl<R: Role, const MAKES_DIRECTORY: bool> Role for Contained<R, MAKES_DIRECTORY> {
     type Request = R::Request;
     type Outcome = R::Outcome;
 
     fn line(&self) -> Line {
-        self.0.line().in_containers()
+        let line = self.0.line().in_containers();
+        match MAKES_DIRECTORY {
+            true => line,
+            false => Line {
+                parents: None,
+                ..line
+            },
+        }
     }
 
     fn tell(&self, hold: Hold) -> R::Outcome {
@@ -53,7 +70,7 @@ mod tests {
 
     #[test]
     fn a_contender_whose_directory_went_makes_it_again_as_containers_and_contends() {
-        let mut m = Exclusive::new(DIR, "g1".to_owned(), Contained(LockRole));
+        let mut m = Exclusive::new(DIR, "g1".to_owned(), Contained::new(LockRole));
         m.step(Input::Start);
         let step = m.step(Input::Reply(Err(ZkError::NoNode)));
         assert!(
@@ -72,6 +89,15 @@ mod tests {
         assert!(matches!(op(&step), Op::GetChildren { .. }));
         let step = m.step(children(&["g1-lock-0000000000"]));
         assert_eq!(step.outcome, Some(LockOutcome::Acquired { token: 5 }));
+    }
+
+    #[test]
+    fn a_contender_taking_its_directory_for_granted_reports_it_gone() {
+        let role = Contained::<LockRole, false>(LockRole);
+        let mut m = Exclusive::new(DIR, "g1".to_owned(), role);
+        m.step(Input::Start);
+        let step = m.step(Input::Reply(Err(ZkError::NoNode)));
+        assert_eq!(step.outcome, Some(LockOutcome::Failed(ZkError::NoNode)));
     }
 
     #[test]

@@ -124,6 +124,12 @@ pub enum Action<R> {
     Reap(usize),
 }
 
+/// The node `Action::Reap(i)` deletes from `server`: the `i`th the reaper would take, by path
+/// (at time 0: the model has no time).
+pub(crate) fn reaped_by(server: &Server, i: usize) -> Option<String> {
+    server.reap_candidates(0).into_iter().nth(i)
+}
+
 impl<R> Action<R> {
     /// Whether the action is a fault (liveness must not depend on one).
     pub fn is_fault(&self) -> bool {
@@ -553,7 +559,7 @@ impl<W: Workload> Model for RecipeModel<W> {
                 actions.push(Action::SessionExpiry(c));
             }
         }
-        let (candidates, _) = state.server.reap_candidates(0);
+        let candidates = state.server.reap_candidates(0);
         actions.extend((0..candidates.len()).map(Action::Reap));
     }
 
@@ -656,8 +662,7 @@ impl<W: Workload> Model for RecipeModel<W> {
                 });
             }
             Action::Reap(i) => {
-                let (candidates, _) = state.server.reap_candidates(0);
-                let path = candidates.into_iter().nth(i)?;
+                let path = reaped_by(&state.server, i)?;
                 let reaped = state.server.reap(&path, 0)?;
                 let zxid = reaped.zxid;
                 Self::observe(&mut state, TraceEvent::Reaped { zxid, path });

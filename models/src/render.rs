@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use zklab_recipes::client::ZkEvent;
 use zklab_sim::trace::{OpText, ReplyText};
 
-use crate::model::{Action, ActionOf, Client, Inbound, StateOf};
+use crate::model::{reaped_by, Action, ActionOf, Client, Inbound, StateOf};
 use crate::shared::Shared;
 use crate::workload::Workload;
 
@@ -125,8 +125,7 @@ impl<W: Workload> Step<'_, W> {
         let Action::Reap(i) = self.action else {
             return String::new();
         };
-        let (candidates, _) = self.before.server.reap_candidates(0);
-        candidates.into_iter().nth(*i).unwrap_or_default()
+        reaped_by(&self.before.server, *i).unwrap_or_default()
     }
 
     /// The reply the server queued for client `c` in this step.

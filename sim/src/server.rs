@@ -1,7 +1,7 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
 use zklab_recipes::client::{
-    CreateMode, EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
+    EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
 };
 use zklab_recipes::session_renaming::RenameSessions;
 
@@ -230,9 +230,14 @@ impl Server {
     }
 
     /// The nodes the server's reaper would delete at `now_ms` (containers emptied, TTL nodes
-    /// idle past their TTL), by path, and whether any container or TTL node exists at all.
-    pub fn reap_candidates(&self, now_ms: i64) -> (Vec<String>, bool) {
+    /// idle past their TTL), by path.
+    pub fn reap_candidates(&self, now_ms: i64) -> Vec<String> {
         self.tree.reap_candidates(now_ms)
+    }
+
+    /// Whether any container or TTL node exists, for the reaper to look at.
+    pub fn has_reaped_kinds(&self) -> bool {
+        self.tree.has_reaped_kinds()
     }
 
     /// Whether the reaper would delete the node at `path` at `now_ms`.
@@ -443,15 +448,11 @@ impl Server {
                     return Err(ZkError::NoAuth);
                 }
                 let owner = if mode.is_ephemeral() { session } else { 0 };
-                let (path, mut stat, undo) =
+                let (path, stat, undo) =
                     self.tree
                         .create(path, mode.is_sequential(), data, owner, zxid, now_ms)?;
-                let reaping = match mode {
-                    CreateMode::Container => Reaping::Container,
-                    _ => mode.ttl_ms().map_or(Reaping::Never, Reaping::Ttl),
-                };
-                if reaping != Reaping::Never {
-                    stat = self.tree.set_reaping(&path, reaping).unwrap_or(stat);
+                if mode.is_reaped() {
+                    self.tree.set_reaping(&path, Reaping::of(*mode));
                 }
                 Ok((OpResult::Created { path, stat }, undo))
             }

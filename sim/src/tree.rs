@@ -7,7 +7,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
-use zklab_recipes::client::{SessionId, Stat, ZkError, Zxid};
+use zklab_recipes::client::{CreateMode, SessionId, Stat, ZkError, Zxid};
 use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 
 use crate::path;
@@ -65,7 +65,34 @@ pub enum Reaping {
     Ttl(i64),
 }
 
+impl Reaping {
+    /// How the server treats a node created as `mode`.
+    pub fn of(mode: CreateMode) -> Reaping {
+        match mode {
+            CreateMode::Container => Reaping::Container,
+            _ => mode.ttl_ms().map_or(Reaping::Never, Reaping::Ttl),
+        }
+    }
+
+    /// 1 for a container or a TTL node, 0 otherwise: what it adds to the tree's count of them.
+    fn counted(self) -> usize {
+        usize::from(self != Reaping::Never)
+    }
+}
+
 impl Znode {
+    /// Whether the server's reaper would delete it at time `now_ms`: a container that has had
+    /// a child and has none, or a TTL node with no child whose data has not changed for longer
+    /// than its TTL (ZooKeeper's `ContainerManager.getCandidates`).
+    pub fn reapable(&self, now_ms: i64) -> bool {
+        self.children.is_empty()
+            && match self.reaping {
+                Reaping::Never => false,
+                Reaping::Container => self.counter > 0,
+                Reaping::Ttl(ttl_ms) => now_ms - self.mtime > ttl_ms,
+            }
+    }
+
     /// The stat a client sees for this node.
     pub fn stat(&self) -> Stat {
         let num_children = clamp_len(self.children.len());
@@ -282,9 +309,7 @@ impl Tree {
                 let parent_pzxid = parent.pzxid;
                 parent.children.remove(path::name(path));
                 parent.pzxid = zxid;
-                if node.reaping != Reaping::Never {
-                    self.reaped_kinds -= 1;
-                }
+                self.reaped_kinds -= node.reaping.counted();
                 Ok(Undo::Delete { node, parent_pzxid })
             }
             (refused, _) => {
@@ -318,51 +343,35 @@ impl Tree {
         Ok((node.stat(), undo))
     }
 
-    /// Makes the node at `path` one the server deletes on its own, as `reaping` says; its new
-    /// stat, or `None` if it does not exist.
-    pub fn set_reaping(&mut self, path: &str, reaping: Reaping) -> Option<Stat> {
-        let node = self.nodes.get_mut(path)?;
-        match (node.reaping, reaping) {
-            (Reaping::Never, Reaping::Never) => {}
-            (Reaping::Never, _) => self.reaped_kinds += 1,
-            (_, Reaping::Never) => self.reaped_kinds -= 1,
-            _ => {}
+    /// Makes the node at `path`, if there is one, one the server deletes on its own as
+    /// `reaping` says. A client cannot tell: its stat stays as it was.
+    pub fn set_reaping(&mut self, path: &str, reaping: Reaping) {
+        if let Some(node) = self.nodes.get_mut(path) {
+            self.reaped_kinds = self.reaped_kinds - node.reaping.counted() + reaping.counted();
+            node.reaping = reaping;
         }
-        node.reaping = reaping;
-        Some(node.stat())
     }
 
-    /// Whether the server's reaper would delete the node at `path` at time `now_ms`: a
-    /// container that has had a child and has none, or a TTL node with no child whose data
-    /// has not changed for longer than its TTL (ZooKeeper's `ContainerManager.getCandidates`).
+    /// Whether the server's reaper would delete the node at `path` at time `now_ms` (see
+    /// [`Znode::reapable`]).
     pub fn reapable(&self, path: &str, now_ms: i64) -> bool {
-        self.nodes.get(path).is_some_and(|node| {
-            node.children.is_empty()
-                && match node.reaping {
-                    Reaping::Never => false,
-                    Reaping::Container => node.counter > 0,
-                    Reaping::Ttl(ttl_ms) => now_ms - node.mtime > ttl_ms,
-                }
-        })
+        self.nodes
+            .get(path)
+            .is_some_and(|node| node.reapable(now_ms))
     }
 
-    /// Every node the reaper would delete at `now_ms`, by path, and whether any node is a
-    /// container or a TTL node at all.
-    pub fn reap_candidates(&self, now_ms: i64) -> (Vec<String>, bool) {
-        let mut any = false;
-        let mut candidates = Vec::new();
-        if self.reaped_kinds == 0 {
-            return (candidates, any);
+    /// Whether any node is a container or a TTL node.
+    pub fn has_reaped_kinds(&self) -> bool {
+        self.reaped_kinds > 0
+    }
+
+    /// Every node the reaper would delete at `now_ms`, by path.
+    pub fn reap_candidates(&self, now_ms: i64) -> Vec<String> {
+        if !self.has_reaped_kinds() {
+            return Vec::new();
         }
-        for (path, node) in &self.nodes {
-            if node.reaping != Reaping::Never {
-                any = true;
-                if self.reapable(path, now_ms) {
-                    candidates.push(path.clone());
-                }
-            }
-        }
-        (candidates, any)
+        let candidates = self.nodes.iter().filter(|(_, node)| node.reapable(now_ms));
+        candidates.map(|(path, _)| path.clone()).collect()
     }
 
     /// Fails unless the node at `path` exists at `version` (-1 matches any): NoNode, BadVersion.
@@ -376,9 +385,8 @@ impl Tree {
         match undo {
             Undo::Nothing => {}
             Undo::Create { parent_pzxid } => {
-                let removed = self.nodes.remove(path);
-                if removed.is_some_and(|node| node.reaping != Reaping::Never) {
-                    self.reaped_kinds -= 1;
+                if let Some(removed) = self.nodes.remove(path) {
+                    self.reaped_kinds -= removed.reaping.counted();
                 }
                 if let Some(parent) = self.nodes.get_mut(path::parent(path)) {
                     parent.children.remove(path::name(path));
@@ -391,9 +399,7 @@ impl Tree {
                     parent.children.insert(path::name(path).to_owned());
                     parent.pzxid = parent_pzxid;
                 }
-                if node.reaping != Reaping::Never {
-                    self.reaped_kinds += 1;
-                }
+                self.reaped_kinds += node.reaping.counted();
                 self.nodes.insert(path.to_owned(), node);
             }
             Undo::SetData {

@@ -1181,12 +1181,12 @@ fn the_reaper_takes_a_container_only_once_it_has_had_a_child_and_has_none() {
     let watcher = server.open_session();
     ok(&mut server, s, create("/c", CreateMode::Container));
     assert!(server.reap("/c", 0).is_none(), "never used: kept");
-    assert_eq!(server.reap_candidates(0), (vec![], true));
+    assert!(server.reap_candidates(0).is_empty() && server.has_reaped_kinds());
     ok(&mut server, s, persistent("/c/a"));
     assert!(server.reap("/c", 0).is_none(), "a child: kept");
     ok(&mut server, s, delete("/c/a", -1));
     ok(&mut server, watcher, get_data("/c", true));
-    assert_eq!(server.reap_candidates(0), (vec!["/c".to_owned()], true));
+    assert_eq!(server.reap_candidates(0), vec!["/c".to_owned()]);
     let before = server.last_zxid();
     let reaped = server.reap("/c", 0).expect("emptied: reaped");
     assert_eq!(reaped.reply, Ok(OpResult::Deleted));
@@ -1195,7 +1195,7 @@ fn the_reaper_takes_a_container_only_once_it_has_had_a_child_and_has_none() {
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].event_type, EventType::NodeDeleted);
     assert!(server.node("/c").is_none());
-    assert_eq!(server.reap_candidates(0), (vec![], false));
+    assert!(server.reap_candidates(0).is_empty() && !server.has_reaped_kinds());
     // A plain node is never the reaper's.
     ok(&mut server, s, persistent("/p"));
     ok(&mut server, s, persistent("/p/a"));
@@ -1233,7 +1233,7 @@ fn a_container_made_in_a_rolled_back_multi_leaves_the_reaper_nothing() {
     ]);
     ok(&mut server, s, multi);
     assert!(server.node("/c").is_none());
-    assert_eq!(server.reap_candidates(0), (vec![], false));
+    assert!(server.reap_candidates(0).is_empty() && !server.has_reaped_kinds());
     // Made and emptied in one multi that holds: the reaper may take it at once.
     let multi = Op::Multi(vec![
         create("/c", CreateMode::Container),
@@ -1241,5 +1241,5 @@ fn a_container_made_in_a_rolled_back_multi_leaves_the_reaper_nothing() {
         delete("/c/a", -1),
     ]);
     ok(&mut server, s, multi);
-    assert_eq!(server.reap_candidates(0), (vec!["/c".to_owned()], true));
+    assert_eq!(server.reap_candidates(0), vec!["/c".to_owned()]);
 }

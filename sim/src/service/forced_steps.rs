@@ -111,7 +111,7 @@ impl Service {
                 // The candidates as the model, which has no time, numbers them: containers
                 // alone (at time 0 no TTL node has idled).
                 let leader = self.servers.server(self.servers.leader());
-                let (candidates, _) = leader.reap_candidates(0);
+                let candidates = leader.reap_candidates(0);
                 if let Some(path) = candidates.get(client as usize) {
                     self.reap(&path.clone());
                 }

@@ -43,7 +43,8 @@ impl Service {
     pub(super) fn check_containers(&mut self) {
         let leader = self.servers.leader();
         let now_ms = self.now().as_millis() as i64;
-        let (candidates, any) = self.servers.server(leader).reap_candidates(now_ms);
+        let server = self.servers.server(leader);
+        let (candidates, any) = (server.reap_candidates(now_ms), server.has_reaped_kinds());
         // A forced order reaps where it says, and nowhere else.
         if self.down_until[leader] <= self.now() && self.forced.is_over() {
             for path in candidates {

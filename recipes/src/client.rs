@@ -170,6 +170,8 @@ pub enum ZkError {
     AuthFailed,
     /// The session moved to another server (-118).
     SessionMoved,
+    /// The session holds no watch of the kind asked for on the path (-121).
+    NoWatcher,
     /// The client has been closed by the application; not a server code.
     Closed,
 }
@@ -199,13 +201,14 @@ impl ZkError {
             ZkError::InvalidAcl => -114,
             ZkError::AuthFailed => -115,
             ZkError::SessionMoved => -118,
+            ZkError::NoWatcher => -121,
         }
     }
 }
 
 impl ZkError {
     /// Every error, for looking one up by its code.
-    const ALL: [ZkError; 20] = [
+    const ALL: [ZkError; 21] = [
         ZkError::SystemError,
         ZkError::RuntimeInconsistency,
         ZkError::DataInconsistency,
@@ -226,6 +229,7 @@ impl ZkError {
         ZkError::InvalidAcl,
         ZkError::AuthFailed,
         ZkError::SessionMoved,
+        ZkError::NoWatcher,
     ];
 
     /// The error a wire code stands for; `None` for 0 (OK) and codes zklab does not know.
@@ -321,6 +325,74 @@ pub enum Op {
         /// What the paths start with: a path, matched as text (`/a` matches `/ab`).
         prefix: String,
     },
+    /// Leave a watch that stays until removed (ZooKeeper 3.6's addWatch), on a node that may
+    /// not exist yet.
+    AddWatch {
+        /// Path of the node.
+        path: String,
+        /// On the node alone, or on it and every node under it.
+        mode: AddWatchMode,
+    },
+    /// Remove this session's watches of a kind on a path (ZooKeeper 3.5's removeWatches);
+    /// NoWatcher when it holds none.
+    RemoveWatches {
+        /// Path of the node.
+        path: String,
+        /// Which watches.
+        kind: WatcherKind,
+    },
+    /// Ask whether watches of a kind stand on a path (ZooKeeper 3.5's checkWatches); NoWatcher
+    /// when none does.
+    CheckWatches {
+        /// Path of the node.
+        path: String,
+        /// Which watches.
+        kind: WatcherKind,
+    },
+}
+
+/// How a watch left by [`Op::AddWatch`] fires. Neither is spent by firing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AddWatchMode {
+    /// On the node: its creation, deletion and data changes, and changes of its children, as a
+    /// data watch and a child watch that never fire out.
+    Persistent,
+    /// On the node and every node under it: their creations, deletions and data changes, each
+    /// event naming the node that changed; never NodeChildrenChanged.
+    PersistentRecursive,
+}
+
+impl AddWatchMode {
+    /// The mode's number on the wire (`AddWatchMode` in ZooKeeper's client).
+    pub fn code(self) -> i32 {
+        match self {
+            AddWatchMode::Persistent => 0,
+            AddWatchMode::PersistentRecursive => 1,
+        }
+    }
+}
+
+/// Which watches [`Op::RemoveWatches`] and [`Op::CheckWatches`] name (ZooKeeper's
+/// `WatcherType`). The server keeps a persistent watch both as a data and as a child watch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WatcherKind {
+    /// Child watches.
+    Children,
+    /// Data and exists watches.
+    Data,
+    /// Both.
+    Any,
+}
+
+impl WatcherKind {
+    /// The kind's number on the wire.
+    pub fn code(self) -> i32 {
+        match self {
+            WatcherKind::Children => 1,
+            WatcherKind::Data => 2,
+            WatcherKind::Any => 3,
+        }
+    }
 }
 
 impl Op {
@@ -347,7 +419,10 @@ impl Op {
             | Op::Check { path, .. }
             | Op::Sync { path }
             | Op::CountDescendants { path }
-            | Op::GetEphemerals { prefix: path } => *path = place(path),
+            | Op::GetEphemerals { prefix: path }
+            | Op::AddWatch { path, .. }
+            | Op::RemoveWatches { path, .. }
+            | Op::CheckWatches { path, .. } => *path = place(path),
             Op::Multi(ops) | Op::MultiRead(ops) => {
                 *ops = ops.iter().map(|op| op.map_paths(place)).collect()
             }
@@ -367,7 +442,10 @@ impl Op {
             | Op::Check { path, .. }
             | Op::Sync { path }
             | Op::CountDescendants { path }
-            | Op::GetEphemerals { prefix: path } => path,
+            | Op::GetEphemerals { prefix: path }
+            | Op::AddWatch { path, .. }
+            | Op::RemoveWatches { path, .. }
+            | Op::CheckWatches { path, .. } => path,
             Op::Multi(ops) | Op::MultiRead(ops) => ops.first().map_or("/", Op::path),
         }
     }
@@ -422,6 +500,12 @@ pub enum OpResult {
     Counted(i32),
     /// The session's ephemeral nodes' paths, in an order of the server's.
     Ephemerals(Vec<String>),
+    /// The watch of an [`Op::AddWatch`] stands.
+    WatchAdded,
+    /// The watches an [`Op::RemoveWatches`] named are gone.
+    WatchesRemoved,
+    /// Watches of the kind an [`Op::CheckWatches`] named stand on the path.
+    WatchesHeld,
 }
 
 /// The outcome of sending an op: its result or ZooKeeper's error code.
@@ -438,9 +522,16 @@ pub enum EventType {
     NodeDataChanged,
     /// A child of a watched node was created or deleted.
     NodeChildrenChanged,
+    /// The client removed a data or exists watch ([`Op::RemoveWatches`]); the server never
+    /// sends it.
+    DataWatchRemoved,
+    /// The client removed a child watch.
+    ChildWatchRemoved,
+    /// The client removed a persistent or persistent recursive watch.
+    PersistentWatchRemoved,
 }
 
-/// A fired one-time watch.
+/// A fired watch, or the client's word that it removed one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, RenameSessions)]
 pub struct WatchedEvent {
     /// What changed.
@@ -649,6 +740,40 @@ pub trait ZkClient {
         });
         picked(reply, |result| match result {
             OpResult::Ephemerals(paths) => Some(paths),
+            _ => None,
+        })
+    }
+
+    /// Leaves a watch on `path` that stays until removed: on the node alone, or on it and
+    /// every node under it. Its events come to this handle.
+    fn add_watch(
+        &self,
+        path: &str,
+        mode: AddWatchMode,
+    ) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let reply = self.call(Op::AddWatch {
+            path: path.to_owned(),
+            mode,
+        });
+        picked(reply, |result| match result {
+            OpResult::WatchAdded => Some(()),
+            _ => None,
+        })
+    }
+
+    /// Removes the session's watches of `kind` on `path`; each handle that held one hears a
+    /// removal event. NoWatcher when the session holds none.
+    fn remove_watches(
+        &self,
+        path: &str,
+        kind: WatcherKind,
+    ) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let reply = self.call(Op::RemoveWatches {
+            path: path.to_owned(),
+            kind,
+        });
+        picked(reply, |result| match result {
+            OpResult::WatchesRemoved => Some(()),
             _ => None,
         })
     }

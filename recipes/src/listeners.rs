@@ -12,7 +12,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use crate::client::{EventType, Op, OpReply, OpResult, SessionEvent, ZkEvent};
+use crate::client::{
+    AddWatchMode, EventType, Op, OpReply, OpResult, SessionEvent, WatchedEvent, WatcherKind,
+    ZkEvent,
+};
 
 /// One handle's place among a session's [`Listeners`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +38,10 @@ struct Routing {
     exist: Watchers,
     /// Who holds a child watch on each path: set by `getChildren`.
     child: Watchers,
+    /// Who holds a persistent watch on each path (`addWatch`): never spent by firing.
+    persistent: Watchers,
+    /// Who holds a persistent recursive watch on each path: it hears every node under it.
+    recursive: Watchers,
     /// The session's stream has ended: nothing follows what is queued.
     ended: bool,
 }
@@ -58,13 +65,16 @@ impl Queue {
     }
 }
 
-/// Whether `op` asks the server for a watch: its reply says whether it got one, and which.
+/// Whether `op` asks the server for a watch, or to remove some: its reply says whether it
+/// got one, and which.
 pub fn sets_watch(op: &Op) -> bool {
     matches!(
         op,
         Op::Exists { watch: true, .. }
             | Op::GetData { watch: true, .. }
             | Op::GetChildren { watch: true, .. }
+            | Op::AddWatch { .. }
+            | Op::RemoveWatches { .. }
     )
 }
 
@@ -82,10 +92,7 @@ impl Listeners {
     pub fn remove(&self, listener: ListenerId) {
         let mut routing = self.routing();
         routing.queues.remove(&listener);
-        let Routing {
-            data, exist, child, ..
-        } = &mut *routing;
-        for watchers in [data, exist, child] {
+        for watchers in routing.every_kind() {
             watchers.retain(|_, holders| {
                 holders.remove(&listener);
                 !holders.is_empty()
@@ -95,11 +102,20 @@ impl Listeners {
 
     /// Notes the watch `listener`'s `op` left, as its `reply` tells. Call it when the reply
     /// comes off the wire, before any event that came after it: an event is routed by the
-    /// watches noted so far.
+    /// watches noted so far. A removal of watches takes them from every handle, each told by
+    /// a removal event as ZooKeeper's client tells its watchers.
     pub fn note_reply(&self, listener: ListenerId, op: &Op, reply: &OpReply) {
         let mut routing = self.routing();
         let routing = &mut *routing;
         let (watchers, path) = match (op, reply) {
+            (Op::RemoveWatches { path, kind }, Ok(_)) => {
+                routing.remove_watches(path, *kind);
+                return;
+            }
+            (Op::AddWatch { path, mode }, Ok(_)) => match mode {
+                AddWatchMode::Persistent => (&mut routing.persistent, path),
+                AddWatchMode::PersistentRecursive => (&mut routing.recursive, path),
+            },
             (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_)))) => {
                 (&mut routing.data, path)
             }
@@ -119,17 +135,14 @@ impl Listeners {
         let mut routing = self.routing();
         match &event {
             ZkEvent::Watch(watched) => {
-                for listener in routing.take_holders(watched.event_type, &watched.path) {
-                    if let Some(queue) = routing.queues.get_mut(&listener) {
-                        queue.push(event.clone());
-                    }
-                }
+                let holders = routing.take_holders(watched.event_type, &watched.path);
+                routing.push_to(holders, &event);
             }
             ZkEvent::Session(state) => {
                 if *state == SessionEvent::Expired {
-                    routing.data.clear();
-                    routing.exist.clear();
-                    routing.child.clear();
+                    for watchers in routing.every_kind() {
+                        watchers.clear();
+                    }
                 }
                 for queue in routing.queues.values_mut() {
                     queue.push(event.clone());
@@ -188,22 +201,107 @@ impl Listeners {
 }
 
 impl Routing {
-    /// The handles a fired watch of `kind` on `path` reaches, their watches spent: a creation
-    /// or a change of data reaches data and exists watches, a deletion every kind, a change of
-    /// children the child watches.
+    fn every_kind(&mut self) -> [&mut Watchers; 5] {
+        [
+            &mut self.data,
+            &mut self.exist,
+            &mut self.child,
+            &mut self.persistent,
+            &mut self.recursive,
+        ]
+    }
+
+    /// The handles a fired watch of `kind` on `path` reaches, their one-time watches spent: a
+    /// creation or a change of data reaches data and exists watches, a deletion every kind, a
+    /// change of children the child watches; any event reaches the persistent watches on the
+    /// path and the recursive ones on it and above it, as ZooKeeper's client materializes it.
     fn take_holders(&mut self, kind: EventType, path: &str) -> BTreeSet<ListenerId> {
-        let kinds: &mut [&mut Watchers] = match kind {
+        let spent: &mut [&mut Watchers] = match kind {
             EventType::NodeCreated | EventType::NodeDataChanged => {
                 &mut [&mut self.data, &mut self.exist]
             }
             EventType::NodeDeleted => &mut [&mut self.data, &mut self.exist, &mut self.child],
             EventType::NodeChildrenChanged => &mut [&mut self.child],
+            // The client's own word; the server never sends it.
+            EventType::DataWatchRemoved
+            | EventType::ChildWatchRemoved
+            | EventType::PersistentWatchRemoved => &mut [],
         };
         let mut holders = BTreeSet::new();
-        for watchers in kinds {
+        for watchers in spent {
             holders.extend(watchers.remove(path).unwrap_or_default());
         }
+        let holding = |watchers: &Watchers, path: &str| {
+            watchers
+                .get(path)
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        holders.extend(holding(&self.persistent, path));
+        let mut above = Some(path);
+        while let Some(at) = above {
+            holders.extend(holding(&self.recursive, at));
+            above = (at != "/").then(|| parent_of(at));
+        }
         holders
+    }
+
+    /// Takes the watches of `kind` on `path` from every handle, as ZooKeeper's client does
+    /// when the server has removed them: child watches for `Children`, data and exists
+    /// watches for `Data`, every watch, persistent ones too, for `Any`. Each holder hears
+    /// one removal event per kind it held.
+    fn remove_watches(&mut self, path: &str, kind: WatcherKind) {
+        let mut removed: Vec<(EventType, BTreeSet<ListenerId>)> = Vec::new();
+        let mut take = |event_type, watchers: &mut [&mut Watchers]| {
+            let mut holders = BTreeSet::new();
+            for watchers in watchers {
+                holders.extend(watchers.remove(path).unwrap_or_default());
+            }
+            removed.push((event_type, holders));
+        };
+        let (data, child) = match kind {
+            WatcherKind::Children => (false, true),
+            WatcherKind::Data => (true, false),
+            WatcherKind::Any => (true, true),
+        };
+        if data {
+            take(
+                EventType::DataWatchRemoved,
+                &mut [&mut self.data, &mut self.exist],
+            );
+        }
+        if child {
+            take(EventType::ChildWatchRemoved, &mut [&mut self.child]);
+        }
+        if kind == WatcherKind::Any {
+            let persistent = &mut [&mut self.persistent, &mut self.recursive];
+            take(EventType::PersistentWatchRemoved, persistent);
+        }
+        for (event_type, holders) in removed {
+            let event = ZkEvent::Watch(WatchedEvent {
+                event_type,
+                path: path.to_owned(),
+            });
+            self.push_to(holders, &event);
+        }
+    }
+
+    fn push_to(&mut self, holders: BTreeSet<ListenerId>, event: &ZkEvent) {
+        for listener in holders {
+            if let Some(queue) = self.queues.get_mut(&listener) {
+                queue.push(event.clone());
+            }
+        }
+    }
+}
+
+/// The parent of an absolute path other than `/`.
+fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(slash) => &path[..slash],
     }
 }
 
@@ -307,6 +405,64 @@ mod tests {
         assert_eq!(queued(&listeners, failed), []);
         assert_eq!(queued(&listeners, child), []);
         assert_eq!(queued(&listeners, gone), []);
+    }
+
+    #[test]
+    fn persistent_watches_hear_every_event_and_a_removal_tells_each_holder_once() {
+        use crate::client::{AddWatchMode, WatcherKind};
+        let listeners = Listeners::default();
+        let (cache, node, other) = (listeners.add(), listeners.add(), listeners.add());
+        let add = |path: &str, mode| Op::AddWatch {
+            path: path.to_owned(),
+            mode,
+        };
+        let added = Ok(OpResult::WatchAdded);
+        listeners.note_reply(cache, &add("/t", AddWatchMode::PersistentRecursive), &added);
+        listeners.note_reply(node, &add("/t/a", AddWatchMode::Persistent), &added);
+        listeners.note_reply(node, &exists("/t/a"), &Ok(OpResult::Exists(None)));
+        for _ in 0..2 {
+            listeners.deliver(watch(EventType::NodeCreated, "/t/a"));
+        }
+        listeners.deliver(watch(EventType::NodeChildrenChanged, "/t/a"));
+        listeners.deliver(watch(EventType::NodeDataChanged, "/t/a/b"));
+        listeners.deliver(watch(EventType::NodeDataChanged, "/tx"));
+        let created = watch(EventType::NodeCreated, "/t/a");
+        let changed = watch(EventType::NodeChildrenChanged, "/t/a");
+        assert_eq!(
+            queued(&listeners, cache),
+            [
+                created.clone(),
+                created.clone(),
+                changed.clone(),
+                watch(EventType::NodeDataChanged, "/t/a/b")
+            ]
+        );
+        assert_eq!(
+            queued(&listeners, node),
+            [created.clone(), created, changed]
+        );
+        assert_eq!(queued(&listeners, other), []);
+        let remove = |kind| Op::RemoveWatches {
+            path: "/t/a".to_owned(),
+            kind,
+        };
+        let removed = Ok(OpResult::WatchesRemoved);
+        listeners.note_reply(other, &exists("/t/a"), &Ok(OpResult::Exists(None)));
+        listeners.note_reply(other, &remove(WatcherKind::Data), &removed);
+        listeners.note_reply(other, &remove(WatcherKind::Any), &removed);
+        listeners.deliver(watch(EventType::NodeDeleted, "/t/a"));
+        assert_eq!(
+            queued(&listeners, other),
+            [watch(EventType::DataWatchRemoved, "/t/a")]
+        );
+        assert_eq!(
+            queued(&listeners, node),
+            [watch(EventType::PersistentWatchRemoved, "/t/a")]
+        );
+        assert_eq!(
+            queued(&listeners, cache),
+            [watch(EventType::NodeDeleted, "/t/a")]
+        );
     }
 
     #[test]

@@ -14,7 +14,9 @@ mod stable_hasher;
 
 pub use stable_hasher::StableHasher;
 
-use crate::client::{CreateMode, EventType, SessionEvent, SessionId, Stat, ZkError};
+use crate::client::{
+    AddWatchMode, CreateMode, EventType, SessionEvent, SessionId, Stat, WatcherKind, ZkError,
+};
 
 /// Derives [`RenameSessions`] field by field; a field may say `#[rename(session)]` (it holds
 /// session ids: see [`SessionIds`]), `#[rename(client)]` (client indices: see [`ClientIds`]),
@@ -335,9 +337,11 @@ names_no_session!(
     i32,
     &'static str,
     Duration,
+    AddWatchMode,
     CreateMode,
     EventType,
     SessionEvent,
+    WatcherKind,
     ZkError
 );
 

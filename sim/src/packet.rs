@@ -37,6 +37,9 @@ fn record_len(op: &Op) -> usize {
         Op::Sync { path } | Op::CountDescendants { path } | Op::GetEphemerals { prefix: path } => {
             string(path)
         }
+        Op::AddWatch { path, .. }
+        | Op::RemoveWatches { path, .. }
+        | Op::CheckWatches { path, .. } => string(path) + 4,
         Op::Multi(ops) | Op::MultiRead(ops) => {
             let each: usize = ops.iter().map(|op| MULTI_HEADER_LEN + record_len(op)).sum();
             each + MULTI_HEADER_LEN

@@ -1,14 +1,14 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
 use zklab_recipes::client::{
-    EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
+    AddWatchMode, EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
 };
 use zklab_recipes::session_renaming::RenameSessions;
 
 use crate::path;
 use crate::session::Sessions;
 use crate::tree::{Reaping, Tree, Undo};
-use crate::watch::{SessionWatches, Watches};
+use crate::watch::{SessionWatches, TakenWatches, Watches};
 
 /// A watch that fired: the session it belongs to, the event it gets, and the node whose
 /// creation, deletion or data change caused it.
@@ -284,11 +284,22 @@ impl Server {
 
     /// Takes every watch `session` holds off this server, as its connection to it breaks.
     pub fn take_watches(&mut self, session: SessionId) -> SessionWatches {
-        let (on_nodes, child) = self.watches.take_session(session);
-        let (data, exist) = on_nodes
+        let TakenWatches {
+            data,
+            child,
+            persistent,
+            recursive,
+        } = self.watches.take_session(session);
+        let (data, exist) = data
             .into_iter()
             .partition(|path| self.tree.get(path).is_some());
-        SessionWatches { data, exist, child }
+        SessionWatches {
+            data,
+            exist,
+            child: child.into_iter().collect(),
+            persistent: persistent.into_iter().collect(),
+            recursive: recursive.into_iter().collect(),
+        }
     }
 
     /// Re-registers a session's watches on this server, the client having seen every change up
@@ -296,7 +307,8 @@ impl Server {
     /// data watch NodeDeleted if the node is gone or NodeDataChanged if its mzxid is newer; an
     /// exists watch NodeCreated if the node is there; a child watch NodeDeleted if the node is
     /// gone or NodeChildrenChanged if its pzxid is newer. The rest is left in place. An exists
-    /// watch therefore misses a node created and deleted while its client was away.
+    /// watch therefore misses a node created and deleted while its client was away, and a
+    /// persistent watch, set again with nothing fired, misses every change meanwhile.
     pub fn set_watches(
         &mut self,
         session: SessionId,
@@ -334,6 +346,14 @@ impl Server {
                     fire(path, EventType::NodeChildrenChanged);
                 }
                 Some(_) => self.watches.add_child(path, session),
+            }
+        }
+        for (paths, mode) in [
+            (&watches.persistent, AddWatchMode::Persistent),
+            (&watches.recursive, AddWatchMode::PersistentRecursive),
+        ] {
+            for path in paths {
+                self.watches.add_persistent(path, session, mode);
             }
         }
         fired
@@ -413,6 +433,25 @@ impl Server {
                     owned.filter(|path| prefix == "/" || path.starts_with(prefix.as_str()));
                 Ok(OpResult::Ephemerals(matching.cloned().collect()))
             }
+            // On a node that may not exist yet; no permission asked (3.8).
+            Op::AddWatch { path, mode } => {
+                self.watches.add_persistent(path, session, *mode);
+                Ok(OpResult::WatchAdded)
+            }
+            Op::RemoveWatches { path, kind } => {
+                if self.watches.remove(path, session, *kind) {
+                    Ok(OpResult::WatchesRemoved)
+                } else {
+                    Err(ZkError::NoWatcher)
+                }
+            }
+            Op::CheckWatches { path, kind } => {
+                if self.watches.stands(path, *kind) {
+                    Ok(OpResult::WatchesHeld)
+                } else {
+                    Err(ZkError::NoWatcher)
+                }
+            }
             // Each read on its own, all from this state; a listing without the parent's stat.
             // (`validate_op` let only unwatched reads of data and children in.)
             Op::MultiRead(reads) => Ok(OpResult::MultiRead(
@@ -490,7 +529,10 @@ impl Server {
             | Op::Multi(_)
             | Op::MultiRead(_)
             | Op::CountDescendants { .. }
-            | Op::GetEphemerals { .. } => Err(ZkError::BadArguments),
+            | Op::GetEphemerals { .. }
+            | Op::AddWatch { .. }
+            | Op::RemoveWatches { .. }
+            | Op::CheckWatches { .. } => Err(ZkError::BadArguments),
         }
     }
 

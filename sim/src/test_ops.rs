@@ -55,6 +55,12 @@ path_ops! {
     get_data => GetData { watch: bool },
     /// A getChildren of `path`, leaving a watch if asked.
     get_children => GetChildren { watch: bool },
+    /// An addWatch on `path`.
+    add_watch => AddWatch { mode: zklab_recipes::client::AddWatchMode },
+    /// A removeWatches of `path`.
+    remove_watches => RemoveWatches { kind: zklab_recipes::client::WatcherKind },
+    /// A checkWatches of `path`.
+    check_watches => CheckWatches { kind: zklab_recipes::client::WatcherKind },
 }
 
 /// The notification `session` is sent: `event_type` on `path`, caused by a change to `cause`.

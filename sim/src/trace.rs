@@ -571,6 +571,9 @@ impl fmt::Display for OpText<'_> {
             Op::MultiRead(reads) => write_batch(f, "multiRead", reads.iter().map(OpText)),
             Op::CountDescendants { path } => write!(f, "getAllChildrenNumber {path}"),
             Op::GetEphemerals { prefix } => write!(f, "getEphemerals {prefix}"),
+            Op::AddWatch { path, mode } => write!(f, "addWatch {path} {mode:?}"),
+            Op::RemoveWatches { path, kind } => write!(f, "removeWatches {path} {kind:?}"),
+            Op::CheckWatches { path, kind } => write!(f, "checkWatches {path} {kind:?}"),
         }
     }
 }
@@ -637,6 +640,9 @@ impl fmt::Display for ResultText<'_> {
                 sorted.sort();
                 write!(f, "ephemerals {sorted:?}")
             }
+            OpResult::WatchAdded => write!(f, "watching"),
+            OpResult::WatchesRemoved => write!(f, "watches removed"),
+            OpResult::WatchesHeld => write!(f, "watches held"),
         }
     }
 }

@@ -1,18 +1,35 @@
-//! One-time watches: which sessions wait on which path, and which of them a change fires.
+//! Watches: which sessions wait on which path, how, and which of them a change fires.
 //!
-//! Like ZooKeeper's two `WatchManager`s: data watches (set by `exists`, also on a missing node,
-//! and by `getData`) and child watches (set by `getChildren`). A fired watch is removed.
+//! Like ZooKeeper 3.8's two `WatchManager`s: data watches (set by `exists`, also on a missing
+//! node, and by `getData`) and child watches (set by `getChildren`), each one-time, and the
+//! persistent watches of `addWatch`, kept in both tables and never spent. A session has one
+//! mode per path and table, the last one set: a one-time watch set where a persistent one
+//! stands turns that table's watch one-time, as 3.8's `WatcherModeManager` does.
 
 use std::collections::{BTreeMap, BTreeSet};
 use zklab_recipes::session_renaming::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
-use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, WatchedEvent};
+use zklab_recipes::client::{
+    AddWatchMode, EventType, Op, OpReply, OpResult, SessionId, WatchedEvent, WatcherKind,
+};
 
 use crate::path;
 use crate::server::Notification;
 
-/// Sessions waiting on a path, per path.
-type Table = BTreeMap<String, BTreeSet<SessionId>>;
+/// How a session's watch on a path fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum WatchMode {
+    /// Once, for a change of the path itself; then it is gone.
+    OneTime,
+    /// For every change of the path itself.
+    Persistent,
+    /// For every change of the path and of every node under it, but never for a change of
+    /// children.
+    Recursive,
+}
+
+/// Sessions waiting on a path, each with its mode, per path.
+type Table = BTreeMap<String, BTreeMap<SessionId, WatchMode>>;
 
 /// The data and child watch tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -27,24 +44,67 @@ impl Watches {
         Self::default()
     }
 
-    /// Leaves a data watch (fires on the node's creation, deletion or data change).
+    /// Leaves a one-time data watch (fires on the node's creation, deletion or data change).
     pub fn add_data(&mut self, path: &str, session: SessionId) {
-        add(&mut self.data, path, session);
+        add(&mut self.data, path, session, WatchMode::OneTime);
     }
 
-    /// Leaves a child watch (fires when a child is created or deleted, or the node is deleted).
+    /// Leaves a one-time child watch (fires when a child is created or deleted, or the node is
+    /// deleted).
     pub fn add_child(&mut self, path: &str, session: SessionId) {
-        add(&mut self.child, path, session);
+        add(&mut self.child, path, session, WatchMode::OneTime);
     }
 
-    /// Whether the session holds a data watch on the path.
+    /// Leaves a persistent watch, in both tables (ZooKeeper's `DataTree.addWatch`).
+    pub fn add_persistent(&mut self, path: &str, session: SessionId, mode: AddWatchMode) {
+        let mode = match mode {
+            AddWatchMode::Persistent => WatchMode::Persistent,
+            AddWatchMode::PersistentRecursive => WatchMode::Recursive,
+        };
+        add(&mut self.data, path, session, mode);
+        add(&mut self.child, path, session, mode);
+    }
+
+    /// Removes the session's watches of `kind` on `path`, whatever their mode: the child
+    /// table's for `Children`, the data table's for `Data`, both for `Any`. Whether any was
+    /// there (ZooKeeper answers NoWatcher otherwise).
+    pub fn remove(&mut self, path: &str, session: SessionId, kind: WatcherKind) -> bool {
+        let mut removed = false;
+        for table in self.tables_of(kind) {
+            if let Some(sessions) = table.get_mut(path) {
+                removed |= sessions.remove(&session).is_some();
+                if sessions.is_empty() {
+                    table.remove(path);
+                }
+            }
+        }
+        removed
+    }
+
+    /// Whether a watch of `kind` stands on `path`: in ZooKeeper 3.8 (`WatchManager.
+    /// containsWatcher`) any session's watch on the path answers, not only the asker's.
+    pub fn stands(&mut self, path: &str, kind: WatcherKind) -> bool {
+        self.tables_of(kind)
+            .into_iter()
+            .any(|table| table.contains_key(path))
+    }
+
+    fn tables_of(&mut self, kind: WatcherKind) -> Vec<&mut Table> {
+        match kind {
+            WatcherKind::Children => vec![&mut self.child],
+            WatcherKind::Data => vec![&mut self.data],
+            WatcherKind::Any => vec![&mut self.child, &mut self.data],
+        }
+    }
+
+    /// Whether the session holds a one-time data watch on the path.
     pub fn has_data(&self, path: &str, session: SessionId) -> bool {
-        self.data.get(path).is_some_and(|s| s.contains(&session))
+        mode(&self.data, path, session) == Some(WatchMode::OneTime)
     }
 
-    /// Whether the session holds a child watch on the path.
+    /// Whether the session holds a one-time child watch on the path.
     pub fn has_child(&self, path: &str, session: SessionId) -> bool {
-        self.child.get(path).is_some_and(|s| s.contains(&session))
+        mode(&self.child, path, session) == Some(WatchMode::OneTime)
     }
 
     /// Whether no watch is set at all.
@@ -52,66 +112,70 @@ impl Watches {
         self.data.is_empty() && self.child.is_empty()
     }
 
-    /// A node was created at `path`: NodeCreated for its data watches, then NodeChildrenChanged
-    /// for its parent's child watches.
+    /// A node was created at `path`: NodeCreated for its data watches (and the recursive ones
+    /// above it), then NodeChildrenChanged for its parent's child watches.
     pub fn fire_created(&mut self, path: &str, out: &mut Vec<Notification>) {
-        if let Some(sessions) = self.data.remove(path) {
-            emit(out, sessions, EventType::NodeCreated, path, path);
-        }
+        trigger(
+            &mut self.data,
+            path,
+            EventType::NodeCreated,
+            path,
+            None,
+            out,
+        );
         self.fire_parent(path, out);
     }
 
     /// The node at `path` was deleted: NodeDeleted for its data watches and its child watches
     /// (once per session holding both), then NodeChildrenChanged for its parent's child watches.
     pub fn fire_deleted(&mut self, path: &str, out: &mut Vec<Notification>) {
-        let data = self.data.remove(path);
-        let child = self.child.remove(path);
-        let sessions = match (data, child) {
-            (Some(mut d), Some(c)) => {
-                d.extend(c);
-                Some(d)
-            }
-            (d, c) => d.or(c),
-        };
-        if let Some(sessions) = sessions {
-            emit(out, sessions, EventType::NodeDeleted, path, path);
-        }
+        let told = trigger(
+            &mut self.data,
+            path,
+            EventType::NodeDeleted,
+            path,
+            None,
+            out,
+        );
+        let deleted = EventType::NodeDeleted;
+        trigger(&mut self.child, path, deleted, path, Some(&told), out);
         self.fire_parent(path, out);
     }
 
     /// The data of the node at `path` was set: NodeDataChanged for its data watches only.
     pub fn fire_data_changed(&mut self, path: &str, out: &mut Vec<Notification>) {
-        if let Some(sessions) = self.data.remove(path) {
-            emit(out, sessions, EventType::NodeDataChanged, path, path);
-        }
+        let changed = EventType::NodeDataChanged;
+        trigger(&mut self.data, path, changed, path, None, out);
     }
 
     /// Drops every watch the session holds (its session ended).
     pub fn remove_session(&mut self, session: SessionId) {
-        for table in [&mut self.data, &mut self.child] {
-            table.retain(|_, sessions| {
-                sessions.remove(&session);
-                !sessions.is_empty()
-            });
-        }
+        self.take_session(session);
     }
 
-    /// Takes every watch the session holds out of the tables: its data watches' paths, then its
-    /// child watches', each sorted (its connection to this server is gone).
-    pub fn take_session(&mut self, session: SessionId) -> (Vec<String>, Vec<String>) {
-        let take = |table: &mut Table| {
-            let mut paths = Vec::new();
+    /// Takes every watch the session holds out of the tables: its one-time data watches'
+    /// paths, its one-time child watches', its persistent and its recursive watches', each
+    /// sorted (its connection to this server is gone).
+    pub fn take_session(&mut self, session: SessionId) -> TakenWatches {
+        let mut taken = TakenWatches::default();
+        for (table, one_time) in [
+            (&mut self.data, &mut taken.data),
+            (&mut self.child, &mut taken.child),
+        ] {
             table.retain(|path, sessions| {
-                if sessions.remove(&session) {
-                    paths.push(path.clone());
+                let list = match sessions.remove(&session) {
+                    None => None,
+                    Some(WatchMode::OneTime) => Some(&mut *one_time),
+                    Some(WatchMode::Persistent) => Some(&mut taken.persistent),
+                    Some(WatchMode::Recursive) => Some(&mut taken.recursive),
+                };
+                if let Some(list) = list {
+                    list.insert(path.clone());
                 }
                 !sessions.is_empty()
             });
-            paths
-        };
-        let data = take(&mut self.data);
-        let child = take(&mut self.child);
-        (data, child)
+        }
+        taken
     }
 
     fn fire_parent(&mut self, path: &str, out: &mut Vec<Notification>) {
@@ -119,18 +183,31 @@ impl Watches {
             return;
         }
         let parent = path::parent(path);
-        if let Some(sessions) = self.child.remove(parent) {
-            emit(out, sessions, EventType::NodeChildrenChanged, parent, path);
-        }
+        let changed = EventType::NodeChildrenChanged;
+        trigger(&mut self.child, parent, changed, path, None, out);
     }
 }
 
+/// The watches a session held on one server, by kind, as [`Watches::take_session`] takes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TakenWatches {
+    /// Paths of one-time data watches.
+    pub data: BTreeSet<String>,
+    /// Paths of one-time child watches.
+    pub child: BTreeSet<String>,
+    /// Paths of persistent watches.
+    pub persistent: BTreeSet<String>,
+    /// Paths of persistent recursive watches.
+    pub recursive: BTreeSet<String>,
+}
+
 /// The watches one session's client holds, as it re-registers them after a reconnect
-/// (ZooKeeper's `SetWatches`): data watches on nodes that existed when they were set, exists
-/// watches on nodes that did not, and child watches.
+/// (ZooKeeper's `SetWatches2`): data watches on nodes that existed when they were set, exists
+/// watches on nodes that did not, child watches, persistent and persistent recursive watches.
 ///
-/// The client holds a watch from the reply that set it until the event it fires arrives; one
-/// whose reply was lost it never held, one whose event was lost it still holds.
+/// The client holds a watch from the reply that set it until the event it fires arrives (a
+/// persistent one until its removal); one whose reply was lost it never held, one whose event
+/// was lost it still holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SessionWatches {
     /// Paths of data watches (`getData`, or `exists` on a node that was there).
@@ -139,22 +216,53 @@ pub struct SessionWatches {
     pub exist: Vec<String>,
     /// Paths of child watches.
     pub child: Vec<String>,
+    /// Paths of persistent watches.
+    pub persistent: Vec<String>,
+    /// Paths of persistent recursive watches.
+    pub recursive: Vec<String>,
 }
 
 impl SessionWatches {
     /// Whether there is nothing to re-register.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty() && self.exist.is_empty() && self.child.is_empty()
+        self.data.is_empty()
+            && self.exist.is_empty()
+            && self.child.is_empty()
+            && self.persistent.is_empty()
+            && self.recursive.is_empty()
     }
 
     /// The client received `reply` to `op`: a read that asked for a watch and succeeded now
-    /// holds one (an `exists` on a missing node, an exists watch).
+    /// holds one (an `exists` on a missing node, an exists watch), an `addWatch` a persistent
+    /// one; a removal lets go of what ZooKeeper's client lets go of: child watches for
+    /// `Children`, data and exists watches for `Data`, every watch on the path for `Any`.
     pub fn register(&mut self, op: &Op, reply: &OpReply) {
         let (list, path) = match (op, reply) {
             (Op::Exists { path, watch: true }, Ok(OpResult::Exists(Some(_))))
             | (Op::GetData { path, watch: true }, Ok(_)) => (&mut self.data, path),
             (Op::Exists { path, watch: true }, Ok(_)) => (&mut self.exist, path),
             (Op::GetChildren { path, watch: true }, Ok(_)) => (&mut self.child, path),
+            (Op::AddWatch { path, mode }, Ok(_)) => match mode {
+                AddWatchMode::Persistent => (&mut self.persistent, path),
+                AddWatchMode::PersistentRecursive => (&mut self.recursive, path),
+            },
+            (Op::RemoveWatches { path, kind }, Ok(_)) => {
+                let lists = match kind {
+                    WatcherKind::Children => vec![&mut self.child],
+                    WatcherKind::Data => vec![&mut self.data, &mut self.exist],
+                    WatcherKind::Any => vec![
+                        &mut self.data,
+                        &mut self.exist,
+                        &mut self.child,
+                        &mut self.persistent,
+                        &mut self.recursive,
+                    ],
+                };
+                for list in lists {
+                    list.retain(|held| held != path);
+                }
+                return;
+            }
             _ => return,
         };
         if !list.contains(path) {
@@ -162,9 +270,10 @@ impl SessionWatches {
         }
     }
 
-    /// The client received `event`: the watches it fired are gone (a deletion ends every watch
-    /// on the node, as ZooKeeper's client does). Whether any was held: an event no watch waits
-    /// for reaches nobody.
+    /// The client received `event`: the one-time watches it fired are gone (a deletion ends
+    /// every one-time watch on the node, as ZooKeeper's client does). Whether any watch was
+    /// held for it, persistent ones on the path or recursive ones on or above it included: an
+    /// event no watch waits for reaches nobody.
     pub fn fire(&mut self, event: &WatchedEvent) -> bool {
         let path = event.path.as_str();
         let mut held = false;
@@ -184,37 +293,82 @@ impl SessionWatches {
                 drop(&mut self.exist);
                 drop(&mut self.child);
             }
+            EventType::DataWatchRemoved
+            | EventType::ChildWatchRemoved
+            | EventType::PersistentWatchRemoved => {}
         }
-        held
+        held || self.persistent.iter().any(|watched| watched == path)
+            || self
+                .recursive
+                .iter()
+                .any(|watched| path::is_at_or_under(path, watched))
     }
 }
 
-fn add(table: &mut Table, path: &str, session: SessionId) {
+fn add(table: &mut Table, path: &str, session: SessionId, mode: WatchMode) {
     match table.get_mut(path) {
         Some(sessions) => {
-            sessions.insert(session);
+            sessions.insert(session, mode);
         }
         None => {
-            table.insert(path.to_owned(), BTreeSet::from([session]));
+            table.insert(path.to_owned(), BTreeMap::from([(session, mode)]));
         }
     }
 }
 
-fn emit(
-    out: &mut Vec<Notification>,
-    sessions: BTreeSet<SessionId>,
+fn mode(table: &Table, path: &str, session: SessionId) -> Option<WatchMode> {
+    table.get(path)?.get(&session).copied()
+}
+
+/// Fires `event_type` at `path` in one table (ZooKeeper's `triggerWatch`): the watches on the
+/// path itself (one-time ones spent) and the recursive ones above it; recursive watches never
+/// hear NodeChildrenChanged. Each session hears it once, unless it is in `told` (it heard this
+/// change from the other table). Returns every session the change reached.
+fn trigger(
+    table: &mut Table,
+    path: &str,
     event_type: EventType,
-    watched: &str,
     cause: &str,
-) {
-    out.extend(sessions.into_iter().map(|session| Notification {
+    told: Option<&BTreeSet<SessionId>>,
+    out: &mut Vec<Notification>,
+) -> BTreeSet<SessionId> {
+    let children_changed = event_type == EventType::NodeChildrenChanged;
+    let mut reached = BTreeSet::new();
+    if let Some(sessions) = table.get_mut(path) {
+        sessions.retain(|&session, mode| {
+            if *mode != WatchMode::Recursive || !children_changed {
+                reached.insert(session);
+            }
+            *mode != WatchMode::OneTime
+        });
+        if sessions.is_empty() {
+            table.remove(path);
+        }
+    }
+    if !children_changed {
+        let mut above = path;
+        while above != "/" {
+            above = path::parent(above);
+            let recursive = table.get(above).into_iter().flatten();
+            reached.extend(
+                recursive
+                    .filter(|(_, mode)| **mode == WatchMode::Recursive)
+                    .map(|(s, _)| *s),
+            );
+        }
+    }
+    let untold = reached
+        .iter()
+        .filter(|session| told.is_none_or(|told| !told.contains(session)));
+    out.extend(untold.map(|&session| Notification {
         session,
         event: WatchedEvent {
             event_type,
-            path: watched.to_owned(),
+            path: path.to_owned(),
         },
         cause: cause.to_owned(),
     }));
+    reached
 }
 
 impl RenameSessions for Watches {
@@ -223,10 +377,8 @@ impl RenameSessions for Watches {
             table
                 .iter()
                 .map(|(path, sessions)| {
-                    (
-                        renaming.text(path),
-                        sessions.iter().map(|&s| renaming.id(s)).collect(),
-                    )
+                    let sessions = sessions.iter().map(|(&s, &mode)| (renaming.id(s), mode));
+                    (renaming.text(path), sessions.collect())
                 })
                 .collect()
         };
@@ -237,10 +389,14 @@ impl RenameSessions for Watches {
     }
 
     fn hash_renamed(&self, renaming: &SessionRenaming, hasher: &mut StableHasher) {
+        use std::hash::Hash;
         for table in [&self.data, &self.child] {
             hasher.write_unordered(table.iter(), |(path, sessions), hasher| {
                 renaming.hash_text(path, hasher);
-                sessions.hash_ids(renaming, hasher);
+                hasher.write_unordered(sessions.iter(), |(&session, mode), hasher| {
+                    session.hash_ids(renaming, hasher);
+                    mode.hash(hasher);
+                });
             });
         }
     }
@@ -377,6 +533,7 @@ mod tests {
             data: vec!["/a".into()],
             exist: vec!["/b".into()],
             child: vec!["/a".into(), "/c".into()],
+            ..SessionWatches::default()
         };
         assert!(held.fire(&event(EventType::NodeCreated, "/b")));
         assert!(!held.fire(&event(EventType::NodeCreated, "/b")));

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-use crate::recipes::client::{CreateMode, Op};
+use crate::recipes::client::{AddWatchMode, CreateMode, Op};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -145,6 +145,12 @@ fn request_name(op: &Op) -> String {
         Op::MultiRead(_) => "multiRead",
         Op::CountDescendants { .. } => "getAllChildrenNumber",
         Op::GetEphemerals { .. } => "getEphemerals",
+        Op::AddWatch { mode, .. } => match mode {
+            AddWatchMode::Persistent => "addWatch persistent",
+            AddWatchMode::PersistentRecursive => "addWatch persistent recursive",
+        },
+        Op::RemoveWatches { .. } => "removeWatches",
+        Op::CheckWatches { .. } => "checkWatches",
     };
     name.to_owned()
 }
@@ -509,7 +515,29 @@ fn check_root() -> impl Strategy<Value = Op> {
     })
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// Whether a case may leave persistent watches: not where a fault may break its connection.
+/// zookeeper-client 0.11 never sets one again on reconnection (its `resend_watches` computes
+/// `index.max(index)`, so it always sends SetWatches, without the persistent lists), where the
+/// simulated client sets it again as ZooKeeper's Java client does: such a case would compare
+/// the two clients, not the two servers.
+#[derive(Clone, Copy)]
+enum Persistent {
+    Watches,
+    NoWatches,
+}
+
+fn op(persistent: Persistent) -> BoxedStrategy<Op> {
+    match persistent {
+        Persistent::Watches => {
+            let add_watch =
+                (path(), add_watch_mode()).prop_map(|(path, mode)| Op::AddWatch { path, mode });
+            prop_oneof![19 => op_without_persistent_watches(), 2 => add_watch].boxed()
+        }
+        Persistent::NoWatches => op_without_persistent_watches().boxed(),
+    }
+}
+
+fn op_without_persistent_watches() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => write(),
         1 => check_root(),
@@ -522,6 +550,13 @@ fn op() -> impl Strategy<Value = Op> {
         1 => vec(read_in_multi(), 1..4).prop_map(Op::MultiRead),
         1 => path().prop_map(|path| Op::CountDescendants { path }),
         1 => path().prop_map(|prefix| Op::GetEphemerals { prefix }),
+    ]
+}
+
+fn add_watch_mode() -> impl Strategy<Value = AddWatchMode> {
+    prop_oneof![
+        Just(AddWatchMode::Persistent),
+        Just(AddWatchMode::PersistentRecursive)
     ]
 }
 
@@ -539,14 +574,14 @@ fn watch() -> impl Strategy<Value = bool> {
     prop_oneof![2 => Just(true), 1 => Just(false)]
 }
 
-fn step(sessions: usize) -> impl Strategy<Value = Step> {
-    step_of(0..sessions)
+fn step(sessions: usize, persistent: Persistent) -> impl Strategy<Value = Step> {
+    step_of(0..sessions, persistent)
 }
 
 /// A step of one of `sessions`.
-fn step_of(sessions: Range<usize>) -> impl Strategy<Value = Step> {
+fn step_of(sessions: Range<usize>, persistent: Persistent) -> impl Strategy<Value = Step> {
     prop_oneof![
-        40 => (sessions.clone(), op()).prop_map(|(session, op)| Step::Call { session, op }),
+        40 => (sessions.clone(), op(persistent)).prop_map(|(session, op)| Step::Call { session, op }),
         1 => sessions.prop_map(|session| Step::Close { session }),
     ]
 }
@@ -555,7 +590,7 @@ fn step_of(sessions: Range<usize>) -> impl Strategy<Value = Step> {
 fn together(sessions: usize) -> impl Strategy<Value = Step> {
     prop::sample::subsequence((0..sessions).collect::<Vec<_>>(), 2..=sessions)
         .prop_flat_map(|chosen| {
-            let ops = vec(op(), chosen.len());
+            let ops = vec(op(Persistent::Watches), chosen.len());
             (Just(chosen), ops)
         })
         .prop_map(|(chosen, ops)| Step::Together {
@@ -567,8 +602,12 @@ fn together(sessions: usize) -> impl Strategy<Value = Step> {
 /// A step of a case without faults: with two sessions or more, now and then calls sent at once.
 fn plain_step(sessions: usize) -> BoxedStrategy<Step> {
     match sessions {
-        0 | 1 => step(sessions).boxed(),
-        _ => prop_oneof![20 => step(sessions), 1 => together(sessions)].boxed(),
+        0 | 1 => step(sessions, Persistent::Watches).boxed(),
+        _ => prop_oneof![
+            20 => step(sessions, Persistent::Watches),
+            1 => together(sessions)
+        ]
+        .boxed(),
     }
 }
 
@@ -580,7 +619,7 @@ fn lost_write() -> impl Strategy<Value = Op> {
 /// A step, or now and then a fault.
 fn step_or_fault(sessions: usize) -> impl Strategy<Value = Step> {
     prop_oneof![
-        20 => step(sessions),
+        20 => step(sessions, Persistent::NoWatches),
         1 => (0..sessions).prop_map(|session| Step::Expire { session }),
         1 => (0..sessions).prop_map(|session| Step::Disconnect { session }),
         2 => (0..sessions, lost_write()).prop_map(|(session, op)| Step::LoseReply { session, op }),
@@ -615,9 +654,12 @@ pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
             let quarter = max_steps / 4;
             (
                 vec(watching_read(), 1..=3),
-                vec(step(sessions), 0..=quarter),
-                vec(step_of(1..sessions), 1..=max_steps / 2),
-                vec(step(sessions), 0..=quarter),
+                vec(step(sessions, Persistent::NoWatches), 0..=quarter),
+                vec(
+                    step_of(1..sessions, Persistent::NoWatches),
+                    1..=max_steps / 2,
+                ),
+                vec(step(sessions, Persistent::NoWatches), 0..=quarter),
             )
                 .prop_map(move |(watches, before, away, after)| {
                     let steps = prelude()

@@ -406,7 +406,10 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
         | OpResult::Deleted
         | OpResult::Checked
         | OpResult::Synced
-        | OpResult::RolledBack => {}
+        | OpResult::RolledBack
+        | OpResult::WatchAdded
+        | OpResult::WatchesRemoved
+        | OpResult::WatchesHeld => {}
     }
 }
 
@@ -439,6 +442,9 @@ fn result_kind(result: &OpResult) -> &'static str {
         OpResult::MultiRead(_) => "multiRead",
         OpResult::Counted(_) => "counted",
         OpResult::Ephemerals(_) => "ephemerals",
+        OpResult::WatchAdded => "watching",
+        OpResult::WatchesRemoved => "watches removed",
+        OpResult::WatchesHeld => "watches held",
     }
 }
 

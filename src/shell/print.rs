@@ -113,6 +113,9 @@ pub(super) fn event(event: &ZkEvent) -> String {
                 EventType::NodeDeleted => "NodeDeleted",
                 EventType::NodeDataChanged => "NodeDataChanged",
                 EventType::NodeChildrenChanged => "NodeChildrenChanged",
+                EventType::DataWatchRemoved => "DataWatchRemoved",
+                EventType::ChildWatchRemoved => "ChildWatchRemoved",
+                EventType::PersistentWatchRemoved => "PersistentWatchRemoved",
             };
             ("SyncConnected", kind, watched.path.as_str())
         }
@@ -155,6 +158,7 @@ pub(super) fn error(error: ZkError, path: &str) -> String {
         ZkError::InvalidCallback => "Invalid callback",
         ZkError::AuthFailed => "AuthFailed",
         ZkError::SessionMoved => "Session moved",
+        ZkError::NoWatcher => "No such watcher",
     };
     format!("KeeperErrorCode = {message} for {path}")
 }

@@ -11,13 +11,34 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use zklab_recipes::client::{
-    CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
+    AddWatchMode, CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
     ZkClient, ZkError, ZkEvent,
 };
 use zklab_recipes::listeners::{ListenerId, Listeners};
 
-/// A watcher the server may still fire.
-type PendingWatch = Pin<Box<dyn Future<Output = zk::WatchedEvent> + Send>>;
+/// A watcher the server may still fire, and for a persistent one the watcher to wait on next.
+type PendingWatch =
+    Pin<Box<dyn Future<Output = (zk::WatchedEvent, Option<zk::PersistentWatcher>)> + Send>>;
+
+/// The watcher a call set: one event, or every event until the session ends.
+enum Watching {
+    Once(zk::OneshotWatcher),
+    Always(zk::PersistentWatcher),
+}
+
+impl Watching {
+    fn pending(self) -> PendingWatch {
+        match self {
+            Watching::Once(watcher) => Box::pin(async move { (watcher.changed().await, None) }),
+            Watching::Always(mut watcher) => Box::pin(async move {
+                let event = watcher.changed().await;
+                // The crate's persistent watcher panics if asked again after the session's end.
+                let ended = event.event_type == zk::EventType::Session && event.session_state.is_terminated();
+                (event, (!ended).then_some(watcher))
+            }),
+        }
+    }
+}
 
 /// The next session state change, with the watcher to wait on after it.
 type PendingState = Pin<Box<dyn Future<Output = (zk::StateWatcher, zk::SessionState)> + Send>>;
@@ -83,12 +104,11 @@ impl RealZk {
     }
 
     /// Routes every event that has arrived by now, then watches `new` too, for this handle.
-    fn settle(&self, new: Option<zk::OneshotWatcher>) {
+    fn settle(&self, new: Option<Watching>) {
         let mut events = lock(&self.session.events);
         events.collect(&self.session.listeners);
         if let Some(watcher) = new {
-            let pending = Box::pin(watcher.changed());
-            events.watch(self.listener, pending, &self.session.listeners);
+            events.watch(self.listener, watcher.pending(), &self.session.listeners);
         }
     }
 }
@@ -253,11 +273,14 @@ impl EventStream {
         self.next_id += 1;
         let waker = self.waker(id);
         match watch.as_mut().poll(&mut Context::from_waker(&waker)) {
-            Poll::Ready(event) => {
+            Poll::Ready((event, again)) => {
                 if let Some(event) = watched_event(event) {
                     listeners.deliver_to(listener, ZkEvent::Watch(event));
                 }
                 lock(&self.fired).wake_all();
+                if let Some(watcher) = again {
+                    self.watch(listener, Watching::Always(watcher).pending(), listeners);
+                }
             }
             Poll::Pending => {
                 self.watches.insert(id, (listener, watch, waker));
@@ -288,7 +311,8 @@ impl EventStream {
             let Some((listener, watch, waker)) = self.watches.get_mut(&id) else {
                 continue;
             };
-            let Poll::Ready(event) = watch.as_mut().poll(&mut Context::from_waker(waker)) else {
+            let Poll::Ready((event, again)) = watch.as_mut().poll(&mut Context::from_waker(waker))
+            else {
                 continue;
             };
             let listener = *listener;
@@ -298,6 +322,9 @@ impl EventStream {
                     routed.push((listener, event.clone()));
                     listeners.deliver_to(listener, ZkEvent::Watch(event));
                 }
+            }
+            if let Some(watcher) = again {
+                self.watch(listener, Watching::Always(watcher).pending(), listeners);
             }
         }
     }
@@ -341,29 +368,36 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Sends one op, creating nodes with `acls`; returns its reply and the watcher it set, if any.
-async fn execute(
-    client: &zk::Client,
-    acls: &[zk::Acl],
-    op: Op,
-) -> (OpReply, Option<zk::OneshotWatcher>) {
+async fn execute(client: &zk::Client, acls: &[zk::Acl], op: Op) -> (OpReply, Option<Watching>) {
+    let once = |watcher| Some(Watching::Once(watcher));
     match op {
         Op::Exists { path, watch: true } => match client.check_and_watch_stat(&path).await {
-            Ok((stat, watcher)) => (Ok(OpResult::Exists(stat.map(stat_of))), Some(watcher)),
+            Ok((stat, watcher)) => (Ok(OpResult::Exists(stat.map(stat_of))), once(watcher)),
             Err(error) => (Err(zk_error(error)), None),
         },
         Op::GetData { path, watch: true } => match client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => {
                 let stat = stat_of(stat);
-                (Ok(OpResult::Data { data, stat }), Some(watcher))
+                (Ok(OpResult::Data { data, stat }), once(watcher))
             }
             Err(error) => (Err(zk_error(error)), None),
         },
         Op::GetChildren { path, watch: true } => match client.get_and_watch_children(&path).await {
             Ok((children, stat, watcher)) => {
                 let stat = stat_of(stat);
-                (Ok(OpResult::Children { children, stat }), Some(watcher))
+                (Ok(OpResult::Children { children, stat }), once(watcher))
             }
             Err(error) => (Err(zk_error(error)), None),
+        },
+        Op::AddWatch { path, mode } => {
+            let mode = match mode {
+                AddWatchMode::Persistent => zk::AddWatchMode::Persistent,
+                AddWatchMode::PersistentRecursive => zk::AddWatchMode::PersistentRecursive,
+            };
+            match client.watch(&path, mode).await {
+                Ok(watcher) => (Ok(OpResult::WatchAdded), Some(Watching::Always(watcher))),
+                Err(error) => (Err(zk_error(error)), None),
+            }
         },
         op => (execute_unwatched(client, acls, op).await, None),
     }
@@ -426,6 +460,11 @@ async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpR
         Op::GetEphemerals { prefix } => {
             Ok(OpResult::Ephemerals(client.list_ephemerals(&prefix).await?))
         }
+        // The crate removes a watch only by dropping the watcher it handed out, and never asks
+        // which watches stand.
+        Op::RemoveWatches { .. } | Op::CheckWatches { .. } => Err(ZkError::Unimplemented),
+        // `execute` answered it.
+        Op::AddWatch { .. } => Err(ZkError::BadArguments),
     }
 }
 
@@ -592,6 +631,7 @@ fn zk_error(error: zk::Error) -> ZkError {
         E::InvalidAcl => ZkError::InvalidAcl,
         E::AuthFailed => ZkError::AuthFailed,
         E::SessionMoved => ZkError::SessionMoved,
+        E::NoWatcher => ZkError::NoWatcher,
         E::MarshallingError | E::UnmarshalError { .. } => ZkError::MarshallingError,
         E::Unimplemented => ZkError::Unimplemented,
         E::ConnectionLoss | E::NoHosts => ZkError::ConnectionLoss,

@@ -906,6 +906,7 @@ fn reregistered_watches_fire_for_what_changed_since_the_zxid_seen_and_stay_other
         data: vec!["/same".into(), "/set".into(), "/deleted".into()],
         exist: vec!["/created".into(), "/absent".into()],
         child: vec!["/kids".into(), "/kids-same".into(), "/deleted".into()],
+        ..SessionWatches::default()
     };
     let fired = s.set_watches(a, seen, &watches);
     assert_eq!(
@@ -923,6 +924,173 @@ fn reregistered_watches_fire_for_what_changed_since_the_zxid_seen_and_stay_other
     }
     assert!(s.watches.has_child("/kids-same", a));
     assert!(!s.watches.has_data("/set", a));
+}
+
+#[test]
+fn a_recursive_watch_hears_every_node_under_it_change_and_no_change_of_children() {
+    use zklab_recipes::client::AddWatchMode::PersistentRecursive;
+    let (mut s, a) = one_session();
+    ok(&mut s, a, persistent("/m"));
+    assert_eq!(
+        ok(&mut s, a, add_watch("/m", PersistentRecursive)),
+        OpResult::WatchAdded
+    );
+    assert_eq!(
+        notified(&mut s, a, persistent("/m/box")),
+        [note(a, EventType::NodeCreated, "/m/box", "/m/box")]
+    );
+    assert_eq!(
+        notified(&mut s, a, persistent("/m/box/two")),
+        [note(a, EventType::NodeCreated, "/m/box/two", "/m/box/two")]
+    );
+    assert_eq!(
+        notified(&mut s, a, set("/m/box/two", b"v", -1)),
+        [note(
+            a,
+            EventType::NodeDataChanged,
+            "/m/box/two",
+            "/m/box/two"
+        )]
+    );
+    // One NodeDeleted, though the watch stands in the data and the child table.
+    assert_eq!(
+        notified(&mut s, a, delete("/m/box/two", -1)),
+        [note(a, EventType::NodeDeleted, "/m/box/two", "/m/box/two")]
+    );
+    assert!(notified(&mut s, a, persistent("/other")).is_empty());
+    assert_eq!(
+        notified(&mut s, a, set("/m", b"v", -1)),
+        [note(a, EventType::NodeDataChanged, "/m", "/m")]
+    );
+}
+
+#[test]
+fn a_persistent_watch_hears_its_node_and_its_children_change_and_is_never_spent() {
+    use zklab_recipes::client::AddWatchMode::Persistent;
+    let mut s = Server::new();
+    let (a, b) = (s.open_session(), s.open_session());
+    ok(&mut s, a, add_watch("/m/box", Persistent));
+    ok(&mut s, b, persistent("/m"));
+    for _ in 0..2 {
+        assert_eq!(
+            notified(&mut s, b, persistent("/m/box")),
+            [note(a, EventType::NodeCreated, "/m/box", "/m/box")]
+        );
+        assert_eq!(
+            notified(&mut s, b, persistent("/m/box/c")),
+            [note(
+                a,
+                EventType::NodeChildrenChanged,
+                "/m/box",
+                "/m/box/c"
+            )]
+        );
+        assert!(notified(&mut s, b, persistent("/m/box/c/grandchild")).is_empty());
+        ok(&mut s, b, delete("/m/box/c/grandchild", -1));
+        assert_eq!(
+            notified(&mut s, b, set("/m/box", b"v", -1)),
+            [note(a, EventType::NodeDataChanged, "/m/box", "/m/box")]
+        );
+        notified(&mut s, b, delete("/m/box/c", -1));
+        assert_eq!(
+            notified(&mut s, b, delete("/m/box", -1)),
+            [note(a, EventType::NodeDeleted, "/m/box", "/m/box")]
+        );
+    }
+}
+
+#[test]
+fn a_one_time_watch_set_where_a_persistent_one_stands_makes_that_table_one_time() {
+    // ZooKeeper 3.8 keeps one mode per session, path and table: the last one set.
+    use zklab_recipes::client::AddWatchMode::Persistent;
+    let (mut s, a) = one_session();
+    ok(&mut s, a, persistent("/x"));
+    ok(&mut s, a, add_watch("/x", Persistent));
+    ok(&mut s, a, get_data("/x", true));
+    assert_eq!(notified(&mut s, a, set("/x", b"1", -1)).len(), 1);
+    assert!(notified(&mut s, a, set("/x", b"2", -1)).is_empty());
+    // The child table's watch is still persistent.
+    for child in ["/x/c", "/x/d"] {
+        let fired = notified(&mut s, a, persistent(child));
+        assert_eq!(
+            fired,
+            [note(a, EventType::NodeChildrenChanged, "/x", child)]
+        );
+    }
+}
+
+#[test]
+fn removing_watches_takes_the_kind_asked_for_and_says_no_watcher_when_none() {
+    use zklab_recipes::client::AddWatchMode::Persistent;
+    use zklab_recipes::client::WatcherKind::{Any, Children, Data};
+    let mut s = Server::new();
+    let (a, b) = (s.open_session(), s.open_session());
+    ok(&mut s, a, persistent("/x"));
+    ok(&mut s, a, get_data("/x", true));
+    ok(&mut s, a, get_children("/x", true));
+    assert_eq!(
+        ok(&mut s, a, remove_watches("/x", Data)),
+        OpResult::WatchesRemoved
+    );
+    assert_eq!(
+        err(&mut s, a, remove_watches("/x", Data)),
+        ZkError::NoWatcher
+    );
+    assert!(s.watches.has_child("/x", a));
+    // checkWatches answers for any session's watch on the path (3.8's containsWatcher).
+    assert_eq!(
+        ok(&mut s, b, check_watches("/x", Children)),
+        OpResult::WatchesHeld
+    );
+    assert_eq!(
+        err(&mut s, b, check_watches("/x", Data)),
+        ZkError::NoWatcher
+    );
+    assert_eq!(
+        err(&mut s, b, remove_watches("/x", Any)),
+        ZkError::NoWatcher
+    );
+    ok(&mut s, a, remove_watches("/x", Any));
+    assert!(s.watches.is_empty());
+    // A persistent watch stands in both tables: removing the data side leaves the child side.
+    ok(&mut s, a, add_watch("/x", Persistent));
+    ok(&mut s, a, remove_watches("/x", Data));
+    assert_eq!(
+        ok(&mut s, a, check_watches("/x", Any)),
+        OpResult::WatchesHeld
+    );
+    assert!(notified(&mut s, a, set("/x", b"v", -1)).is_empty());
+    assert_eq!(notified(&mut s, a, persistent("/x/c")).len(), 1);
+    assert_eq!(
+        err(&mut s, a, remove_watches("bad", Any)),
+        ZkError::BadArguments
+    );
+}
+
+#[test]
+fn persistent_watches_come_back_on_reconnection_without_firing_for_what_they_missed() {
+    use zklab_recipes::client::AddWatchMode::{Persistent, PersistentRecursive};
+    let mut s = Server::new();
+    let (a, b) = (s.open_session(), s.open_session());
+    ok(&mut s, a, add_watch("/p", Persistent));
+    ok(&mut s, a, add_watch("/r", PersistentRecursive));
+    let watches = s.take_watches(a);
+    assert_eq!(
+        (watches.persistent.clone(), watches.recursive.clone()),
+        (vec!["/p".to_owned()], vec!["/r".to_owned()])
+    );
+    let seen = s.last_zxid();
+    ok(&mut s, b, persistent("/p"));
+    ok(&mut s, b, persistent("/r"));
+    assert!(s.set_watches(a, seen, &watches).is_empty());
+    assert_eq!(
+        notified(&mut s, b, persistent("/r/c")),
+        [note(a, EventType::NodeCreated, "/r/c", "/r/c")]
+    );
+    assert_eq!(
+        notified(&mut s, b, set("/p", b"v", -1)),
+        [note(a, EventType::NodeDataChanged, "/p", "/p")]
+    );
 }
 
 #[test]

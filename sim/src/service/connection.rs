@@ -12,6 +12,7 @@ use std::time::Duration;
 use madsim::rand::Rng;
 use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Zxid};
 use zklab_recipes::client::{ZkError, ZkEvent};
+use zklab_recipes::listeners::sets_watch;
 
 use super::serving::Parked;
 use super::wire::{Delivery, Request, Response};
@@ -78,15 +79,10 @@ impl Conn {
         self.epoch == epoch && self.is_connected()
     }
 
-    /// Notes an op sent on the current connection: a read that asks for a watch sets it when
-    /// its reply arrives.
+    /// Notes an op sent on the current connection: a read that asks for a watch sets it, and a
+    /// removal of watches lets them go, when its reply arrives.
     fn note_sent(&mut self, id: u64, op: &Op) {
-        if matches!(
-            op,
-            Op::Exists { watch: true, .. }
-                | Op::GetData { watch: true, .. }
-                | Op::GetChildren { watch: true, .. }
-        ) {
+        if sets_watch(op) {
             self.watching.insert(id, op.clone());
         }
     }

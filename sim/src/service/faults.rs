@@ -9,6 +9,7 @@ use std::time::Duration;
 use madsim::rand::Rng;
 use zklab_recipes::client::{Op, SessionId};
 
+use super::wire::{Delivery, Response};
 use super::{Output, Service};
 use crate::fault::{FaultKind, ScriptedFault};
 use crate::trace::{ClientId, OpText, TraceEvent};
@@ -413,13 +414,35 @@ impl Service {
     }
 
     /// A reply is lost: the fault is recorded and the connection breaks.
-    pub(super) fn lose_reply(&mut self, session: SessionId, (kind, detail): (FaultKind, String)) {
+    ///
+    /// What the server sent the session ahead of the reply (`told_first`: the op's own watch
+    /// events, which a server writes before its reply) still arrives: the connection breaks
+    /// right behind it, where the reply would have been.
+    pub(super) fn lose_reply(
+        &mut self,
+        session: SessionId,
+        (kind, detail): (FaultKind, String),
+        told_first: bool,
+    ) {
         if kind == FaultKind::LostCreateReply {
             self.counts.add(FaultKind::LostReply);
         }
         let (client, sent) = (self.conn(session).client, self.conn(session).client_sent);
         self.message_fault(kind, client, sent);
         self.fault(kind, client, detail);
-        self.disconnect(session);
+        if told_first {
+            let conn = self.conn(session);
+            let (epoch, at) = (conn.epoch, conn.to_client_floor + Duration::from_nanos(1));
+            conn.to_client_floor = at;
+            let response = Response::Drop;
+            let delivery = Delivery::ToClient {
+                session,
+                epoch,
+                response,
+            };
+            self.schedule(at, delivery);
+        } else {
+            self.disconnect(session);
+        }
     }
 }

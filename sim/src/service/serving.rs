@@ -89,7 +89,9 @@ impl Service {
                 let applied = self.servers.apply(session, &op, now.as_millis() as i64);
                 self.replicate_since(before);
                 let (zxid, reply) = (applied.zxid, applied.reply);
+                let floor = self.conn(session).to_client_floor;
                 let notified = self.notify(leader, session, applied.notifications, zxid);
+                let told_first = self.conn(session).to_client_floor != floor;
                 let notified = match self.servers.applied(leader) > before {
                     true => self.commit_notified(zxid, notified),
                     false => notified,
@@ -102,7 +104,7 @@ impl Service {
                     self.trace.push(now, change);
                 }
                 if let Some(lost) = lost {
-                    self.lose_reply(session, lost);
+                    self.lose_reply(session, lost, told_first);
                 } else if server == leader {
                     self.send_to_client(session, Response::Reply { id, reply, zxid });
                 } else {
@@ -234,7 +236,7 @@ impl Service {
                     let lost = self.draw_lost_reply(client, &op);
                     self.trace_applied(session, zxid, op, &reply);
                     if let Some(lost) = lost {
-                        self.lose_reply(session, lost);
+                        self.lose_reply(session, lost, false);
                         return;
                     }
                     (reply, zxid)

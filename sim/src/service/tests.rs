@@ -420,3 +420,40 @@ fn a_container_that_never_had_a_child_and_a_run_without_containers_are_left_alon
     assert!(zk.servers().server(0).node("/c").is_some());
     assert!(reaped(&mut zk).is_empty());
 }
+
+#[test]
+fn a_lost_reply_still_brings_the_ops_own_watch_events_and_persistent_watches_come_back() {
+    use zklab_recipes::client::{AddWatchMode, EventType, WatchedEvent};
+    let mut zk = service(1);
+    zk.add_process(0);
+    let (session, _) = zk.open_session(0, None, false);
+    zk.call(session, create("/p", CreateMode::Persistent))
+        .unwrap();
+    let watch = Op::AddWatch {
+        path: "/p".to_owned(),
+        mode: AddWatchMode::Persistent,
+    };
+    zk.call(session, watch).unwrap();
+    run_until(&mut zk, Duration::from_millis(100));
+    zk.lose_next_reply(0);
+    let lost = zk
+        .call(session, create("/p/a", CreateMode::Persistent))
+        .unwrap();
+    let mut outputs = run_until(&mut zk, Duration::from_millis(200));
+    let changed = ZkEvent::Watch(WatchedEvent {
+        event_type: EventType::NodeChildrenChanged,
+        path: "/p".to_owned(),
+    });
+    let dropped = ZkEvent::Session(SessionEvent::Disconnected);
+    assert_eq!(events(&outputs), [changed.clone(), dropped]);
+    assert_eq!(replies(&outputs), [(lost, Err(ZkError::ConnectionLoss))]);
+    let retry = zk.heartbeat_due(session).unwrap();
+    zk.set_time(retry);
+    zk.heartbeat(session);
+    zk.take_outputs(&mut outputs);
+    // Set again on the reconnection, the persistent watch hears the next child.
+    zk.call(session, create("/p/b", CreateMode::Persistent))
+        .unwrap();
+    let outputs = run_until(&mut zk, retry + Duration::from_millis(200));
+    assert_eq!(events(&outputs), [changed]);
+}

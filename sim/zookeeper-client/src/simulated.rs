@@ -14,8 +14,8 @@ pub use self::client::{Client, Connector};
 pub use self::lock::{LockClient, LockOptions, LockPrefix, OwnedLockClient};
 pub use self::multi::{CheckWriter, MultiReader, MultiWriter};
 pub use self::options::{CreateMode, CreateOptions, CreateSequence};
-pub use self::watchers::{OneshotWatcher, StateWatcher};
+pub use self::watchers::{OneshotWatcher, PersistentWatcher, StateWatcher};
 pub use zookeeper_client::{
-    Acl, Acls, AuthId, AuthUser, CheckWriteError, Error, EventType, MultiReadResult,
+    Acl, Acls, AddWatchMode, AuthId, AuthUser, CheckWriteError, Error, EventType, MultiReadResult,
     MultiWriteError, MultiWriteResult, Permission, SessionId, SessionState, Stat, WatchedEvent,
 };

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpResult, ZkClient};
+use zklab_recipes::client::{AddWatchMode, Op, OpResult, ZkClient};
 use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_sim::connect_string;
 use zklab_sim::service::SimZk;
@@ -17,7 +17,7 @@ use super::conversions::{error, stat};
 use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::options::{not_yet, CreateOptions, CreateSequence};
 use super::paths;
-use super::watchers::{OneshotWatcher, StateWatcher};
+use super::watchers::{OneshotWatcher, PersistentWatcher, StateWatcher};
 
 /// A session of the simulated ensemble, as zookeeper-client's `Client` is one of a real one.
 /// Clones share the session; it closes when the last is dropped.
@@ -303,6 +303,28 @@ impl Client {
 
     /// Sends `op`, which sets a watch, through a handle of its own: the watch's event goes to
     /// its watcher alone.
+    /// Leaves a persistent watch on `path` (on the node alone, or on it and every node under
+    /// it, by `mode`), whose events its watcher gives.
+    pub async fn watch(
+        &self,
+        path: &str,
+        mode: zookeeper_client::AddWatchMode,
+    ) -> Result<PersistentWatcher, Error> {
+        let mode = match mode {
+            zookeeper_client::AddWatchMode::Persistent => AddWatchMode::Persistent,
+            zookeeper_client::AddWatchMode::PersistentRecursive => {
+                AddWatchMode::PersistentRecursive
+            }
+        };
+        let op = Op::AddWatch {
+            path: path.to_owned(),
+            mode,
+        };
+        let handle = self.session.states.handle().listener();
+        self.call(&handle, op).await?;
+        Ok(PersistentWatcher::new(handle))
+    }
+
     async fn watching(&self, op: Op) -> Result<(OpResult, OneshotWatcher), Error> {
         let handle = self.session.states.handle().listener();
         let reply = self.call(&handle, op).await?;

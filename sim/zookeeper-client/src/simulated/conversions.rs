@@ -24,6 +24,7 @@ pub(super) fn error(error: ZkError) -> Error {
         ZkError::InvalidAcl => Error::InvalidAcl,
         ZkError::AuthFailed => Error::AuthFailed,
         ZkError::SessionMoved => Error::SessionMoved,
+        ZkError::NoWatcher => Error::NoWatcher,
         other @ (ZkError::SystemError
         | ZkError::DataInconsistency
         | ZkError::ApiError
@@ -59,13 +60,16 @@ pub(super) fn state(event: SessionEvent) -> SessionState {
 }
 
 /// A fired watch as zookeeper-client reports it. The simulated server, like ZooKeeper before
-/// 3.9, sends no zxid with it.
-pub(super) fn watched(event: &sim::WatchedEvent) -> WatchedEvent {
+/// 3.9, sends no zxid with it. `None` for a removal: the crate tells no watcher of one.
+pub(super) fn watched(event: &sim::WatchedEvent) -> Option<WatchedEvent> {
     let event_type = match event.event_type {
         sim::EventType::NodeCreated => EventType::NodeCreated,
         sim::EventType::NodeDeleted => EventType::NodeDeleted,
         sim::EventType::NodeDataChanged => EventType::NodeDataChanged,
         sim::EventType::NodeChildrenChanged => EventType::NodeChildrenChanged,
+        sim::EventType::DataWatchRemoved
+        | sim::EventType::ChildWatchRemoved
+        | sim::EventType::PersistentWatchRemoved => return None,
     };
-    WatchedEvent::new(event_type, event.path.clone())
+    Some(WatchedEvent::new(event_type, event.path.clone()))
 }

@@ -1,5 +1,5 @@
 //! zookeeper-client's watchers over handles of a simulated session: a watch is set through a
-//! handle of its own, so its event reaches its watcher alone; a state watcher is a handle that
+//! handle of its own, so its events reach its watcher alone; a state watcher is a handle that
 //! sets no watch and hears only the session's changes.
 
 use std::fmt;
@@ -27,13 +27,59 @@ impl OneshotWatcher {
     pub async fn changed(self) -> WatchedEvent {
         loop {
             match self.handle.next_event().await {
-                Some(ZkEvent::Watch(event)) => return watched(&event),
+                Some(ZkEvent::Watch(event)) => {
+                    if let Some(event) = watched(&event) {
+                        return event;
+                    }
+                }
                 Some(ZkEvent::Session(
                     SessionEvent::Disconnected | SessionEvent::SyncConnected,
                 )) => {}
                 Some(ZkEvent::Session(ended)) => return WatchedEvent::new_session(state(ended)),
                 None => return WatchedEvent::new_session(SessionState::Closed),
             }
+        }
+    }
+}
+
+/// A persistent or persistent recursive watch: [`PersistentWatcher::changed`] gives each of
+/// its events, and each change of the session's state, as the real crate does.
+pub struct PersistentWatcher {
+    handle: SimClient,
+    /// The session has ended: the real crate panics when asked again.
+    ended: bool,
+}
+
+impl PersistentWatcher {
+    pub(super) fn new(handle: SimClient) -> Self {
+        PersistentWatcher {
+            handle,
+            ended: false,
+        }
+    }
+
+    /// Waits for the next event of the watch or of the session. Events of a change made
+    /// while the connection was down are lost: the server sets a persistent watch again on
+    /// reconnection without firing it for what it missed, so read again after `SyncConnected`.
+    ///
+    /// # Panics
+    /// When asked again after the session's end, as the real crate does.
+    pub async fn changed(&mut self) -> WatchedEvent {
+        assert!(
+            !self.ended,
+            "a persistent watcher asked for an event after its session ended"
+        );
+        loop {
+            let event = match self.handle.next_event().await {
+                Some(ZkEvent::Watch(event)) => match watched(&event) {
+                    Some(event) => return event,
+                    None => continue,
+                },
+                Some(ZkEvent::Session(event)) => state(event),
+                None => SessionState::Closed,
+            };
+            self.ended = is_terminal(event);
+            return WatchedEvent::new_session(event);
         }
     }
 }
@@ -126,6 +172,15 @@ impl fmt::Debug for OneshotWatcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let session = self.handle.session_id();
         f.debug_struct("OneshotWatcher")
+            .field("session", &session)
+            .finish()
+    }
+}
+
+impl fmt::Debug for PersistentWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let session = self.handle.session_id();
+        f.debug_struct("PersistentWatcher")
             .field("session", &session)
             .finish()
     }

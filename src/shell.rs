@@ -227,6 +227,14 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 sort(&mut paths);
                 writeln!(self.out, "[{}]", paths.join(", "))?;
             }
+            Command::AddWatch { path, mode } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                (client.add_watch(&path, mode).await).map_err(|error| failed(error, &path))?;
+            }
+            Command::RemoveWatches { path, kind } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                (client.remove_watches(&path, kind).await).map_err(|error| failed(error, &path))?;
+            }
             Command::Help => write!(self.out, "{}", print::HELP)?,
             Command::Quit => {
                 // zkCli reports the closed session; an error closing it changes nothing there.

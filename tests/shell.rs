@@ -25,6 +25,11 @@ fn subtree_counts_ephemerals_and_deleteall_print_what_zkcli_prints() {
 }
 
 #[test]
+fn persistent_watches_and_their_removal_print_what_zkcli_prints() {
+    assert_same_as_zkcli("persistent_watches");
+}
+
+#[test]
 fn an_uncaught_java_exception_ends_the_shell_as_it_ends_zkcli() {
     assert_same_as_zkcli("number_format");
 }
@@ -51,6 +56,7 @@ fn help_lists_only_the_commands_the_shell_supports() {
     assert_eq!(
         listed,
         [
+            "addWatch",
             "create",
             "delete",
             "deleteall",
@@ -60,6 +66,7 @@ fn help_lists_only_the_commands_the_shell_supports() {
             "help",
             "ls",
             "quit",
+            "removewatches",
             "set",
             "stat",
             "sync"

@@ -16,6 +16,7 @@ use crate::client::{
     AddWatchMode, EventType, Op, OpReply, OpResult, SessionEvent, WatchedEvent, WatcherKind,
     ZkEvent,
 };
+use crate::parts::parents::dir_of;
 
 /// One handle's place among a session's [`Listeners`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -243,7 +244,7 @@ impl Routing {
         let mut above = Some(path);
         while let Some(at) = above {
             holders.extend(holding(&self.recursive, at));
-            above = (at != "/").then(|| parent_of(at));
+            above = (at != "/").then(|| dir_of(at));
         }
         holders
     }
@@ -294,14 +295,6 @@ impl Routing {
                 queue.push(event.clone());
             }
         }
-    }
-}
-
-/// The parent of an absolute path other than `/`.
-fn parent_of(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(slash) => &path[..slash],
     }
 }
 

@@ -133,6 +133,22 @@ pub enum Outcome {
     },
     /// The client left a group: its member node is gone.
     Departed,
+    /// The client's copy of a subtree (a tree cache's) holds the node whose path's digest is
+    /// `node` at data version `version`, whose value's digest is `value`.
+    Cached {
+        /// The digest of the node's path ([`Outcome::digest`]).
+        node: i64,
+        /// The node's data version.
+        version: i64,
+        /// The digest of its data.
+        value: i64,
+    },
+    /// The node whose path's digest is `node`, and every node under it, left the client's copy
+    /// of a subtree: it was deleted.
+    Dropped {
+        /// The digest of the node's path.
+        node: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -169,7 +185,7 @@ impl Outcome {
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
     /// missed, a transaction decided, an item put, taken or acknowledged, a value written or read
     /// (a configuration's reader goes on reading, but has read once), a group joined, viewed
-    /// or left. The model checker and a real run count rounds by it, so
+    /// or left, a node cached (a tree cache goes on, but has cached once). The model checker and a real run count rounds by it, so
     /// a recipe's new outcome that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
@@ -188,6 +204,7 @@ impl Outcome {
                 | Outcome::Joined
                 | Outcome::Viewed { .. }
                 | Outcome::Departed
+                | Outcome::Cached { .. }
         )
     }
 }
@@ -222,6 +239,16 @@ impl fmt::Display for Outcome {
                 write!(f, "viewed group members={count} #{:016x}", *members as u64)
             }
             Outcome::Departed => write!(f, "left group"),
+            Outcome::Cached {
+                node,
+                version,
+                value,
+            } => write!(
+                f,
+                "cached node=#{:016x} version={version} value=#{:016x}",
+                *node as u64, *value as u64
+            ),
+            Outcome::Dropped { node } => write!(f, "dropped node=#{:016x}", *node as u64),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

@@ -76,14 +76,6 @@ pub fn parent(path: &str) -> &str {
     }
 }
 
-/// Whether `path` is `ancestor` or a node under it (a recursive watch's reach).
-pub fn is_at_or_under(path: &str, ancestor: &str) -> bool {
-    ancestor == "/"
-        || path
-            .strip_prefix(ancestor)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
 /// The last component of a path: the name the node has in its parent's child list.
 pub fn name(path: &str) -> &str {
     match last_slash(path) {

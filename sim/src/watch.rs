@@ -13,6 +13,8 @@ use zklab_recipes::client::{
     AddWatchMode, EventType, Op, OpReply, OpResult, SessionId, WatchedEvent, WatcherKind,
 };
 
+use zklab_recipes::parts::parents::at_or_under;
+
 use crate::path;
 use crate::server::Notification;
 
@@ -83,10 +85,13 @@ impl Watches {
 
     /// Whether a watch of `kind` stands on `path`: in ZooKeeper 3.8 (`WatchManager.
     /// containsWatcher`) any session's watch on the path answers, not only the asker's.
-    pub fn stands(&mut self, path: &str, kind: WatcherKind) -> bool {
-        self.tables_of(kind)
-            .into_iter()
-            .any(|table| table.contains_key(path))
+    pub fn stands(&self, path: &str, kind: WatcherKind) -> bool {
+        let (data, child) = (self.data.contains_key(path), self.child.contains_key(path));
+        match kind {
+            WatcherKind::Children => child,
+            WatcherKind::Data => data,
+            WatcherKind::Any => data || child,
+        }
     }
 
     fn tables_of(&mut self, kind: WatcherKind) -> Vec<&mut Table> {
@@ -301,7 +306,7 @@ impl SessionWatches {
             || self
                 .recursive
                 .iter()
-                .any(|watched| path::is_at_or_under(path, watched))
+                .any(|watched| at_or_under(path, watched))
     }
 }
 

@@ -1,7 +1,7 @@
 //! zkCli's commands as the shell reads them: each one's options and argument rules, in the order
 //! zkCli checks them, and the notices zkCli prints while it parses.
 
-use crate::recipes::client::CreateMode;
+use crate::recipes::client::{AddWatchMode, CreateMode, WatcherKind};
 
 use super::options::{self, Parsed, Spec};
 use super::{print, Failure};
@@ -84,6 +84,20 @@ pub(super) enum Command {
         /// The prefix; all of them when left out.
         prefix: Option<String>,
     },
+    /// `addWatch [-m mode] path`: a persistent watch, recursive unless the mode says not.
+    AddWatch {
+        /// The node.
+        path: String,
+        /// `-m PERSISTENT` or `-m PERSISTENT_RECURSIVE` (any case).
+        mode: AddWatchMode,
+    },
+    /// `removewatches path [-c|-d|-a] [-l]`: the session's watches of a kind on the path.
+    RemoveWatches {
+        /// The node.
+        path: String,
+        /// `-c` child watches, `-d` data watches, else every kind.
+        kind: WatcherKind,
+    },
     /// `quit`: close the session and stop.
     Quit,
     /// `help`: the commands this shell supports, on stdout.
@@ -105,6 +119,8 @@ const STAT: Spec = &[('w', false)];
 const SET: Spec = &[('s', false), ('v', true)];
 const DELETE: Spec = &[('v', true)];
 const DELETE_ALL: Spec = &[('b', true)];
+const ADD_WATCH: Spec = &[('m', true)];
+const REMOVE_WATCHES: Spec = &[('c', false), ('d', false), ('a', false), ('l', false)];
 
 /// Parses a line's words (at least one) as zkCli would; `notices` gets what zkCli prints on the
 /// way, even when parsing then fails.
@@ -194,6 +210,36 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
         "getEphemerals" => Ok(Command::Ephemerals {
             prefix: options::parse(&[], words)?.args.get(1).cloned(),
         }),
+        "addWatch" => {
+            let parsed = options::parse(ADD_WATCH, words)?;
+            let [_, path] = parsed.args.as_slice() else {
+                return Err(usage(&parsed));
+            };
+            // Java's `AddWatchMode.valueOf` of the value in upper case.
+            let mode = match parsed.value('m').map(str::to_uppercase).as_deref() {
+                None | Some("PERSISTENT_RECURSIVE") => AddWatchMode::PersistentRecursive,
+                Some("PERSISTENT") => AddWatchMode::Persistent,
+                Some(_) => return Err(usage(&parsed)),
+            };
+            Ok(Command::AddWatch {
+                path: path.clone(),
+                mode,
+            })
+        }
+        // `-l` removes the watches locally when the server cannot be reached: the shell's
+        // session always reaches it, so the flag changes nothing.
+        "removewatches" => {
+            let parsed = options::parse(REMOVE_WATCHES, words)?;
+            let path = path_of(&parsed)?;
+            let kind = if parsed.has('c') {
+                WatcherKind::Children
+            } else if parsed.has('d') {
+                WatcherKind::Data
+            } else {
+                WatcherKind::Any
+            };
+            Ok(Command::RemoveWatches { path, kind })
+        }
         "quit" => Ok(Command::Quit),
         "help" => Ok(Command::Help),
         _ if print::COMMANDS.iter().any(|(known, _)| *known == name) => Err(Failure::Message(

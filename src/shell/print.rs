@@ -61,6 +61,7 @@ pub(super) fn command_not_found(command: &str) -> String {
 /// What `help` prints: the commands this shell supports, with the options it takes (zkCli's
 /// own list, which an unknown command prints, names many more).
 pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
+\taddWatch [-m mode] path # optional mode is one of [PERSISTENT, PERSISTENT_RECURSIVE] - default is PERSISTENT_RECURSIVE
 \tcreate [-s] [-e] [-c] [-t ttl] path [data]
 \tdelete [-v version] path
 \tdeleteall path [-b batch size]
@@ -70,6 +71,7 @@ pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
 \thelp
 \tls [-s] [-w] [-R] path
 \tquit
+\tremovewatches path [-c|-d|-a] [-l]
 \tset [-s] [-v version] path data
 \tstat [-w] path
 \tsync path

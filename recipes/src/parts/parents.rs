@@ -13,6 +13,14 @@ pub fn dir_of(path: &str) -> &str {
     }
 }
 
+/// Whether `path` is `top` or a node under it (what a recursive watch on `top` reaches).
+pub fn at_or_under(path: &str, top: &str) -> bool {
+    top == "/"
+        || path
+            .strip_prefix(top)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// The ancestors of a directory being created, each of `mode` (persistent, or a container as
 /// Curator 5 makes them): the one in flight is `depth` components deep (1 is the top component).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, RenameSessions)]

@@ -93,6 +93,8 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
         "createContainer",
         "createTTL persistent",
         "createTTL persistent sequential",
+        "addWatch persistent",
+        "addWatch persistent recursive",
     ];
     agree_on(RealServer::Hosts(&hosts), CONFORMANCE_CASES, &exercised);
 }
@@ -114,6 +116,7 @@ fn generated_cases_through_the_drop_in_behave_as_through_the_real_client_on_a_re
         "event Closed",
         "createContainer",
         "createTTL persistent sequential",
+        "addWatch persistent recursive",
     ];
     agree_on(
         RealServer::ThroughDropIn(&hosts),

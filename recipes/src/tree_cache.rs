@@ -28,8 +28,8 @@
 //! client sets the watch again, with nothing fired for what changed meanwhile, so the cache
 //! reads the top and every node it holds again.
 //!
-//! Events and replies come in the server's order, so a read answered after a deletion's event
-//! finds the node gone, and one answered before it is followed by the event.
+//! A deletion's event may be handed over ahead of the answer to a read served before it: a
+//! node under the deleted one whose read is in flight is read once more.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -274,7 +274,16 @@ impl TreeCacheMachine {
                     EventType::NodeCreated | EventType::NodeDataChanged => {
                         self.stale.insert(watched.path);
                     }
-                    EventType::NodeDeleted => told = self.drop_subtree(&watched.path),
+                    EventType::NodeDeleted => {
+                        // A read in flight under it may be answered from before the deletion,
+                        // and its answer handed over after this event: read it once more.
+                        if let Phase::Reading(reading) = &self.phase {
+                            if at_or_under(reading, &watched.path) {
+                                self.stale.insert(reading.clone());
+                            }
+                        }
+                        told = self.drop_subtree(&watched.path);
+                    }
                     // A recursive watch never fires for children, and removes nothing.
                     EventType::NodeChildrenChanged
                     | EventType::DataWatchRemoved
@@ -574,6 +583,24 @@ mod tests {
         // Events outside the subtree are not its business.
         let step = m.step(event(EventType::NodeDataChanged, "/tx"));
         assert_eq!((step.outcome, step.action), (None, Action::Wait));
+    }
+
+    #[test]
+    fn a_deletion_told_before_the_answer_of_a_read_served_earlier_makes_it_read_once_more() {
+        let mut m = loaded();
+        let step = m.step(event(EventType::NodeCreated, "/t/a/b"));
+        assert_eq!(read_of(&step), "/t/a/b");
+        let step = m.step(event(EventType::NodeDeleted, "/t/a/b"));
+        assert_eq!((step.outcome, step.action), (None, Action::Wait));
+        // The answer from before the deletion: cached for a moment, then read again.
+        let step = m.step(node("b", 0, &[]));
+        assert_eq!(step.outcome, cached("/t/a/b", "b", 0));
+        assert_eq!(read_of(&step), "/t/a/b");
+        let step = m.step(gone());
+        assert_eq!(
+            (step.outcome, step.action),
+            (dropped("/t/a/b"), Action::Wait)
+        );
     }
 
     #[test]

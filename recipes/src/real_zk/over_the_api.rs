@@ -11,8 +11,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use zklab_recipes::client::{
-    AddWatchMode, CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
-    ZkClient, ZkError, ZkEvent,
+    AddWatchMode, CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat,
+    WatchedEvent, ZkClient, ZkError, ZkEvent,
 };
 use zklab_recipes::listeners::{ListenerId, Listeners};
 
@@ -33,7 +33,8 @@ impl Watching {
             Watching::Always(mut watcher) => Box::pin(async move {
                 let event = watcher.changed().await;
                 // The crate's persistent watcher panics if asked again after the session's end.
-                let ended = event.event_type == zk::EventType::Session && event.session_state.is_terminated();
+                let ended = event.event_type == zk::EventType::Session
+                    && event.session_state.is_terminated();
                 (event, (!ended).then_some(watcher))
             }),
         }
@@ -398,7 +399,7 @@ async fn execute(client: &zk::Client, acls: &[zk::Acl], op: Op) -> (OpReply, Opt
                 Ok(watcher) => (Ok(OpResult::WatchAdded), Some(Watching::Always(watcher))),
                 Err(error) => (Err(zk_error(error)), None),
             }
-        },
+        }
         op => (execute_unwatched(client, acls, op).await, None),
     }
 }
@@ -659,4 +660,3 @@ fn is_io(error: &dyn std::error::Error) -> bool {
                 .is_some_and(|inner| inner.is::<std::io::Error>())
     })
 }
-

@@ -36,7 +36,8 @@ use self::observe::{create_root, observe, NoFaults, Observation};
 /// Longest case the generator makes.
 const MAX_STEPS: usize = 24;
 
-/// Runs of a case on the real server before a lost reply that missed stands.
+/// Runs of a case on the real server before a lost reply that missed, or a connection the
+/// observation itself lost, stands.
 const REAL_ATTEMPTS: u32 = 3;
 
 /// Most case runs spent shrinking one mismatch.
@@ -279,10 +280,16 @@ impl Differ<'_> {
         let mut attempts = 0;
         let mut real = loop {
             attempts += 1;
-            let (observation, missed) = self.observe_real(case.sessions, &steps, &root)?;
-            // The real server swallowed another reply than the lost one's (a ping's): again.
-            if !missed || attempts == REAL_ATTEMPTS {
-                break observation;
+            match self.observe_real(case.sessions, &steps, &root) {
+                Ok((observation, missed)) if !missed || attempts == REAL_ATTEMPTS => {
+                    break observation
+                }
+                // The real server swallowed another reply than the lost one's (a ping's): again.
+                Ok(_) => {}
+                // The observer, or a session before the steps, lost its connection to a server
+                // slowed by the machine's other work: the case was not observed, so again.
+                Err(ZkError::ConnectionLoss) if attempts < REAL_ATTEMPTS => {}
+                Err(error) => return Err(error),
             }
         };
         self.leave_out_config(&mut real);

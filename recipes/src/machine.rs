@@ -110,6 +110,16 @@ impl<O> Step<O> {
         self.outcome = Some(outcome);
         self
     }
+
+    /// The same step, its outcome in another type: a machine that plays one of several roles
+    /// tells each role's outcome as its own.
+    pub fn map_outcome<P>(self, into: impl FnOnce(O) -> P) -> Step<P> {
+        Step {
+            action: self.action,
+            outcome: self.outcome.map(into),
+            timer: self.timer,
+        }
+    }
 }
 
 /// A recipe as a pure state machine.

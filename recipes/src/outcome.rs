@@ -107,7 +107,8 @@ pub enum Outcome {
         /// The item's sequence number.
         item: i64,
     },
-    /// The client wrote a value (a configuration's), whose digest is `value`.
+    /// The client wrote a value (a configuration's, or the last of a round of writes), whose
+    /// digest is `value`.
     Wrote {
         /// The value's digest ([`Outcome::digest`]).
         value: i64,
@@ -185,8 +186,9 @@ impl Outcome {
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
     /// missed, a transaction decided, an item put, taken or acknowledged, a value written or read
     /// (a configuration's reader goes on reading, but has read once), a group joined, viewed
-    /// or left, a node cached (a tree cache goes on, but has cached once). The model checker and a real run count rounds by it, so
-    /// a recipe's new outcome that ends a round is told here, once.
+    /// or left, a node cached (a tree cache goes on, but has cached once). The model checker
+    /// and a real run count rounds by it, so a recipe's new outcome that ends a round is told
+    /// here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
             self,

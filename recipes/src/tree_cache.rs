@@ -25,8 +25,9 @@
 //! to be read again (a copy that applied the event without reading would show a value the node
 //! never had); a deletion drops the node, and everything under it, at once: ZooKeeper deletes
 //! only nodes without children, so nothing under it stood then. Back from a disconnection the
-//! client sets the watch again, with nothing fired for what changed meanwhile, so the cache
-//! reads the top and every node it holds again.
+//! cache sets its watch again itself, as a client library may not (zookeeper-client 0.11 sets
+//! only one-time watches again), and then reads the top and every node it holds again: nothing
+//! fired for what changed meanwhile.
 //!
 //! A deletion's event may be handed over ahead of the answer to a read served before it: a
 //! node under the deleted one whose read is in flight is read once more.
@@ -134,6 +135,8 @@ pub struct TreeCacheMachine {
     /// The copy to stop at (each node's data), if any.
     #[rename(keep)]
     until: Option<BTreeMap<String, Vec<u8>>>,
+    /// Back from a disconnection: the watch is to be set again before the next read.
+    watch_again: bool,
     link: Link,
 }
 
@@ -147,6 +150,7 @@ impl TreeCacheMachine {
             nodes: BTreeMap::new(),
             stale: BTreeSet::new(),
             until,
+            watch_again: false,
             link: Link::default(),
         }
     }
@@ -165,8 +169,22 @@ impl TreeCacheMachine {
         Step::done(outcome)
     }
 
-    /// Reads the next stale node, or settles (and stops, if the copy is the one awaited).
+    /// Sets the persistent recursive watch on the top.
+    fn watch(&mut self) -> Step<CacheOutcome> {
+        let watch = Op::AddWatch {
+            path: self.root.clone(),
+            mode: AddWatchMode::PersistentRecursive,
+        };
+        self.phase = Phase::Watching;
+        Step::send(self.link.send(watch))
+    }
+
+    /// Sets the watch again if it is due, else reads the next stale node, or settles (and
+    /// stops, if the copy is the one awaited).
     fn next(&mut self) -> Step<CacheOutcome> {
+        if std::mem::take(&mut self.watch_again) {
+            return self.watch();
+        }
         match self.stale.pop_first() {
             Some(path) => {
                 let read = Op::MultiRead(vec![
@@ -264,9 +282,14 @@ impl TreeCacheMachine {
                     return self.done(CacheOutcome::Lost);
                 }
                 if state == SessionEvent::SyncConnected && self.phase != Phase::Watching {
-                    // Whatever changed while away fired nothing: read it all again.
+                    // Whatever changed while away fired nothing: watch again, then read it all
+                    // again, the node in flight too (its answer may come before the watch).
+                    self.watch_again = true;
                     self.stale.insert(self.root.clone());
                     self.stale.extend(self.nodes.keys().cloned());
+                    if let Phase::Reading(reading) = &self.phase {
+                        self.stale.insert(reading.clone());
+                    }
                 }
             }
             ZkEvent::Watch(watched) if self.in_subtree(&watched.path) => {
@@ -322,14 +345,7 @@ impl Recipe for TreeCacheMachine {
             return Step::stop();
         }
         match input {
-            Input::Start => {
-                let watch = Op::AddWatch {
-                    path: self.root.clone(),
-                    mode: AddWatchMode::PersistentRecursive,
-                };
-                self.phase = Phase::Watching;
-                Step::send(self.link.send(watch))
-            }
+            Input::Start => self.watch(),
             Input::Reply(reply) => match self.link.on_reply(reply) {
                 Delivery::Resend(op) => Step::send(op),
                 Delivery::SessionLost => self.done(CacheOutcome::Lost),
@@ -507,6 +523,13 @@ mod tests {
         Input::Reply(Ok(OpResult::MultiRead(vec![data, listed])))
     }
 
+    fn watch(path: &str) -> Op {
+        Op::AddWatch {
+            path: path.to_owned(),
+            mode: AddWatchMode::PersistentRecursive,
+        }
+    }
+
     fn gone() -> Input<CacheRequest> {
         let missing = vec![Err(ZkError::NoNode), Err(ZkError::NoNode)];
         Input::Reply(Ok(OpResult::MultiRead(missing)))
@@ -536,13 +559,7 @@ mod tests {
     fn loaded() -> TreeCacheMachine {
         let mut m = TreeCacheMachine::new("/t", None);
         let start = m.step(Input::Start);
-        assert_eq!(
-            op(&start),
-            &Op::AddWatch {
-                path: "/t".to_owned(),
-                mode: AddWatchMode::PersistentRecursive
-            }
-        );
+        assert_eq!(op(&start), &watch("/t"));
         let step = m.step(Input::Reply(Ok(OpResult::WatchAdded)));
         assert_eq!(read_of(&step), "/t");
         let step = m.step(node("top", 0, &["a"]));
@@ -604,11 +621,14 @@ mod tests {
     }
 
     #[test]
-    fn back_from_a_disconnection_it_reads_everything_again_and_tells_only_what_changed() {
+    fn back_from_a_disconnection_it_watches_again_reads_everything_again_and_tells_only_what_changed(
+    ) {
         let mut m = loaded();
         let away = ZkEvent::Session(SessionEvent::Disconnected);
         assert_eq!(m.step(Input::Event(away)).action, Action::Wait);
         let back = m.step(Input::Event(ZkEvent::Session(SessionEvent::SyncConnected)));
+        assert_eq!(op(&back), &watch("/t"));
+        let back = m.step(Input::Reply(Ok(OpResult::WatchAdded)));
         assert_eq!(read_of(&back), "/t");
         // `/t/a` went while away, and `/t/c` came.
         let step = m.step(node("top", 0, &["c"]));
@@ -626,6 +646,27 @@ mod tests {
             (step.outcome, step.action),
             (cached("/t/c", "c", 3), Action::Wait)
         );
+    }
+
+    #[test]
+    fn a_read_in_flight_across_a_disconnection_is_read_again_once_the_watch_is_set_again() {
+        let mut m = loaded();
+        let step = m.step(event(EventType::NodeCreated, "/t/b"));
+        assert_eq!(read_of(&step), "/t/b");
+        m.step(Input::Event(ZkEvent::Session(SessionEvent::Disconnected)));
+        m.step(Input::Event(ZkEvent::Session(SessionEvent::SyncConnected)));
+        // Its answer may come from before the watch stands again: the watch, then everything.
+        let step = m.step(node("b", 0, &[]));
+        assert_eq!(
+            (step.outcome.clone(), op(&step)),
+            (cached("/t/b", "b", 0), &watch("/t"))
+        );
+        let step = m.step(Input::Reply(Ok(OpResult::WatchAdded)));
+        assert_eq!(read_of(&step), "/t");
+        let step = m.step(node("top", 0, &["a", "b"]));
+        assert_eq!(read_of(&step), "/t/a");
+        let step = m.step(node("a", 0, &[]));
+        assert_eq!(read_of(&step), "/t/b");
     }
 
     #[test]

@@ -50,6 +50,9 @@ use crate::runner::LIVENESS;
 use crate::rw_lock::{Miswired, SerialReaders, WriterIgnoresReaders};
 use crate::scenario::{KnownBug, ModelFault, Scenario};
 use crate::semaphore::bugs::ListFirst;
+use crate::tree_cache::bugs::TrustChangeEvent;
+use crate::tree_cache::monitor::CACHE_INVENTED;
+use crate::tree_cache::TreeCacheKit;
 use crate::two_phase_commit::bugs::PresumeCommit;
 use crate::two_phase_commit::monitor::DISAGREEMENT;
 use crate::two_phase_commit::TwoPhaseCommitKit;
@@ -389,6 +392,21 @@ pub static SCENARIOS: &[Scenario] = &[
         bug: Some(KnownBug::new(&[&CONFIG_STALE], 2).breaking(NO_STUCK_STATE)),
         kit: &ConfigKit::<IgnoresNews>::KIT,
         states: Some(15),
+    },
+    // The tree cache (`tree_cache.rs`).
+    Scenario {
+        name: "tree-cache",
+        about: "client 0 makes, sets and deletes nodes each round; the others keep a copy of the subtree",
+        bug: None,
+        kit: &TreeCacheKit::<Documented>::KIT,
+        states: Some(43_211),
+    },
+    Scenario {
+        name: "tree-cache-bug-trust-change-event",
+        about: "a cache applies a change of data without reading the node: a value it never had",
+        bug: Some(KnownBug::new(&[&CACHE_INVENTED], 2)),
+        kit: &TreeCacheKit::<TrustChangeEvent>::KIT,
+        states: Some(383),
     },
     // Group membership (`group.rs`).
     Scenario {

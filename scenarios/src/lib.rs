@@ -39,4 +39,5 @@ pub mod queue;
 pub mod revocable_lock;
 pub mod rw_lock;
 pub mod semaphore;
+pub mod tree_cache;
 pub mod two_phase_commit;

@@ -12,7 +12,7 @@ zklab=$PWD/target/release/zklab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # bug, clients, faults, property: each known bug's model, as the catalogue names it.
-models=$("$zklab" list --json | jq -r '.[] | select(.known_bug and (.known_bug.needs_a_follower | not))
+models=$("$zklab" list --json | jq -r '.[] | select(.known_bug and (.known_bug.beyond_the_model | not))
   | .known_bug as $bug
   | ($bug.faults | to_entries | map(select(.value > 0))) as $faults
   | if any($faults[]; .value > 1) then error("\(.name): a budget of more than one fault of a kind") else . end
@@ -21,12 +21,13 @@ models=$("$zklab" list --json | jq -r '.[] | select(.known_bug and (.known_bug.n
       else $faults | map(.key | gsub("_"; "-")) | join(",") end),
      ($bug.breaks | gsub(" "; "-"))]
   | join(" ")') || exit 1
-# Known bugs only a lagging follower shows: the one-server model holds for them.
-followers=$("$zklab" list --json | jq -r '[.[] | select(.known_bug.needs_a_follower) | "`\(.name)`"] | join(", ")')
+# Known bugs that need what the model lacks (a lagging follower, watches lost with the
+# connection): the model holds for them.
+beyond=$("$zklab" list --json | jq -r '[.[] | select(.known_bug.beyond_the_model) | "`\(.name)`"] | join(", ")')
 {
   echo "# Model counterexamples forced on the recipes' code"
   echo
-  echo "Written by \`reports/measure-counterexamples.sh\` ($(nproc) cores, $(date -u +%Y-%m-%d)), release build. For each known bug, \`zklab check <bug> --clients N --faults F\` in the small model the catalogue names for it (\`zklab list --json\`); the failing property's counterexample, written as a schedule, is forced step by step on the recipe's own code in the simulator with the command \`check\` prints (\`zklab replay --script FILE\`). *Steps* counts the path's steps (the server's and the clients'); *path* says whether the forced run took every one; *simulator* is its first violation. Not here, since only a lagging follower shows them and the one-server model has none, so their models hold: $followers."
+  echo "Written by \`reports/measure-counterexamples.sh\` ($(nproc) cores, $(date -u +%Y-%m-%d)), release build. For each known bug, \`zklab check <bug> --clients N --faults F\` in the small model the catalogue names for it (\`zklab list --json\`); the failing property's counterexample, written as a schedule, is forced step by step on the recipe's own code in the simulator with the command \`check\` prints (\`zklab replay --script FILE\`). *Steps* counts the path's steps (the server's and the clients'); *path* says whether the forced run took every one; *simulator* is its first violation. Not here, since they need what the model lacks (a lagging follower, watches lost with a broken connection), so their models hold: $beyond."
   echo
   echo "| known bug | clients | faults | property | steps | path | simulator | exit |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -14,7 +14,7 @@ use zklab::scenarios::barrier::monitor::BARRIER_PASSED;
 use zklab::scenarios::barrier::BarrierKit;
 use zklab::scenarios::mutation::SkipSync;
 use zklab::scenarios::runner::{run_seed, RunOptions};
-use zklab::scenarios::scenario::{KnownBug, Scenario};
+use zklab::scenarios::scenario::{BeyondTheModel::LaggingFollower, KnownBug, Scenario};
 use zklab::sim::fault::{FaultKind, FaultPlan, FaultRates, ScriptedFault};
 use zklab::sim::service::{SimConfig, SimZk};
 use zklab::sim::sim_client::SimClient;
@@ -310,7 +310,7 @@ fn a_barrier_waiter_syncs_before_its_first_read_seed_17485() {
     static WITHOUT_SYNC: Scenario = Scenario {
         name: "barrier-without-sync",
         about: "a waiter that reads the barrier without syncing first",
-        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).needing_a_follower()),
+        bug: Some(KnownBug::new(&[&BARRIER_PASSED], 2).beyond_the_model(LaggingFollower)),
         kit: &BarrierKit::<SkipSync>::KIT,
         states: None,
     };

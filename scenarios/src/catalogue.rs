@@ -48,10 +48,11 @@ use crate::revocable_lock::bugs::IgnoresUnlock;
 use crate::revocable_lock::monitor::REVOCATION_IGNORED;
 use crate::runner::LIVENESS;
 use crate::rw_lock::{Miswired, SerialReaders, WriterIgnoresReaders};
+use crate::scenario::BeyondTheModel::{LaggingFollower, WatchesLostWithTheConnection};
 use crate::scenario::{KnownBug, ModelFault, Scenario};
 use crate::semaphore::bugs::ListFirst;
-use crate::tree_cache::bugs::TrustChangeEvent;
-use crate::tree_cache::monitor::CACHE_INVENTED;
+use crate::tree_cache::bugs::{NoRereadAfterReconnect, TrustChangeEvent};
+use crate::tree_cache::monitor::{CACHE_INVENTED, CACHE_STALE};
 use crate::tree_cache::TreeCacheKit;
 use crate::two_phase_commit::bugs::PresumeCommit;
 use crate::two_phase_commit::monitor::DISAGREEMENT;
@@ -408,6 +409,17 @@ pub static SCENARIOS: &[Scenario] = &[
         kit: &TreeCacheKit::<TrustChangeEvent>::KIT,
         states: Some(383),
     },
+    Scenario {
+        name: "tree-cache-bug-no-reread",
+        about: "back from a disconnection, a cache reads nothing again: it misses what changed meanwhile",
+        bug: Some(
+            KnownBug::new(&[&CACHE_STALE], 2)
+                .with_one(ModelFault::ConnectionLoss)
+                .beyond_the_model(WatchesLostWithTheConnection),
+        ),
+        kit: &TreeCacheKit::<NoRereadAfterReconnect>::KIT,
+        states: Some(785),
+    },
     // Group membership (`group.rs`).
     Scenario {
         name: "group",
@@ -454,7 +466,7 @@ pub static SCENARIOS: &[Scenario] = &[
         name: "names-bug-no-sync",
         about:
             "a name is resolved without a sync: a lagging follower gives a value replaced before",
-        bug: Some(KnownBug::new(&[&NAME_STALE], 2).needing_a_follower()),
+        bug: Some(KnownBug::new(&[&NAME_STALE], 2).beyond_the_model(LaggingFollower)),
         kit: &NamesKit::<SkipSync>::KIT,
         states: Some(11),
     },

@@ -55,10 +55,30 @@ pub struct KnownBug {
     /// The model's property it breaks: a declared property's name, or the model's own
     /// [`NO_STUCK_STATE`](zklab_models::general_properties::NO_STUCK_STATE).
     pub breaks: &'static str,
-    /// Only a lagging follower shows it: the model has one server, whose reads are never stale,
-    /// so there its property holds (a test says so, and fails the day the model gains
-    /// followers, to move the bug back among those the model catches).
-    pub needs_a_follower: bool,
+    /// What it needs that the model lacks, if anything: there its property holds (a test says
+    /// so, and fails the day the model gains it, to move the bug back among those the model
+    /// catches).
+    pub beyond_the_model: Option<BeyondTheModel>,
+}
+
+/// What a known bug needs to show that the model lacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeyondTheModel {
+    /// A lagging follower: the model has one server, whose reads are never stale.
+    LaggingFollower,
+    /// Watches lost with a broken connection: the model's server keeps a session's watches
+    /// across a break, so a change made meanwhile is still heard.
+    WatchesLostWithTheConnection,
+}
+
+impl BeyondTheModel {
+    /// Its name in `zklab list --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BeyondTheModel::LaggingFollower => "lagging-follower",
+            BeyondTheModel::WatchesLostWithTheConnection => "watches-lost-with-the-connection",
+        }
+    }
 }
 
 impl KnownBug {
@@ -70,7 +90,7 @@ impl KnownBug {
             clients,
             budget: Budget::NONE,
             breaks: shows[0].name,
-            needs_a_follower: false,
+            beyond_the_model: None,
         }
     }
 
@@ -92,10 +112,10 @@ impl KnownBug {
         self
     }
 
-    /// The same bug, which only a lagging follower shows.
-    pub const fn needing_a_follower(self) -> KnownBug {
+    /// The same bug, which needs `what` the model lacks to show.
+    pub const fn beyond_the_model(self, what: BeyondTheModel) -> KnownBug {
         KnownBug {
-            needs_a_follower: true,
+            beyond_the_model: Some(what),
             ..self
         }
     }

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::scenarios::catalogue::Catalogue;
-use crate::scenarios::scenario::Scenario;
+use crate::scenarios::scenario::{BeyondTheModel, Scenario};
 use clap::Args;
 use serde::Serialize;
 
@@ -55,8 +55,9 @@ struct KnownBugJson<'s> {
     clients: usize,
     faults: BudgetJson,
     breaks: &'s str,
-    /// Only a lagging follower shows it: the one-server model holds.
-    needs_a_follower: bool,
+    /// What it needs that the model lacks (`lagging-follower`,
+    /// `watches-lost-with-the-connection`), if anything: there the model holds.
+    beyond_the_model: Option<&'static str>,
 }
 
 fn catalogue_json(scenarios: &[&Scenario]) -> String {
@@ -75,7 +76,7 @@ fn catalogue_json(scenarios: &[&Scenario]) -> String {
                 clients: bug.clients,
                 faults: BudgetJson::from(&bug.budget),
                 breaks: bug.breaks,
-                needs_a_follower: bug.needs_a_follower,
+                beyond_the_model: bug.beyond_the_model.map(BeyondTheModel::name),
             }),
         })
         .collect();
@@ -165,9 +166,10 @@ mod tests {
         assert_eq!(give_up["faults"]["lost_reply"], 1);
         assert_eq!(give_up["faults"]["session_expiry"], 0);
         assert_eq!(
-            entry("names-bug-no-sync")["known_bug"]["needs_a_follower"],
-            true
+            entry("names-bug-no-sync")["known_bug"]["beyond_the_model"],
+            "lagging-follower"
         );
+        assert!(give_up["beyond_the_model"].is_null());
     }
 
     #[test]

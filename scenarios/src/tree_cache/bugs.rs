@@ -1,8 +1,8 @@
-//! The known bug only the tree cache has, as a mutation of its correct machine.
+//! The known bugs only the tree cache has, as mutations of its correct machine.
 
 use std::collections::BTreeMap;
 
-use zklab_recipes::client::{EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
+use zklab_recipes::client::{EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent, ZkEvent};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::session_renaming::RenameSessions;
 
@@ -76,5 +76,19 @@ impl Mutation for TrustChangeEvent {
         };
         self.note(&step.action);
         step
+    }
+}
+
+/// A cache that takes no notice of a reconnection: it counts on the client to set its watch
+/// again, and reads nothing again, though nothing fired for what changed while it was away.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, RenameSessions)]
+pub struct NoRereadAfterReconnect;
+
+impl Mutation for NoRereadAfterReconnect {
+    fn step<M: Recipe>(&mut self, inner: &mut M, input: Input<M::Request>) -> Step<M::Outcome> {
+        match input {
+            Input::Event(ZkEvent::Session(SessionEvent::SyncConnected)) => Step::wait(),
+            input => inner.step(input),
+        }
     }
 }

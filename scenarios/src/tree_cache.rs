@@ -5,10 +5,13 @@
 //! the monitor to judge). The model's writer plays round 0 once; its caches follow until their
 //! copy is that round's tree.
 //!
-//! Herd-freedom is not asked: every write is meant to reach every cache. Its known bug: a cache
-//! that applies a change of data without reading the node ([`TrustChangeEvent`]).
+//! Herd-freedom is not asked: every write is meant to reach every cache. Its known bugs: a
+//! cache that applies a change of data without reading the node ([`TrustChangeEvent`]), and
+//! one that reads nothing again after a reconnection ([`NoRereadAfterReconnect`]), which only
+//! the simulator shows.
 //!
 //! [`TrustChangeEvent`]: crate::tree_cache::bugs::TrustChangeEvent
+//! [`NoRereadAfterReconnect`]: crate::tree_cache::bugs::NoRereadAfterReconnect
 
 pub mod bugs;
 pub mod monitor;

@@ -23,6 +23,7 @@ use zklab::scenarios::kit::Kit;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::scenario::{KnownBug, Scenario};
+use zklab_recipes::acl::Acls;
 
 /// The lock's one ephemeral node.
 const NODE: &str = "/my/lock";
@@ -161,7 +162,15 @@ impl Recipe for CheckThenCreate {
             (Checking { .. }, Input::Reply(Err(ZkError::ConnectionLoss))) => self.check(),
             (Checking { .. }, Input::Reply(Ok(OpResult::Exists(None)))) => {
                 let (path, data, mode) = (NODE.to_owned(), Vec::new(), CreateMode::Ephemeral);
-                self.sending(Creating, Op::Create { path, data, mode })
+                self.sending(
+                    Creating,
+                    Op::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::OPEN,
+                    },
+                )
             }
             (Checking { again: false }, Input::Reply(Ok(OpResult::Exists(Some(_))))) => {
                 self.phase = Waiting;

@@ -31,7 +31,7 @@ use self::through_drop_in::simulate_through_drop_in;
 use crate::launcher::{Controller, Ensemble};
 use crate::recipes::subtree::delete_tree;
 
-use self::observe::{create_root, observe, NoFaults, Observation};
+use self::observe::{observe, prepare_root, NoFaults, Observation};
 
 /// Longest case the generator makes.
 const MAX_STEPS: usize = 24;
@@ -326,7 +326,7 @@ impl Differ<'_> {
             Side::Plain { .. } => self.runtime.block_on(async {
                 let local = LocalZk::new();
                 let observer = local.connect();
-                create_root(&observer, root).await?;
+                prepare_root(&observer, root).await?;
                 let sessions: Vec<_> = (0..sessions).map(|_| local.connect()).collect();
                 observe(&sessions, &observer, steps, root, &NoFaults).await
             }),
@@ -350,9 +350,7 @@ impl Differ<'_> {
     ) -> Result<(Observation, bool), ZkError> {
         self.runtime.block_on(async {
             let observer = RealZk::connect(&self.side.hosts(None), SESSION_TIMEOUT).await?;
-            // What an interrupted run with the same seed left behind.
-            delete_tree(&observer, root).await?;
-            create_root(&observer, root).await?;
+            prepare_root(&observer, root).await?;
             let count = sessions;
             let mut sessions = Vec::with_capacity(count);
             for index in 0..count {
@@ -468,6 +466,7 @@ mod tests {
     use super::case::Step;
     use super::observe::observe;
     use super::*;
+    use crate::recipes::acl::Acls;
     use crate::recipes::client::{CreateMode, EventType, Op, WatchedEvent, ZkEvent};
 
     /// Session 0 creates the ephemeral `/r/a` holding `data`.
@@ -476,6 +475,7 @@ mod tests {
             path: "/r/a".into(),
             data: data.to_vec(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         }
     }
 
@@ -488,7 +488,7 @@ mod tests {
             runtime.block_on(async {
                 let local = LocalZk::new();
                 let observer = local.connect();
-                create_root(&observer, "/r").await.expect("a fresh root");
+                prepare_root(&observer, "/r").await.expect("a fresh root");
                 let sessions = vec![local.connect(), local.connect()];
                 observe(&sessions, &observer, &steps, "/r", &NoFaults)
                     .await

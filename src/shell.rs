@@ -11,6 +11,7 @@
 //! zkCli prints watch notifications the moment they arrive; the shell prints those that have
 //! arrived before it runs each command and when it stops.
 
+mod acl_text;
 mod client_path;
 mod command;
 mod options;
@@ -24,6 +25,7 @@ use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
 use std::ops::ControlFlow;
 
+use crate::recipes::acl::{Acl, Acls};
 use crate::recipes::client::{Op, OpResult, SessionEvent, Stat, ZkClient, ZkError, ZkEvent, Zxid};
 
 use command::{Command, Notice};
@@ -45,6 +47,7 @@ pub async fn run<C: ZkClient>(
         out,
         err,
         created_without_data: HashSet::new(),
+        given_up: false,
     };
     shell.print_event(&ZkEvent::Session(SessionEvent::SyncConnected))?;
     let mut previous: Vec<String> = Vec::new();
@@ -64,6 +67,14 @@ pub async fn run<C: ZkClient>(
             previous = words;
         }
         if previous.is_empty() {
+            continue;
+        }
+        // Once the session is given up, zkCli answers every command it knows so, but `quit`.
+        if shell.given_up && print::COMMANDS.iter().any(|(name, _)| *name == previous[0]) {
+            if previous[0] == "quit" {
+                return Ok(());
+            }
+            writeln!(shell.out, "Not connected")?;
             continue;
         }
         let mut notices = Vec::new();
@@ -112,6 +123,9 @@ struct Shell<'c, C, O, E> {
     /// data, which `get` prints as `null` until the data is set; a client here has bytes only,
     /// so the shell remembers them.
     created_without_data: HashSet<Zxid>,
+    /// The server refused an authentication and the client gave the session up, as zkCli's
+    /// does: later commands are not run.
+    given_up: bool,
 }
 
 impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
@@ -119,13 +133,38 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
     async fn execute(&mut self, command: Command) -> Result<ControlFlow<()>, Failure> {
         let client = self.client;
         match command {
-            Command::Create { path, data, mode } => {
+            Command::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => {
                 client_path::check(&path, mode.is_sequential()).map_err(Failure::Message)?;
-                let bytes = data.as_deref().unwrap_or_default().as_bytes();
-                let (created, stat) = client
-                    .create(&path, bytes, mode)
-                    .await
-                    .map_err(|error| failed(error, &path))?;
+                // zkCli prints an InvalidACL twice: the exception's message, then its own.
+                let invalid = |err: &mut E, path: Option<&str>| -> Result<Failure, Failure> {
+                    writeln!(err, "{}", print::keeper_message(ZkError::InvalidAcl, path))?;
+                    Ok(failed(ZkError::InvalidAcl, path.unwrap_or("null")))
+                };
+                let acl = match acl {
+                    None => Acls::OPEN,
+                    Some(entries) if entries.is_empty() => {
+                        return Err(invalid(&mut self.err, None)?)
+                    }
+                    Some(entries) => Acls::new(entries),
+                };
+                let bytes = data.as_deref().unwrap_or_default().as_bytes().to_vec();
+                let op = Op::Create {
+                    path: path.clone(),
+                    data: bytes,
+                    mode,
+                    acl,
+                };
+                let (created, stat) = match client.call(op).await {
+                    Ok(OpResult::Created { path, stat }) => (path, stat),
+                    Ok(_) => return Err(failed(ZkError::MarshallingError, &path)),
+                    Err(ZkError::InvalidAcl) => return Err(invalid(&mut self.err, Some(&path))?),
+                    Err(error) => return Err(failed(error, &path)),
+                };
                 if data.is_none() {
                     self.created_without_data.insert(stat.czxid);
                 }
@@ -139,7 +178,7 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
             } => {
                 client_path::check(&path, false).map_err(Failure::Message)?;
                 if recursive {
-                    self.list_subtree(&path, watch).await?;
+                    self.visit_subtree(&path, watch, &Visit::Print).await?;
                 } else {
                     let (mut children, parent) = children(client, &path, watch)
                         .await
@@ -235,6 +274,53 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 client_path::check(&path, false).map_err(Failure::Message)?;
                 (client.remove_watches(&path, kind).await).map_err(|error| failed(error, &path))?;
             }
+            Command::GetAcl { path, stat } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                let (acl, node) =
+                    (client.get_acl(&path).await).map_err(|error| failed(error, &path))?;
+                write!(self.out, "{}", acl_text::lines(&acl))?;
+                if stat {
+                    write!(self.out, "{}", print::stat(&node))?;
+                }
+            }
+            Command::SetAcl {
+                path,
+                acl,
+                version,
+                stat,
+                recursive,
+            } => {
+                client_path::check(&path, false).map_err(Failure::Message)?;
+                if recursive {
+                    self.visit_subtree(&path, false, &Visit::SetAcl { acl, version })
+                        .await?;
+                } else {
+                    if acl.is_empty() {
+                        return Err(failed(ZkError::InvalidAcl, "null"));
+                    }
+                    let node = (client.set_acl(&path, Acls::new(acl), version).await)
+                        .map_err(|error| failed(error, &path))?;
+                    if stat {
+                        write!(self.out, "{}", print::stat(&node))?;
+                    }
+                }
+            }
+            // zkCli sends it without waiting; only a refusal shows, as the session's end.
+            Command::AddAuth { scheme, auth } => {
+                let auth = auth.map(String::into_bytes);
+                if let Err(ZkError::AuthFailed) = client.call(Op::AddAuth { scheme, auth }).await {
+                    self.given_up = true;
+                    self.print_events()?;
+                    write!(self.out, "{}", print::AUTH_FAILED)?;
+                }
+            }
+            // zkCli's whoAmI ignores an error, and lists nobody then.
+            Command::WhoAmI => {
+                writeln!(self.out, "Auth scheme: User")?;
+                for info in client.who_am_i().await.unwrap_or_default() {
+                    writeln!(self.out, "{}: {}", info.scheme, info.user)?;
+                }
+            }
             Command::Help => write!(self.out, "{}", print::HELP)?,
             Command::Quit => {
                 // zkCli reports the closed session; an error closing it changes nothing there.
@@ -246,15 +332,21 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
         Ok(ControlFlow::Continue(()))
     }
 
-    /// `ls -R`: the path, then, depth first, each node's children in order before their own
-    /// subtrees (ZooKeeper's `ZKUtil.visitSubTreeDFS`). A node deleted on the way is skipped.
-    async fn list_subtree(&mut self, path: &str, watch: bool) -> Result<(), Failure> {
+    /// `ls -R` and `setAcl -R` (ZooKeeper's `ZKUtil.visitSubTreeDFS`): the path, then, depth
+    /// first, each node's children in order before their own subtrees, each visited as it is
+    /// listed. A node deleted on the way is skipped.
+    async fn visit_subtree(
+        &mut self,
+        path: &str,
+        watch: bool,
+        visit: &Visit,
+    ) -> Result<(), Failure> {
         let client = self.client;
         client
             .get_data(path, watch)
             .await
             .map_err(|error| failed(error, path))?;
-        writeln!(self.out, "{path}")?;
+        self.visit(path, visit).await?;
         let mut unvisited = vec![path.to_owned()];
         while let Some(parent) = unvisited.pop() {
             let mut children = match children(client, &parent, watch).await {
@@ -269,9 +361,31 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
                 .map(|child| format!("{prefix}/{child}"))
                 .collect();
             for child in &paths {
-                writeln!(self.out, "{child}")?;
+                self.visit(child, visit).await?;
             }
             unvisited.extend(paths.into_iter().rev());
+        }
+        Ok(())
+    }
+
+    /// One node of [`Shell::visit_subtree`]: its path printed, or its ACL set, a failure
+    /// printed and passed over as zkCli does (its message, with no line break).
+    async fn visit(&mut self, path: &str, visit: &Visit) -> Result<(), Failure> {
+        match visit {
+            Visit::Print => writeln!(self.out, "{path}")?,
+            Visit::SetAcl { acl, .. } if acl.is_empty() => {
+                write!(
+                    self.out,
+                    "{}",
+                    print::keeper_message(ZkError::InvalidAcl, None)
+                )?;
+            }
+            Visit::SetAcl { acl, version } => {
+                let acl = Acls::new(acl.clone());
+                if let Err(error) = self.client.set_acl(path, acl, *version).await {
+                    write!(self.out, "{}", print::keeper_message(error, Some(path)))?;
+                }
+            }
         }
         Ok(())
     }
@@ -309,14 +423,19 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
             match notice {
                 Notice::LsHelp => write!(self.out, "{}", print::LS_HELP)?,
                 Notice::Deprecated(warning) => writeln!(self.err, "{warning}")?,
+                Notice::AclText(warning) => writeln!(self.err, "{warning}")?,
             }
         }
         Ok(())
     }
 
-    /// Prints the notifications that have arrived.
+    /// Prints the notifications that have arrived (a given-up session's end is zkCli's
+    /// AuthFailed, printed already).
     fn print_events(&mut self) -> io::Result<()> {
         while let Some(event) = self.client.try_next_event() {
+            if self.given_up && event == ZkEvent::Session(SessionEvent::Closed) {
+                continue;
+            }
             self.print_event(&event)?;
         }
         Ok(())
@@ -325,6 +444,14 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
     fn print_event(&mut self, event: &ZkEvent) -> io::Result<()> {
         write!(self.out, "{}", print::event(event))
     }
+}
+
+/// What [`Shell::visit_subtree`] does with each node.
+enum Visit {
+    /// Print its path.
+    Print,
+    /// Set its ACL, if its ACL version matches.
+    SetAcl { acl: Vec<Acl>, version: i32 },
 }
 
 /// A node's children (unsorted) and stat: `ZkClient::get_children` leaves the stat out.

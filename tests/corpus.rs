@@ -9,6 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use zklab::prelude::*;
+use zklab::recipes::acl::Acls;
 use zklab::scenarios::monitor::exclusion::{MutualExclusion, MUTUAL_EXCLUSION};
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::scenarios::monitor::stuck_waiter::STUCK_WAITER;
@@ -779,6 +780,7 @@ async fn transfer(client: &TestClient, moved: &mut u32, twin: Twin) -> Result<()
                 path: marker,
                 data: Vec::new(),
                 mode: CreateMode::Persistent,
+                acl: Acls::OPEN,
             });
         }
         match client.multi(ops).await {

@@ -27,6 +27,7 @@ use zklab::scenarios::catalogue;
 use zklab::scenarios::real::{self, RealOptions, RealReport, RealTrace};
 use zklab::sim::trace::TraceEvent;
 use zklab::testing::{Harness, ServerControl};
+use zklab_recipes::acl::Acls;
 
 /// Differential cases per run: enough to meet every kind of op many times over.
 const CONFORMANCE_CASES: u64 = 300;
@@ -195,6 +196,7 @@ fn calls_sent_at_once_agree_with_the_simulated_server_in_the_order_the_real_one_
         path: "/n".to_owned(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::OPEN,
     };
     let delete = Op::Delete {
         path: "/n".to_owned(),
@@ -303,6 +305,7 @@ fn re_registered_watches_fire_for_what_changed_while_away_and_miss_a_node_that_c
         path: path.to_owned(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::OPEN,
     };
     let delete = |path: &str| Op::Delete {
         path: path.to_owned(),

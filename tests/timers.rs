@@ -15,6 +15,7 @@ use zklab::recipes::session_renaming::RenameSessions;
 use zklab::scenarios::monitor::failure::NoFailures;
 use zklab::sim::fault::{FaultPlan, FaultRates};
 use zklab::sim::service::{SimConfig, SimZk};
+use zklab_recipes::acl::Acls;
 
 const LEASE: Duration = Duration::from_secs(5);
 
@@ -52,6 +53,7 @@ impl Recipe for Lease {
                 path: "/leases/l".to_owned(),
                 data: Vec::new(),
                 mode: CreateMode::Ephemeral,
+                acl: Acls::OPEN,
             }),
             Input::Reply(Ok(OpResult::Created { path, stat })) => {
                 self.node = Some(path);

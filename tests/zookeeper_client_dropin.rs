@@ -188,8 +188,9 @@ fn a_watch_outlives_a_partition_and_ends_with_its_session() {
 }
 
 /// What the simulated ZooKeeper does not have is an error saying so, never ignored; a sequential
-/// node's number comes back; mkdir makes every missing ancestor; dropping a client closes its
-/// session; a bad path is refused before anything is sent.
+/// node's number comes back; mkdir makes every missing ancestor; ACLs and authentication answer
+/// as the real client's, AuthFailed ending the session; dropping a client closes its session; a
+/// bad path is refused before anything is sent.
 #[test]
 fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_client() {
     use zklab_zookeeper_client::{Acls, Client, CreateMode, Error};
@@ -205,15 +206,16 @@ fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_clie
         let chroot = format!("{}/app", client.connect_string());
         let refused = Client::connect(&chroot).await.unwrap_err();
         assert!(refused.to_string().contains("a chroot"), "{refused}");
+        // A connector's authentication is sent once the session is established.
         let with_auth = Client::connector().with_auth("digest", b"u:p");
-        let refused = with_auth
-            .connect(&client.connect_string())
-            .await
-            .unwrap_err();
-        assert!(
-            refused.to_string().contains("no authentication yet"),
-            "{refused}"
-        );
+        let authenticated = with_auth.connect(&client.connect_string()).await.unwrap();
+        let users = authenticated.list_auth_users().await.unwrap();
+        assert!(users
+            .iter()
+            .any(|user| user.scheme() == "digest" && user.user() == "u"));
+        let creator = CreateMode::Persistent.with_acls(Acls::creator_all());
+        authenticated.create("/u", b"", &creator).await.unwrap();
+        drop(authenticated);
 
         let zk = Client::connect(&client.connect_string()).await.unwrap();
         let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
@@ -230,13 +232,16 @@ fn what_the_simulator_lacks_is_an_error_and_what_it_has_answers_as_the_real_clie
         let (_, plain) = zk.create("/a/p", b"", &open).await.unwrap();
         assert_eq!(plain.into_i64(), -1);
 
+        // Its creator's ACL needs an authenticated creator; the node it made lets no one else in.
         let creator = CreateMode::Persistent.with_acls(Acls::creator_all());
         let acl = zk.create("/x", b"", &creator).await.unwrap_err();
-        assert!(
-            acl.to_string()
-                .contains("no ACLs other than Acls::anyone_all()"),
-            "{acl}"
-        );
+        assert_eq!(acl, Error::InvalidAcl);
+        assert_eq!(zk.get_data("/u").await.unwrap_err(), Error::NoAuth);
+        let refused = zk.auth("nosuchscheme", b"").await.unwrap_err();
+        assert_eq!(refused, Error::AuthFailed);
+        assert_eq!(zk.state(), zklab_zookeeper_client::SessionState::AuthFailed);
+        assert_eq!(zk.get_data("/a").await.unwrap_err(), Error::AuthFailed);
+        let zk = Client::connect(&client.connect_string()).await.unwrap();
         // A container and a TTL node are made, and look persistent.
         let container = CreateMode::Container.with_acls(Acls::anyone_all());
         let (stat, _) = zk.create("/box", b"", &container).await.unwrap();

@@ -3,6 +3,7 @@
 
 use std::fmt::Debug;
 
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId};
 use zklab_recipes::machine::Recipe;
 use zklab_recipes::session_renaming::RenameSessions;
@@ -109,6 +110,7 @@ pub fn directory_creates(root: &str) -> Vec<Op> {
             path: root[..end].to_owned(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         })
         .collect()
 }

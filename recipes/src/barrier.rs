@@ -25,6 +25,7 @@
 //! leaves this open). Setting is idempotent (a create whose reply was lost finds the node there),
 //! and so is removing.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op, OpResult, SessionEvent, SessionId, ZkClient};
 use crate::client::{ZkError, ZkEvent};
 use crate::handle::{Handle, Plays};
@@ -153,6 +154,7 @@ impl BarrierMachine {
             path: self.path.clone(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         };
         self.send(Phase::Setting, create)
     }

@@ -8,6 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use crate::acl::Acls;
 use crate::session_renaming::RenameSessions;
 
 /// A session id, as the server assigns it.
@@ -258,6 +259,9 @@ pub enum Op {
         data: Vec<u8>,
         /// Persistent or ephemeral, sequential or not.
         mode: CreateMode,
+        /// Who may do what with it; `auth` entries stand for the creating session's identities.
+        #[rename(keep)]
+        acl: Acls,
     },
     /// Delete a znode if its version matches (`-1` matches any).
     Delete {
@@ -349,6 +353,33 @@ pub enum Op {
         /// Which watches.
         kind: WatcherKind,
     },
+    /// Read a node's ACL and stat (getACL).
+    GetAcl {
+        /// Path of the node.
+        path: String,
+    },
+    /// Replace a node's ACL if its ACL version matches (`-1` matches any) (setACL).
+    SetAcl {
+        /// Path of the node.
+        path: String,
+        /// The new ACL; `auth` entries stand for this session's identities.
+        #[rename(keep)]
+        acl: Acls,
+        /// Expected ACL version (the stat's `aversion`), or -1.
+        version: i32,
+    },
+    /// Add an identity to this session (addAuth): `digest` with `user:password`, say.
+    AddAuth {
+        /// The authentication scheme.
+        #[rename(keep)]
+        scheme: String,
+        /// What the scheme reads: for `digest`, `user:password`. `None` is the null that
+        /// ZooKeeper's Java client sends when given nothing (a digest provider fails on it).
+        #[rename(keep)]
+        auth: Option<Vec<u8>>,
+    },
+    /// The identities this session is known by (ZooKeeper 3.7's whoAmI).
+    WhoAmI,
 }
 
 /// How a watch left by [`Op::AddWatch`] fires. Neither is spent by firing.
@@ -401,7 +432,11 @@ impl Op {
     pub fn is_write(&self) -> bool {
         matches!(
             self,
-            Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_)
+            Op::Create { .. }
+                | Op::Delete { .. }
+                | Op::SetData { .. }
+                | Op::SetAcl { .. }
+                | Op::Multi(_)
         )
     }
 
@@ -422,15 +457,19 @@ impl Op {
             | Op::GetEphemerals { prefix: path }
             | Op::AddWatch { path, .. }
             | Op::RemoveWatches { path, .. }
-            | Op::CheckWatches { path, .. } => *path = place(path),
+            | Op::CheckWatches { path, .. }
+            | Op::GetAcl { path }
+            | Op::SetAcl { path, .. } => *path = place(path),
             Op::Multi(ops) | Op::MultiRead(ops) => {
                 *ops = ops.iter().map(|op| op.map_paths(place)).collect()
             }
+            Op::AddAuth { .. } | Op::WhoAmI => {}
         }
         op
     }
 
-    /// The path the op names; a multi names its first op's path, or "/" when empty.
+    /// The path the op names; a multi names its first op's path, or "/" when empty, and an op
+    /// on the session rather than a node (addAuth, whoAmI) "/".
     pub fn path(&self) -> &str {
         match self {
             Op::Create { path, .. }
@@ -445,8 +484,11 @@ impl Op {
             | Op::GetEphemerals { prefix: path }
             | Op::AddWatch { path, .. }
             | Op::RemoveWatches { path, .. }
-            | Op::CheckWatches { path, .. } => path,
+            | Op::CheckWatches { path, .. }
+            | Op::GetAcl { path }
+            | Op::SetAcl { path, .. } => path,
             Op::Multi(ops) | Op::MultiRead(ops) => ops.first().map_or("/", Op::path),
+            Op::AddAuth { .. } | Op::WhoAmI => "/",
         }
     }
 }
@@ -506,6 +548,29 @@ pub enum OpResult {
     WatchesRemoved,
     /// Watches of the kind an [`Op::CheckWatches`] named stand on the path.
     WatchesHeld,
+    /// A node's ACL and stat.
+    Acl {
+        /// The ACL; without ADMIN on the node, digest entries show `user:x` for their hash.
+        #[rename(keep)]
+        acl: Acls,
+        /// The stat.
+        stat: Stat,
+    },
+    /// The node's stat after setACL.
+    AclSet(Stat),
+    /// The session now has the identity an [`Op::AddAuth`] asked for.
+    Authenticated,
+    /// The identities the session is known by, in the order it gained them.
+    Identities(#[rename(keep)] Vec<ClientInfo>),
+}
+
+/// One identity of a session, as whoAmI tells it (ZooKeeper's `ClientInfo`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientInfo {
+    /// The scheme: `ip`, `digest`, ...
+    pub scheme: String,
+    /// Who in it: the address for `ip`, the user's name for `digest`.
+    pub user: String,
 }
 
 /// The outcome of sending an op: its result or ZooKeeper's error code.
@@ -598,7 +663,7 @@ pub trait ZkClient {
     /// server): recipe timers run on it.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
 
-    /// Creates a node; returns its actual path.
+    /// Creates a node open to anyone (`world:anyone:cdrwa`); returns its actual path.
     fn create(
         &self,
         path: &str,
@@ -609,6 +674,7 @@ pub trait ZkClient {
             path: path.to_owned(),
             data: data.to_vec(),
             mode,
+            acl: Acls::OPEN,
         };
         let reply = self.call(op);
         picked(reply, |result| match result {
@@ -774,6 +840,63 @@ pub trait ZkClient {
         });
         picked(reply, |result| match result {
             OpResult::WatchesRemoved => Some(()),
+            _ => None,
+        })
+    }
+
+    /// The node's ACL and stat.
+    fn get_acl(&self, path: &str) -> impl Future<Output = Result<(Acls, Stat), ZkError>> + Send {
+        let reply = self.call(Op::GetAcl {
+            path: path.to_owned(),
+        });
+        picked(reply, |result| match result {
+            OpResult::Acl { acl, stat } => Some((acl, stat)),
+            _ => None,
+        })
+    }
+
+    /// Replaces the node's ACL if its ACL version matches (`-1` for any); returns the new stat.
+    fn set_acl(
+        &self,
+        path: &str,
+        acl: Acls,
+        version: i32,
+    ) -> impl Future<Output = Result<Stat, ZkError>> + Send {
+        let op = Op::SetAcl {
+            path: path.to_owned(),
+            acl,
+            version,
+        };
+        let reply = self.call(op);
+        picked(reply, |result| match result {
+            OpResult::AclSet(stat) => Some(stat),
+            _ => None,
+        })
+    }
+
+    /// Adds an identity to the session: `add_auth("digest", b"alice:secret")`. AuthFailed when
+    /// the server's scheme refuses it.
+    fn add_auth(
+        &self,
+        scheme: &str,
+        auth: &[u8],
+    ) -> impl Future<Output = Result<(), ZkError>> + Send {
+        let op = Op::AddAuth {
+            scheme: scheme.to_owned(),
+            auth: Some(auth.to_vec()),
+        };
+        let reply = self.call(op);
+        picked(reply, |result| match result {
+            OpResult::Authenticated => Some(()),
+            _ => None,
+        })
+    }
+
+    /// The identities the session is known by.
+    fn who_am_i(&self) -> impl Future<Output = Result<Vec<ClientInfo>, ZkError>> + Send {
+        let reply = self.call(Op::WhoAmI);
+        picked(reply, |result| match result {
+            OpResult::Identities(identities) => Some(identities),
             _ => None,
         })
     }

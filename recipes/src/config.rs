@@ -23,6 +23,7 @@
 //! event may have been missed; an event that comes while a read is in flight makes it read
 //! once more, since the answer may predate the change.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError};
 use crate::handle::{Handle, Plays};
 use crate::machine::{Driver, Input, Recipe, Step};
@@ -194,6 +195,7 @@ impl ConfigMachine {
             path: self.path.clone(),
             data: data.clone(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         self.send(Phase::Creating, create)
     }

@@ -52,6 +52,7 @@
 //!   else will come to; and a stale `ready` is only ever deleted by a `multi` that checks that
 //!   version, so it never takes a newer round's.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat};
 use crate::client::{ZkClient, ZkError, ZkEvent};
 use crate::declaration::Declared;
@@ -389,6 +390,7 @@ impl DoubleBarrierMachine {
                 path: self.ready(),
                 data: Vec::new(),
                 mode: CreateMode::Persistent,
+                acl: Acls::OPEN,
             },
         ]);
         self.send(Phase::Beginning, begin)

@@ -86,6 +86,7 @@ impl Election {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acl::Acls;
     use crate::client::{CreateMode, EventType, Op, OpResult, Stat, WatchedEvent, ZkEvent};
     use crate::machine::{Action, Input, Recipe};
     use crate::test_steps::children;
@@ -100,6 +101,7 @@ mod tests {
                 path: "/e/g-n_".to_owned(),
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::OPEN,
             })
         );
         m.step(Input::Reply(Ok(OpResult::Created {

@@ -23,6 +23,7 @@
 //! same name, a failure). A member whose session ended is no longer in the group: join again in
 //! a new session.
 
+use crate::acl::Acls;
 use crate::client::ZkError;
 use crate::client::{CreateMode, Op, OpReply, OpResult, SessionId, ZkClient};
 use crate::handle::{Handle, Plays};
@@ -172,6 +173,7 @@ impl GroupMachine {
             path,
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         };
         self.send(Phase::Joining, create)
     }

@@ -19,6 +19,7 @@
 
 extern crate self as zklab_recipes;
 
+pub mod acl;
 pub mod barrier;
 pub mod client;
 pub mod config;

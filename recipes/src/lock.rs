@@ -75,6 +75,7 @@ pub type LockError = RecipeError;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acl::Acls;
     use crate::client::ZkEvent;
     use crate::client::{
         CreateMode, EventType, Op, OpResult, SessionEvent, Stat, WatchedEvent, ZkError,
@@ -153,6 +154,7 @@ mod tests {
             path: format!("{DIR}/g1-lock-"),
             data: Vec::new(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::OPEN,
         };
         assert_eq!(op(&step), &expected);
     }

@@ -40,6 +40,7 @@
 //! transaction. Transactions run one after another: whoever comes to
 //! transaction `n` while `<dir>` counts fewer waits for it to (a watch on `<dir>`).
 
+use crate::acl::Acls;
 use std::time::Duration;
 
 use crate::client::{
@@ -331,6 +332,7 @@ impl TwoPhaseCommitMachine {
                 path: self.tx_path(),
                 data: tx_data(self.working, self.sites.join(",").as_bytes()),
                 mode: CreateMode::Persistent,
+                acl: Acls::OPEN,
             },
         ]);
         self.send(Phase::Opening, open)

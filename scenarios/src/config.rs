@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use zklab_models::workload::Workload;
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{Config, ConfigMachine, ConfigPart, ConfigRequest};
 
@@ -119,6 +120,7 @@ impl<X: Mutation> Workload for ConfigKit<X> {
             path: config_path(),
             data: value(0),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         }]
     }
 

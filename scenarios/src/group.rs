@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use zklab_models::workload::Workload;
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::group::{Group, GroupError, GroupMachine, GroupPart, GroupRequest};
 
@@ -129,6 +130,7 @@ impl<X: Mutation> Workload for GroupKit<X> {
             path: GROUP_DIR.to_owned(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         }]
     }
 

@@ -16,6 +16,7 @@ pub mod monitor;
 use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::config::{ConfigMachine, ConfigPart, ConfigRequest};
 use zklab_recipes::names::{Names, NamesError};
@@ -111,11 +112,13 @@ impl<X: Mutation> Workload for NamesKit<X> {
             path: NAMES_DIR.to_owned(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         let first = Op::Create {
             path: format!("{NAMES_DIR}/{}", name(0)),
             data: b"first".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         vec![dir, first]
     }

@@ -36,6 +36,7 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 
 use zklab_models::workload::Workload;
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Input, Recipe, Step};
 use zklab_recipes::parts::link::RecipeError;
@@ -244,6 +245,7 @@ impl<X: Mutation> Workload for QueueKit<X> {
                 ),
                 data: format!("item {item}").into_bytes(),
                 mode: CreateMode::PersistentSequential,
+                acl: Acls::OPEN,
             })
             .collect()
     }

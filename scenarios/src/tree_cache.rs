@@ -22,6 +22,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use zklab_models::workload::{directory_creates, Workload};
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Driver, Input, Recipe, Step};
 use zklab_recipes::outcome::Outcome;
@@ -112,6 +113,7 @@ fn writes(round: u32) -> Vec<Op> {
             path: node.clone(),
             data: b"made".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         },
         Op::SetData {
             path: node,
@@ -122,6 +124,7 @@ fn writes(round: u32) -> Vec<Op> {
             path: leaf.clone(),
             data: b"leaf".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         },
         Op::Delete {
             path: leaf,

@@ -9,7 +9,9 @@
 //!
 //! It builds only under `--cfg madsim` (its build script says how to give it).
 
+pub mod acl;
 pub mod connect_string;
+pub mod digest;
 pub mod fault;
 pub mod forced;
 pub mod local;

@@ -13,6 +13,7 @@ use zklab_recipes::client::{Op, OpReply, SessionEvent, SessionId, ZkClient, ZkEr
 use zklab_recipes::listeners::{ListenerId, Listeners};
 
 use crate::packet;
+use crate::path::validate_op;
 use crate::server::{Notification, Server};
 
 /// One pure server shared by any number of sessions.
@@ -35,6 +36,9 @@ struct Inbox {
     ended: bool,
     /// Closed by the application: calls fail with `Closed`.
     closed: bool,
+    /// Given up by its client when the server refused its authentication: calls fail with
+    /// `AuthFailed`, and the server keeps the session until it expires.
+    auth_failed: bool,
 }
 
 impl Inbox {
@@ -137,12 +141,12 @@ impl Drop for LocalSession {
 impl ZkClient for LocalSession {
     fn call(&self, op: Op) -> impl Future<Output = OpReply> + Send {
         let mut shared = self.zk.lock();
-        let closed = shared
-            .inboxes
-            .get(&self.session)
-            .is_none_or(|inbox| inbox.closed);
-        let reply = if closed {
+        let inbox = shared.inboxes.get(&self.session);
+        let reply = if inbox.is_none_or(|inbox| inbox.closed) {
             Err(ZkError::Closed)
+        } else if inbox.is_some_and(|inbox| inbox.auth_failed) {
+            // The client still refuses a malformed path first.
+            Err(validate_op(&op).err().unwrap_or(ZkError::AuthFailed))
         } else if packet::too_long(&op) {
             // The server drops the connection unanswered, as the simulated service's does; the
             // client connects again at once, its session and watches intact.
@@ -155,6 +159,13 @@ impl ZkClient for LocalSession {
             shared.deliver(applied.notifications);
             self.listeners
                 .note_reply(self.listener, &op, &applied.reply);
+            // As ZooKeeper's clients do, the session is given up: its code hears it closed.
+            if applied.reply == Err(ZkError::AuthFailed) {
+                if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
+                    inbox.auth_failed = true;
+                    inbox.end(SessionEvent::Closed);
+                }
+            }
             applied.reply
         };
         ready(reply)
@@ -178,6 +189,14 @@ impl ZkClient for LocalSession {
 
     fn close(&self) -> impl Future<Output = Result<(), ZkError>> + Send {
         let mut shared = self.zk.lock();
+        // A client that gave its session up sends no close (the session lives until it
+        // expires), but is closed by its application all the same.
+        if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
+            if inbox.auth_failed {
+                inbox.closed = true;
+                return ready(Err(ZkError::AuthFailed));
+            }
+        }
         let result = match shared.server.close_session(self.session, now_ms()) {
             Some(ended) => {
                 shared.deliver(ended.notifications);

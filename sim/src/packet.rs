@@ -2,14 +2,11 @@
 //! it drop the connection unanswered and unapplied (its "Len error"), which is how a znode's data
 //! is limited to about 1 MiB.
 
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::Op;
 
 /// The longest request packet a server reads: `jute.maxbuffer`'s default, 0xfffff bytes.
 pub const MAX_REQUEST_LEN: usize = 0xf_ffff;
-
-/// The length of the open ACL a client sends with a create: a vector of one entry of
-/// permissions, the scheme "world" and the id "anyone".
-const OPEN_ACL_LEN: usize = 4 + 4 + (4 + 5) + (4 + 6);
 
 /// The header of each op in a multi, and of the multi's end: type, done flag, error.
 const MULTI_HEADER_LEN: usize = 4 + 1 + 4;
@@ -25,10 +22,26 @@ pub fn too_long(op: &Op) -> bool {
     request_len(op) > MAX_REQUEST_LEN
 }
 
+/// A string's or a buffer's length on the wire: its length, then its bytes.
+fn string(text: &str) -> usize {
+    4 + text.len()
+}
+
+/// An ACL's length on the wire: a vector of entries, each its permissions, scheme and id.
+fn acl_len(acl: &Acls) -> usize {
+    let entry_len = |acl: &zklab_recipes::acl::Acl| 4 + string(&acl.id.scheme) + string(&acl.id.id);
+    4 + acl.entries().iter().map(entry_len).sum::<usize>()
+}
+
 fn record_len(op: &Op) -> usize {
-    let string = |s: &str| 4 + s.len();
     match op {
-        Op::Create { path, data, .. } => string(path) + 4 + data.len() + OPEN_ACL_LEN + 4,
+        Op::Create {
+            path, data, acl, ..
+        } => string(path) + 4 + data.len() + acl_len(acl) + 4,
+        Op::SetAcl { path, acl, .. } => string(path) + acl_len(acl) + 4,
+        Op::GetAcl { path } => string(path),
+        Op::AddAuth { scheme, auth } => 4 + string(scheme) + 4 + auth.as_ref().map_or(0, Vec::len),
+        Op::WhoAmI => 0,
         Op::SetData { path, data, .. } => string(path) + 4 + data.len() + 4,
         Op::Delete { path, .. } | Op::Check { path, .. } => string(path) + 4,
         Op::Exists { path, .. } | Op::GetData { path, .. } | Op::GetChildren { path, .. } => {
@@ -57,6 +70,7 @@ mod tests {
             path: path.to_owned(),
             data: vec![0; len],
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         }
     }
 

@@ -102,7 +102,8 @@ pub fn special(path: &str) -> bool {
 }
 
 /// Checks every path of the op, as a client does before sending it; a multiRead holds only
-/// reads of data and children without watches, the only ones a client can put in one.
+/// reads of data and children without watches, the only ones a client can put in one; a
+/// create names at least one ACL entry.
 pub fn validate_op(op: &Op) -> Result<(), ZkError> {
     match op {
         // A client refuses a TTL the server could not keep before sending it.
@@ -113,6 +114,9 @@ pub fn validate_op(op: &Op) -> Result<(), ZkError> {
         {
             Err(ZkError::BadArguments)
         }
+        // zookeeper-client refuses a create without an ACL entry before it looks at the path
+        // (ZooKeeper's Java client looks at the path first).
+        Op::Create { acl, .. } if acl.entries().is_empty() => Err(ZkError::InvalidAcl),
         Op::Create { path, mode, .. } => validate(path, mode.is_sequential()),
         Op::Multi(ops) => ops.iter().try_for_each(validate_op),
         Op::MultiRead(reads) => reads.iter().try_for_each(|read| match read {

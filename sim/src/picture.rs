@@ -252,6 +252,7 @@ mod tests {
     use crate::fault::FaultKind;
     use crate::property::{Property, Violation};
     use crate::trace::{ClientId, Trace, TraceEvent};
+    use zklab_recipes::acl::Acls;
 
     static HERD: Property = Property::new("herd", "herd-freedom");
 
@@ -312,6 +313,7 @@ mod tests {
             path: "/l/n".to_owned(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         };
         let created = OpResult::Created {
             path: "/l/n".to_owned(),

@@ -113,19 +113,28 @@ impl Replicas {
     }
 
     /// The leader applies an op of a session: a write is a transaction its followers apply
-    /// later; a read is served from the leader's state.
+    /// later (its ACLs as the leader stored them); a read is served from the leader's state;
+    /// an addAuth it accepts makes the session known so on every server at once, as a client
+    /// sends its authentication again to whichever server it moves to.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
         let leader = &mut self.servers[self.leader];
         let before = leader.last_zxid();
+        let committed = op.is_write().then(|| leader.committed_form(session, op));
         let applied = leader.apply(session, op, now_ms);
+        if let (Op::AddAuth { .. }, Ok(_)) = (op, &applied.reply) {
+            let identity = leader.identity(session);
+            for server in &mut self.servers {
+                server.set_identity(session, identity.clone());
+            }
+        }
         if applied.zxid != before {
-            self.commit(match applied.reply {
-                Ok(_) => Txn::Apply {
+            self.commit(match (applied.reply.is_ok(), committed) {
+                (true, Some(op)) => Txn::Apply {
                     session,
-                    op: Arc::new(op.clone()),
+                    op: Arc::new(op),
                     now_ms,
                 },
-                Err(_) => Txn::Error { session },
+                _ => Txn::Error { session },
             });
         }
         applied
@@ -226,6 +235,7 @@ impl Replicas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acl::Identity;
     use crate::test_ops::{create, create_with, delete, get_data, set};
     use zklab_recipes::client::{CreateMode, EventType, OpResult};
 
@@ -244,16 +254,28 @@ mod tests {
         while ensemble.replay_next(1).is_some() {}
         ensemble.apply(s, &set("/x", b"new", -1), 2);
         assert_eq!(
-            data(&ensemble.server_mut(1).serve_read(s, &get_data("/x", false))),
+            data(&ensemble.server_mut(1).serve_read(
+                s,
+                &Identity::default(),
+                &get_data("/x", false)
+            )),
             b"old"
         );
         assert_eq!(
-            data(&ensemble.server_mut(0).serve_read(s, &get_data("/x", false))),
+            data(&ensemble.server_mut(0).serve_read(
+                s,
+                &Identity::default(),
+                &get_data("/x", false)
+            )),
             b"new"
         );
         ensemble.replay_next(1);
         assert_eq!(
-            data(&ensemble.server_mut(1).serve_read(s, &get_data("/x", false))),
+            data(&ensemble.server_mut(1).serve_read(
+                s,
+                &Identity::default(),
+                &get_data("/x", false)
+            )),
             b"new"
         );
         assert_eq!(ensemble.applied(1), ensemble.applied(0));
@@ -269,7 +291,9 @@ mod tests {
         let (a, b) = (ensemble.open_session(), ensemble.open_session());
         ensemble.apply(a, &create("/x", CreateMode::Persistent), 1);
         while ensemble.replay_next(1).is_some() {}
-        ensemble.server_mut(1).serve_read(b, &get_data("/x", true));
+        ensemble
+            .server_mut(1)
+            .serve_read(b, &Identity::default(), &get_data("/x", true));
         let at_leader = ensemble.apply(a, &delete("/x", -1), 2);
         assert!(
             at_leader.notifications.is_empty(),

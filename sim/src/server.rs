@@ -1,13 +1,15 @@
 //! The pure ZooKeeper server: one data tree, its sessions and watches, applying one op at a time.
 
+use zklab_recipes::acl::{Acls, Perms};
 use zklab_recipes::client::{
     AddWatchMode, EventType, Op, OpReply, OpResult, SessionId, Stat, WatchedEvent, ZkError, Zxid,
 };
 use zklab_recipes::session_renaming::RenameSessions;
 
+use crate::acl::{masked, Identity};
 use crate::path;
 use crate::session::Sessions;
-use crate::tree::{Reaping, Tree, Undo};
+use crate::tree::{Reaping, Tree, Undo, Znode};
 use crate::watch::{SessionWatches, TakenWatches, Watches};
 
 /// A watch that fired: the session it belongs to, the event it gets, and the node whose
@@ -146,7 +148,8 @@ impl Server {
         } else if op.is_write() {
             return self.apply_write(session, op, now_ms);
         } else {
-            self.read(session, op)
+            let identity = self.sessions.identity(session);
+            self.read(session, &identity, op)
         };
         Applied {
             reply,
@@ -216,12 +219,13 @@ impl Server {
         let mut deleted = Vec::with_capacity(ephemerals.len());
         // Ephemerals have no children, so these deletes cannot fail; skip one that would.
         for path in ephemerals {
-            if self.tree.delete(&path, -1, zxid).is_ok() {
-                self.watches.fire_deleted(&path, &mut notifications);
+            if let Ok(Undo::Delete { node, .. }) = self.tree.delete(&path, -1, zxid) {
+                self.fire(&path, &node.acl, Watches::fire_deleted, &mut notifications);
                 deleted.push(path);
             }
         }
         self.watches.remove_session(session);
+        self.sessions.forget_identity(session);
         Some(Ended {
             zxid,
             deleted,
@@ -254,26 +258,27 @@ impl Server {
         }
         let zxid = self.next_zxid();
         let mut notifications = Vec::new();
-        let reply = self.tree.delete(path, -1, zxid).map(|_| OpResult::Deleted);
-        if reply.is_ok() {
-            self.watches.fire_deleted(path, &mut notifications);
+        let deleted = self.tree.delete(path, -1, zxid);
+        if let Ok(Undo::Delete { node, .. }) = &deleted {
+            self.fire(path, &node.acl, Watches::fire_deleted, &mut notifications);
         }
         Some(Applied {
-            reply,
+            reply: deleted.map(|_| OpResult::Deleted),
             zxid,
             notifications,
         })
     }
 
-    /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check, a multiRead) from this server's
-    /// state as it stands, leaving the watch it asks for. A follower serves the reads of the
-    /// sessions attached to it without looking the session up: it may not have applied the
-    /// session's creation yet, and the leader decides whether a session lives.
-    pub fn serve_read(&mut self, session: SessionId, op: &Op) -> Applied {
+    /// Serves a read (`exists`, `getData`, `getChildren`, `sync`, a lone check, a multiRead)
+    /// from this server's state as it stands, to a session known as `identity` when it sent
+    /// the read, leaving the watch it asks for. A follower serves the reads of the sessions
+    /// attached to it without looking the session up: it may not have applied the session's
+    /// creation yet, and the leader decides whether a session lives.
+    pub fn serve_read(&mut self, session: SessionId, identity: &Identity, op: &Op) -> Applied {
         let reply = match path::validate_op(op) {
             Err(error) => Err(error),
             Ok(()) if op.is_write() => Err(ZkError::BadArguments),
-            Ok(()) => self.read(session, op),
+            Ok(()) => self.read(session, identity, op),
         };
         Applied {
             reply,
@@ -380,13 +385,58 @@ impl Server {
             .map_or_else(Vec::new, |paths| paths.iter().cloned().collect())
     }
 
+    /// Who the session is known as here.
+    pub fn identity(&self, session: SessionId) -> Identity {
+        self.sessions.identity(session)
+    }
+
+    /// The session is known as `identity` here from now on: what its leader accepted of an
+    /// addAuth, which every server of an ensemble learns at once.
+    pub fn set_identity(&mut self, session: SessionId, identity: Identity) {
+        self.sessions.set_identity(session, identity);
+    }
+
+    /// The op as a transaction carries it to followers: each ACL with its `auth` entries
+    /// replaced by the session's identities here and now, so that a follower stores what the
+    /// leader did whatever the session learns meanwhile. An ACL the leader refuses is left as
+    /// it is (the transaction is then an error).
+    pub fn committed_form(&self, session: SessionId, op: &Op) -> Op {
+        let identity = self.sessions.identity(session);
+        let fixed = |acl: &Acls| identity.fix_up(acl).unwrap_or_else(|_| acl.clone());
+        match op {
+            Op::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => Op::Create {
+                path: path.clone(),
+                data: data.clone(),
+                mode: *mode,
+                acl: fixed(acl),
+            },
+            Op::SetAcl { path, acl, version } => Op::SetAcl {
+                path: path.clone(),
+                acl: fixed(acl),
+                version: *version,
+            },
+            Op::Multi(ops) => Op::Multi(
+                ops.iter()
+                    .map(|op| self.committed_form(session, op))
+                    .collect(),
+            ),
+            op => op.clone(),
+        }
+    }
+
     /// The zxid of the last transaction.
     pub fn last_zxid(&self) -> Zxid {
         self.zxid
     }
 
-    /// A read: validates the path, answers from the tree, leaves a watch if asked. No zxid.
-    fn read(&mut self, session: SessionId, op: &Op) -> OpReply {
+    /// A read: answers from the tree what the session may read, leaves a watch if asked. No
+    /// zxid.
+    fn read(&mut self, session: SessionId, identity: &Identity, op: &Op) -> OpReply {
         match op {
             Op::Exists { path, watch } => {
                 // exists leaves its watch whether or not the node is there.
@@ -396,7 +446,7 @@ impl Server {
                 Ok(OpResult::Exists(self.tree.stat(path)))
             }
             Op::GetData { path, watch } => {
-                let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+                let node = self.readable(identity, path, Perms::READ)?;
                 let result = OpResult::Data {
                     data: node.data.clone(),
                     stat: node.stat(),
@@ -407,7 +457,7 @@ impl Server {
                 Ok(result)
             }
             Op::GetChildren { path, watch } => {
-                let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+                let node = self.readable(identity, path, Perms::READ)?;
                 let result = OpResult::Children {
                     children: node.children.iter().cloned().collect(),
                     stat: node.stat(),
@@ -418,14 +468,34 @@ impl Server {
                 Ok(result)
             }
             Op::Check { path, version } => {
+                self.readable(identity, path, Perms::READ)?;
                 self.tree.check(path, *version)?;
                 Ok(OpResult::Checked)
             }
             Op::Sync { .. } => Ok(OpResult::Synced),
             Op::CountDescendants { path } => {
-                self.tree.get(path).ok_or(ZkError::NoNode)?;
+                self.readable(identity, path, Perms::READ)?;
                 Ok(OpResult::Counted(self.tree.descendants(path)))
             }
+            // READ or ADMIN lets the ACL be read; without ADMIN, its digests' hashes are hidden.
+            Op::GetAcl { path } => {
+                let node = self.readable(identity, path, Perms(Perms::READ.0 | Perms::ADMIN.0))?;
+                let acl = match identity.may(&node.acl, Perms::ADMIN) {
+                    true => node.acl.clone(),
+                    false => masked(&node.acl),
+                };
+                Ok(OpResult::Acl {
+                    acl,
+                    stat: node.stat(),
+                })
+            }
+            // Not a transaction: the session's server takes it as it comes.
+            Op::AddAuth { scheme, auth } => {
+                let identity = identity.authenticated(scheme, auth.as_deref())?;
+                self.sessions.set_identity(session, identity);
+                Ok(OpResult::Authenticated)
+            }
+            Op::WhoAmI => Ok(OpResult::Identities(identity.who_am_i())),
             // The prefix is matched as text; `/` takes every one.
             Op::GetEphemerals { prefix } => {
                 let owned = self.sessions.ephemerals(session).into_iter().flatten();
@@ -457,21 +527,34 @@ impl Server {
             Op::MultiRead(reads) => Ok(OpResult::MultiRead(
                 reads
                     .iter()
-                    .map(|read| match self.read(session, read)? {
+                    .map(|read| match self.read(session, identity, read)? {
                         OpResult::Children { children, .. } => Ok(OpResult::Listed(children)),
                         data => Ok(data),
                     })
                     .collect(),
             )),
             // `apply` sends every write elsewhere.
-            Op::Create { .. } | Op::Delete { .. } | Op::SetData { .. } | Op::Multi(_) => {
-                Err(ZkError::BadArguments)
-            }
+            Op::Create { .. }
+            | Op::Delete { .. }
+            | Op::SetData { .. }
+            | Op::SetAcl { .. }
+            | Op::Multi(_) => Err(ZkError::BadArguments),
         }
     }
 
-    /// One create, delete, set_data or check against the tree only, in ZooKeeper's error order.
-    /// Sessions and watches are left to [`Server::commit`], so that a multi can still roll back.
+    /// The node at `path`, if `identity` has one of `wanted`'s permissions on it: NoNode, then
+    /// NoAuth, as ZooKeeper checks a read (and a write's node or parent).
+    fn readable(&self, identity: &Identity, path: &str, wanted: Perms) -> Result<&Znode, ZkError> {
+        let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        match identity.may(&node.acl, wanted) {
+            true => Ok(node),
+            false => Err(ZkError::NoAuth),
+        }
+    }
+
+    /// One create, delete, set_data, set_acl or check against the tree only, in ZooKeeper's
+    /// error order (its `PrepRequestProcessor`), permissions included. Sessions and watches are
+    /// left to [`Server::commit`], so that a multi can still roll back.
     fn write(
         &mut self,
         session: SessionId,
@@ -479,30 +562,34 @@ impl Server {
         zxid: Zxid,
         now_ms: i64,
     ) -> Result<(OpResult, Undo), ZkError> {
+        let identity = self.sessions.identity(session);
         match op {
-            Op::Create { path, data, mode } => {
-                // The config node (which always exists) grants no CREATE: NoAuth comes after
-                // the parent's NoNode and before NodeExists.
-                if path::parent(path) == path::CONFIG {
-                    return Err(ZkError::NoAuth);
-                }
+            // The ACL is checked before anything is looked up; CREATE on the parent after its
+            // NoNode and before NodeExists.
+            Op::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => {
+                let acl = identity.fix_up(acl)?;
+                self.readable(&identity, path::parent(path), Perms::CREATE)?;
                 let owner = if mode.is_ephemeral() { session } else { 0 };
-                let (path, stat, undo) =
-                    self.tree
-                        .create(path, mode.is_sequential(), data, owner, zxid, now_ms)?;
+                let sequential = mode.is_sequential();
+                let (path, stat, undo) = self
+                    .tree
+                    .create(path, sequential, data, acl, owner, zxid, now_ms)?;
                 if mode.is_reaped() {
                     self.tree.set_reaping(&path, Reaping::of(*mode));
                 }
                 Ok((OpResult::Created { path, stat }, undo))
             }
+            // DELETE on the parent, before the node is looked up.
             Op::Delete { path, version } => {
                 if path::special(path) {
                     return Err(ZkError::BadArguments);
                 }
-                // Deleting needs DELETE on the parent, checked before the node is looked up.
-                if path::parent(path) == path::CONFIG {
-                    return Err(ZkError::NoAuth);
-                }
+                self.readable(&identity, path::parent(path), Perms::DELETE)?;
                 let undo = self.tree.delete(path, *version, zxid)?;
                 Ok((OpResult::Deleted, undo))
             }
@@ -511,16 +598,21 @@ impl Server {
                 data,
                 version,
             } => {
-                // The config node grants no WRITE: NoAuth before BadVersion.
-                if path == path::CONFIG {
-                    return Err(ZkError::NoAuth);
-                }
+                self.readable(&identity, path, Perms::WRITE)?;
                 let (stat, undo) = self.tree.set_data(path, data, *version, zxid, now_ms)?;
                 Ok((OpResult::SetData(stat), undo))
             }
             Op::Check { path, version } => {
+                self.readable(&identity, path, Perms::READ)?;
                 self.tree.check(path, *version)?;
                 Ok((OpResult::Checked, Undo::Nothing))
+            }
+            // Never in a multi, so nothing to undo.
+            Op::SetAcl { path, acl, version } => {
+                let acl = identity.fix_up(acl)?;
+                self.readable(&identity, path, Perms::ADMIN)?;
+                let stat = self.tree.set_acl(path, acl, *version)?;
+                Ok((OpResult::AclSet(stat), Undo::Nothing))
             }
             Op::Exists { .. }
             | Op::GetData { .. }
@@ -532,7 +624,10 @@ impl Server {
             | Op::GetEphemerals { .. }
             | Op::AddWatch { .. }
             | Op::RemoveWatches { .. }
-            | Op::CheckWatches { .. } => Err(ZkError::BadArguments),
+            | Op::CheckWatches { .. }
+            | Op::GetAcl { .. }
+            | Op::AddAuth { .. }
+            | Op::WhoAmI => Err(ZkError::BadArguments),
         }
     }
 
@@ -551,18 +646,60 @@ impl Server {
                 if mode.is_ephemeral() {
                     self.sessions.add_ephemeral(session, path);
                 }
-                self.watches.fire_created(path, out);
+                let acl = self.tree.get(path).map(|node| node.acl.clone());
+                self.fire(path, &acl.unwrap_or_default(), Watches::fire_created, out);
             }
             (Op::Delete { path, .. }, _) => {
                 if let Undo::Delete { node, .. } = undo {
                     if node.ephemeral_owner != 0 {
                         self.sessions.remove_ephemeral(node.ephemeral_owner, path);
                     }
+                    self.fire(path, &node.acl, Watches::fire_deleted, out);
                 }
-                self.watches.fire_deleted(path, out);
             }
-            (Op::SetData { path, .. }, _) => self.watches.fire_data_changed(path, out),
+            (Op::SetData { path, .. }, _) => {
+                let acl = self.tree.get(path).map(|node| node.acl.clone());
+                self.fire(
+                    path,
+                    &acl.unwrap_or_default(),
+                    Watches::fire_data_changed,
+                    out,
+                );
+            }
             _ => {}
+        }
+    }
+
+    /// Fires the watches a change of the node at `path`, whose ACL is `acl`, sets off, as the
+    /// sessions hear them: one that may not read the node (its parent, for
+    /// NodeChildrenChanged) hears nothing, its one-time watch spent all the same (ZooKeeper
+    /// 3.8.4's check, which Debian's 3.8.0 carries).
+    fn fire(
+        &mut self,
+        path: &str,
+        acl: &Acls,
+        trigger: fn(&mut Watches, &str, &mut Vec<Notification>),
+        out: &mut Vec<Notification>,
+    ) {
+        let from = out.len();
+        trigger(&mut self.watches, path, out);
+        let hears = |notification: &Notification| {
+            let acl = match notification.event.event_type {
+                EventType::NodeChildrenChanged => {
+                    let parent = self.tree.get(&notification.event.path);
+                    parent.map_or(acl, |node| &node.acl)
+                }
+                _ => acl,
+            };
+            acl.is_open()
+                || self
+                    .sessions
+                    .identity(notification.session)
+                    .may(acl, Perms::READ)
+        };
+        if !out[from..].iter().all(hears) {
+            let fired = out.split_off(from);
+            out.extend(fired.into_iter().filter(|notification| hears(notification)));
         }
     }
 

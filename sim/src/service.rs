@@ -176,6 +176,14 @@ impl Service {
             .is_some_and(|conn| conn.is_connected())
     }
 
+    /// Whether `session`'s client gave it up on an AuthFailed (the server keeps it until it
+    /// expires).
+    pub(crate) fn auth_failed(&self, session: SessionId) -> bool {
+        self.conns
+            .get(&session)
+            .is_some_and(|conn| conn.auth_failed())
+    }
+
     /// A new random id for a client library's own use, from the run's stream of such ids.
     pub(crate) fn draw_unique_id(&mut self) -> u128 {
         let stream = &mut self.streams.unique_ids;

@@ -1,12 +1,14 @@
 //! The session table: which sessions are alive and which ephemeral nodes each one owns, so that
-//! ending a session knows what to delete.
+//! ending a session knows what to delete, and who each one authenticated as.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 
 use zklab_recipes::session_renaming::{RenameSessions, SessionIds, SessionRenaming, StableHasher};
 
 use zklab_recipes::client::SessionId;
+
+use crate::acl::Identity;
 
 /// Live sessions and their ephemeral nodes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -15,6 +17,10 @@ pub struct Sessions {
     next: SessionId,
     /// Each live session's ephemeral node paths, sorted.
     live: BTreeMap<SessionId, BTreeSet<String>>,
+    /// The identities of each session that authenticated, until it ends. Not tied to `live`: a
+    /// follower learns a session's identities as soon as its leader does, before it may have
+    /// applied the session's creation.
+    identities: BTreeMap<SessionId, Identity>,
 }
 
 impl Default for Sessions {
@@ -29,6 +35,7 @@ impl Sessions {
         Sessions {
             next: 1,
             live: BTreeMap::new(),
+            identities: BTreeMap::new(),
         }
     }
 
@@ -70,8 +77,25 @@ impl Sessions {
     }
 
     /// Ends the session and hands back its ephemeral nodes; `None` if it was not alive.
+    /// Its identities stay until [`Sessions::forget_identity`]: the end's own notifications
+    /// are heard as it was known.
     pub fn close(&mut self, session: SessionId) -> Option<BTreeSet<String>> {
         self.live.remove(&session)
+    }
+
+    /// Forgets who the session was (it ended).
+    pub fn forget_identity(&mut self, session: SessionId) {
+        self.identities.remove(&session);
+    }
+
+    /// Who the session is: its address alone until it authenticates.
+    pub fn identity(&self, session: SessionId) -> Identity {
+        self.identities.get(&session).cloned().unwrap_or_default()
+    }
+
+    /// The session is known by `identity` from now on.
+    pub fn set_identity(&mut self, session: SessionId, identity: Identity) {
+        self.identities.insert(session, identity);
     }
 }
 
@@ -87,9 +111,15 @@ impl RenameSessions for Sessions {
                 )
             })
             .collect();
+        let identities = self
+            .identities
+            .iter()
+            .map(|(&session, identity)| (renaming.id(session), identity.clone()))
+            .collect();
         Sessions {
             next: self.next,
             live,
+            identities,
         }
     }
 
@@ -98,6 +128,10 @@ impl RenameSessions for Sessions {
         hasher.write_unordered(self.live.iter(), |(session, paths), hasher| {
             session.hash_ids(renaming, hasher);
             paths.hash_renamed(renaming, hasher);
+        });
+        hasher.write_unordered(self.identities.iter(), |(session, identity), hasher| {
+            session.hash_ids(renaming, hasher);
+            identity.hash(hasher);
         });
     }
 }

@@ -85,6 +85,12 @@ impl SimClient {
         self.client
     }
 
+    /// Whether the client gave the session up when the server refused its authentication
+    /// (its code heard Closed; the server keeps the session until it expires).
+    pub fn auth_failed(&self) -> bool {
+        self.zk.auth_failed(self.session)
+    }
+
     /// Whether the server still holds this session open.
     pub fn is_alive(&self) -> bool {
         self.zk

@@ -1,5 +1,6 @@
 //! Ops and notifications written in one line, for the simulator's unit tests.
 
+use zklab_recipes::acl::{Acl, Acls, Id, Perms};
 use zklab_recipes::client::{CreateMode, EventType, Op, SessionId, WatchedEvent};
 
 use crate::server::Notification;
@@ -10,6 +11,7 @@ pub(crate) fn create_with(path: &str, data: &[u8], mode: CreateMode) -> Op {
         path: path.to_owned(),
         data: data.to_vec(),
         mode,
+        acl: Acls::OPEN,
     }
 }
 
@@ -21,6 +23,39 @@ pub(crate) fn create(path: &str, mode: CreateMode) -> Op {
 /// A create of a persistent `path` with no data.
 pub(crate) fn persistent(path: &str) -> Op {
     create(path, CreateMode::Persistent)
+}
+
+/// An ACL of `(scheme, id, perms)` entries.
+pub(crate) fn acl(entries: &[(&str, &str, Perms)]) -> Acls {
+    let entry = |(scheme, id, perms): &(&str, &str, Perms)| Acl::new(*perms, Id::new(*scheme, *id));
+    Acls::new(entries.iter().map(entry).collect())
+}
+
+/// A create of a persistent `path` holding `data`, with `acl`.
+pub(crate) fn create_guarded(path: &str, data: &[u8], acl: Acls) -> Op {
+    Op::Create {
+        path: path.to_owned(),
+        data: data.to_vec(),
+        mode: CreateMode::Persistent,
+        acl,
+    }
+}
+
+/// A setACL of `path` to `acl`, if at ACL version `version`.
+pub(crate) fn set_acl(path: &str, acl: Acls, version: i32) -> Op {
+    Op::SetAcl {
+        path: path.to_owned(),
+        acl,
+        version,
+    }
+}
+
+/// An addAuth of `auth` in `scheme`.
+pub(crate) fn add_auth(scheme: &str, auth: &[u8]) -> Op {
+    Op::AddAuth {
+        scheme: scheme.to_owned(),
+        auth: Some(auth.to_vec()),
+    }
 }
 
 /// A setData of `path` to `data`, if at `version`.

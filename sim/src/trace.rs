@@ -543,12 +543,22 @@ impl fmt::Display for OpText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let watch = |w: &bool| if *w { " watch" } else { "" };
         match self.0 {
-            Op::Create { path, data, mode } => {
+            Op::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => {
                 write!(
                     f,
                     "create {path} {:?} {mode:?}",
                     String::from_utf8_lossy(data)
-                )
+                )?;
+                // The open ACL, every recipe's, goes unsaid.
+                match acl.is_open() {
+                    true => Ok(()),
+                    false => write!(f, " {acl}"),
+                }
             }
             Op::Delete { path, version } => write!(f, "delete {path} v={version}"),
             Op::Exists { path, watch: w } => write!(f, "exists {path}{}", watch(w)),
@@ -574,6 +584,15 @@ impl fmt::Display for OpText<'_> {
             Op::AddWatch { path, mode } => write!(f, "addWatch {path} {mode:?}"),
             Op::RemoveWatches { path, kind } => write!(f, "removeWatches {path} {kind:?}"),
             Op::CheckWatches { path, kind } => write!(f, "checkWatches {path} {kind:?}"),
+            Op::GetAcl { path } => write!(f, "getAcl {path}"),
+            Op::SetAcl { path, acl, version } => write!(f, "setAcl {path} {acl} v={version}"),
+            // The secret stays out of the trace: the scheme and the user alone.
+            Op::AddAuth { scheme, auth } => {
+                let auth = String::from_utf8_lossy(auth.as_deref().unwrap_or_default());
+                let user = auth.split(':').next().unwrap_or_default();
+                write!(f, "addAuth {scheme} {user}")
+            }
+            Op::WhoAmI => write!(f, "whoAmI"),
         }
     }
 }
@@ -643,6 +662,15 @@ impl fmt::Display for ResultText<'_> {
             OpResult::WatchAdded => write!(f, "watching"),
             OpResult::WatchesRemoved => write!(f, "watches removed"),
             OpResult::WatchesHeld => write!(f, "watches held"),
+            OpResult::Acl { acl, stat } => write!(f, "acl {acl} av={}", stat.aversion),
+            OpResult::AclSet(stat) => write!(f, "acl set av={}", stat.aversion),
+            OpResult::Authenticated => write!(f, "authenticated"),
+            OpResult::Identities(identities) => {
+                let each = identities
+                    .iter()
+                    .map(|id| format!("{}:{}", id.scheme, id.user));
+                write_batch(f, "identities", each)
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
+use zklab_recipes::acl::{Acl, Acls, Id, Perms};
 use zklab_recipes::client::{CreateMode, SessionId, Stat, ZkError, Zxid};
 use zklab_recipes::session_renaming::{RenameSessions, SessionRenaming, StableHasher};
 
@@ -50,6 +51,9 @@ pub struct Znode {
     /// Whether the server deletes it on its own: a container or a TTL node.
     #[rename(keep)]
     pub reaping: Reaping,
+    /// Who may do what with it.
+    #[rename(keep)]
+    pub acl: Acls,
 }
 
 /// When the server deletes a persistent node on its own (ZooKeeper's ContainerManager). A
@@ -181,7 +185,8 @@ impl Default for Tree {
 impl Tree {
     /// A fresh tree as a new ZooKeeper has it: `/`, `/zookeeper`, `/zookeeper/config` and
     /// `/zookeeper/quota`, all persistent with zero stats (so `/` reports cversion -1: its child
-    /// was added without counting as a create), but for the config node's ACL version.
+    /// was added without counting as a create) and open to anyone, but for the config node,
+    /// which anyone may only read (its ACL set at startup, reported as ACL version -1).
     pub fn new() -> Self {
         let mut nodes = BTreeMap::new();
         let node = |children: &[&str]| Znode {
@@ -192,6 +197,7 @@ impl Tree {
         nodes.insert("/zookeeper".to_owned(), node(&["config", "quota"]));
         let config = Znode {
             aversion: -1,
+            acl: Acls::new(vec![Acl::new(Perms::READ, Id::ANYONE)]),
             ..node(&[])
         };
         nodes.insert("/zookeeper/config".to_owned(), config);
@@ -237,13 +243,15 @@ impl Tree {
     }
 
     /// Creates a node at `path` (for `sequential`, the prefix the parent's counter is appended to
-    /// as `%010d`). Errors in ZooKeeper's order: NoNode (parent missing), NodeExists,
+    /// as `%010d`) with `acl`. Errors in ZooKeeper's order: NoNode (parent missing), NodeExists,
     /// NoChildrenForEphemerals. Returns the actual path, the new node's stat and the undo record.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         &mut self,
         path: &str,
         sequential: bool,
         data: &[u8],
+        acl: Acls,
         ephemeral_owner: SessionId,
         zxid: Zxid,
         now_ms: i64,
@@ -281,6 +289,7 @@ impl Tree {
             children: BTreeSet::new(),
             counter: 0,
             reaping: Reaping::Never,
+            acl,
         };
         let stat = node.stat();
         free.insert(node);
@@ -341,6 +350,18 @@ impl Tree {
         node.mzxid = zxid;
         node.mtime = now_ms;
         Ok((node.stat(), undo))
+    }
+
+    /// Replaces the ACL of the node at `path` if its ACL version matches `version` (-1 matches
+    /// any); the ACL version goes up by one. Errors: NoNode, BadVersion. Returns the new stat.
+    pub fn set_acl(&mut self, path: &str, acl: Acls, version: i32) -> Result<Stat, ZkError> {
+        let node = self.nodes.get_mut(path).ok_or(ZkError::NoNode)?;
+        if version != -1 && version != node.aversion {
+            return Err(ZkError::BadVersion);
+        }
+        node.acl = acl;
+        node.aversion = node.aversion.wrapping_add(1);
+        Ok(node.stat())
     }
 
     /// Makes the node at `path`, if there is one, one the server deletes on its own as
@@ -488,7 +509,7 @@ mod tests {
     fn tree_with(paths: &[&str]) -> Tree {
         let mut t = Tree::new();
         for p in paths {
-            t.create(p, false, b"", 0, 1, 1).unwrap();
+            t.create(p, false, b"", Acls::OPEN, 0, 1, 1).unwrap();
         }
         t
     }
@@ -519,7 +540,9 @@ mod tests {
     #[test]
     fn create_sets_czxid_mzxid_pzxid_and_times() {
         let mut t = Tree::new();
-        let (path, stat, _) = t.create("/a", false, b"xyz", 0, 7, 1234).unwrap();
+        let (path, stat, _) = t
+            .create("/a", false, b"xyz", Acls::OPEN, 0, 7, 1234)
+            .unwrap();
         assert_eq!(Some(stat), t.stat("/a"));
         assert_eq!(path, "/a");
         assert_eq!(
@@ -544,7 +567,7 @@ mod tests {
     #[test]
     fn create_sets_parent_pzxid_but_not_its_mzxid() {
         let mut t = tree_with(&["/a"]);
-        t.create("/a/b", false, b"", 0, 9, 50).unwrap();
+        t.create("/a/b", false, b"", Acls::OPEN, 0, 9, 50).unwrap();
         let a = t.stat("/a").unwrap();
         assert_eq!((a.pzxid, a.mzxid, a.mtime), (9, 1, 1));
     }
@@ -561,7 +584,8 @@ mod tests {
     #[test]
     fn set_data_bumps_version_even_for_equal_data() {
         let mut t = Tree::new();
-        t.create("/a", false, b"same", 0, 1, 10).unwrap();
+        t.create("/a", false, b"same", Acls::OPEN, 0, 1, 10)
+            .unwrap();
         let (s1, _) = t.set_data("/a", b"same", -1, 2, 20).unwrap();
         let (s2, _) = t.set_data("/a", b"same", -1, 3, 30).unwrap();
         assert_eq!((s1.version, s1.mzxid, s1.mtime), (1, 2, 20));
@@ -596,17 +620,18 @@ mod tests {
     #[test]
     fn sequential_suffix_counts_every_child_creation_not_deletes() {
         let mut t = tree_with(&["/q"]);
-        let (p0, _, _) = t.create("/q/n-", true, b"", 0, 2, 0).unwrap();
-        t.create("/q/plain", false, b"", 0, 3, 0).unwrap();
+        let (p0, _, _) = t.create("/q/n-", true, b"", Acls::OPEN, 0, 2, 0).unwrap();
+        t.create("/q/plain", false, b"", Acls::OPEN, 0, 3, 0)
+            .unwrap();
         t.delete("/q/plain", -1, 4).unwrap();
         t.delete(&p0, -1, 5).unwrap();
-        let (p2, _, _) = t.create("/q/n-", true, b"", 0, 6, 0).unwrap();
-        let (p3, _, _) = t.create("/q/", true, b"", 0, 7, 0).unwrap();
+        let (p2, _, _) = t.create("/q/n-", true, b"", Acls::OPEN, 0, 6, 0).unwrap();
+        let (p3, _, _) = t.create("/q/", true, b"", Acls::OPEN, 0, 7, 0).unwrap();
         assert_eq!(p0, "/q/n-0000000000");
         assert_eq!(p2, "/q/n-0000000002");
         assert_eq!(p3, "/q/0000000003");
         // The root's counter started at 0 although /zookeeper exists; creating /q counted 1.
-        let (r, _, _) = t.create("/", true, b"", 0, 8, 0).unwrap();
+        let (r, _, _) = t.create("/", true, b"", Acls::OPEN, 0, 8, 0).unwrap();
         assert_eq!(r, "/0000000001");
     }
 
@@ -614,14 +639,14 @@ mod tests {
     fn counter_wraps_to_negative() {
         let mut t = tree_with(&["/q"]);
         t.set_counter("/q", i32::MAX);
-        let (a, _, _) = t.create("/q/n", true, b"", 0, 2, 0).unwrap();
-        let (b, _, _) = t.create("/q/n", true, b"", 0, 3, 0).unwrap();
-        let (c, _, _) = t.create("/q/n", true, b"", 0, 4, 0).unwrap();
+        let (a, _, _) = t.create("/q/n", true, b"", Acls::OPEN, 0, 2, 0).unwrap();
+        let (b, _, _) = t.create("/q/n", true, b"", Acls::OPEN, 0, 3, 0).unwrap();
+        let (c, _, _) = t.create("/q/n", true, b"", Acls::OPEN, 0, 4, 0).unwrap();
         assert_eq!(a, "/q/n2147483647");
         assert_eq!(b, "/q/n-2147483648");
         assert_eq!(c, "/q/n-2147483647");
         t.set_counter("/q", -1);
-        let (d, _, _) = t.create("/q/n", true, b"", 0, 5, 0).unwrap();
+        let (d, _, _) = t.create("/q/n", true, b"", Acls::OPEN, 0, 5, 0).unwrap();
         assert_eq!(d, "/q/n-000000001");
         assert_eq!(t.get("/q").unwrap().counter, 0);
     }
@@ -631,7 +656,8 @@ mod tests {
         let mut t = tree_with(&["/q", "/q/n0000000001"]);
         // counter is 1 now: the next sequential name collides.
         assert_eq!(
-            t.create("/q/n", true, b"", 0, 3, 0).unwrap_err(),
+            t.create("/q/n", true, b"", Acls::OPEN, 0, 3, 0)
+                .unwrap_err(),
             ZkError::NodeExists
         );
         assert_eq!(t.get("/q").unwrap().counter, 1);
@@ -653,9 +679,9 @@ mod tests {
     #[test]
     fn data_length_and_num_children_are_derived() {
         let mut t = Tree::new();
-        t.create("/p", false, &[0; 5], 0, 1, 0).unwrap();
-        t.create("/p/a", false, b"", 0, 2, 0).unwrap();
-        t.create("/p/b", false, b"", 0, 3, 0).unwrap();
+        t.create("/p", false, &[0; 5], Acls::OPEN, 0, 1, 0).unwrap();
+        t.create("/p/a", false, b"", Acls::OPEN, 0, 2, 0).unwrap();
+        t.create("/p/b", false, b"", Acls::OPEN, 0, 3, 0).unwrap();
         let s = t.stat("/p").unwrap();
         assert_eq!((s.data_length, s.num_children), (5, 2));
         t.set_data("/p", b"", -1, 4, 0).unwrap();
@@ -665,7 +691,7 @@ mod tests {
     #[test]
     fn create_error_precedence_no_node_then_node_exists_then_no_children_for_ephemerals() {
         let mut t = Tree::new();
-        t.create("/e", false, b"", 42, 1, 0).unwrap();
+        t.create("/e", false, b"", Acls::OPEN, 42, 1, 0).unwrap();
         for (path, sequential, error) in [
             ("/x/y", false, ZkError::NoNode),
             ("/e", false, ZkError::NodeExists),
@@ -673,7 +699,7 @@ mod tests {
             ("/e/c", true, ZkError::NoChildrenForEphemerals),
             ("/", false, ZkError::NodeExists),
         ] {
-            let refused = t.create(path, sequential, b"", 0, 2, 0);
+            let refused = t.create(path, sequential, b"", Acls::OPEN, 0, 2, 0);
             assert_eq!(
                 refused.unwrap_err(),
                 error,
@@ -698,7 +724,7 @@ mod tests {
         let mut t = tree_with(&["/a", "/a/old"]);
         let before = t.clone();
         let mut log = Vec::new();
-        let (p, _, u) = t.create("/a/n", true, b"", 0, 5, 9).unwrap();
+        let (p, _, u) = t.create("/a/n", true, b"", Acls::OPEN, 0, 5, 9).unwrap();
         log.push((p.clone(), u));
         log.push((p.clone(), t.set_data(&p, b"new", -1, 5, 9).unwrap().1));
         log.push((p.clone(), t.delete(&p, -1, 5).unwrap()));

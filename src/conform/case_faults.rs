@@ -8,7 +8,7 @@ use std::time::Duration;
 use madsim::runtime::{Handle, Runtime};
 
 use super::case::Step;
-use super::observe::{create_root, observe, Faults, Observation, SETTLE_BOUND};
+use super::observe::{observe, prepare_root, Faults, Observation, SETTLE_BOUND};
 use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
 use crate::recipes::real_zk::RealZk;
@@ -106,7 +106,7 @@ pub(super) fn simulate(
         let zk = SimZk::start(config, plan);
         let leader = 0;
         let observer = zk.connect_to(0, leader);
-        create_root(&observer, root).await?;
+        prepare_root(&observer, root).await?;
         let mut clients = Vec::with_capacity(sessions);
         for client in 1..=sessions as u32 {
             let node = Handle::current().create_node().build();

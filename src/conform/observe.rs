@@ -12,7 +12,8 @@ use crate::recipes::client::{
     ZkEvent,
 };
 
-use crate::recipes::subtree::{read_tree, Znode};
+use crate::recipes::subtree::{delete_tree, read_tree, Znode};
+use crate::sim::acl::SUPER_USER;
 use crate::sim::packet::too_long;
 use crate::sim::path::validate_op;
 
@@ -305,8 +306,13 @@ async fn settle(session: &impl ZkClient, settled: fn(&ZkEvent) -> bool) -> Vec<Z
     states
 }
 
-/// Creates the case's root node, where all its paths live.
-pub async fn create_root(observer: &impl ZkClient, root: &str) -> Result<(), ZkError> {
+/// Makes the case's root node, where all its paths live, through `observer`, which first
+/// authenticates as zklab's super user (the simulated servers' and the launched ones'): it
+/// reads and deletes whatever a case leaves, whatever ACL the case set. What an interrupted run
+/// with the same seed left there goes first.
+pub async fn prepare_root(observer: &impl ZkClient, root: &str) -> Result<(), ZkError> {
+    observer.add_auth("digest", SUPER_USER.as_bytes()).await?;
+    delete_tree(observer, root).await?;
     observer
         .create(root, b"", CreateMode::Persistent)
         .await
@@ -393,7 +399,9 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
         | OpResult::Data { stat, .. }
         | OpResult::Children { stat, .. }
         | OpResult::SetData(stat)
-        | OpResult::Exists(Some(stat)) => visit(stat),
+        | OpResult::Exists(Some(stat))
+        | OpResult::Acl { stat, .. }
+        | OpResult::AclSet(stat) => visit(stat),
         OpResult::Multi(results) | OpResult::MultiRead(results) => {
             for result in results.iter_mut().flatten() {
                 result_stats(result, visit);
@@ -409,7 +417,9 @@ fn result_stats(result: &mut OpResult, visit: &mut impl FnMut(&mut Stat)) {
         | OpResult::RolledBack
         | OpResult::WatchAdded
         | OpResult::WatchesRemoved
-        | OpResult::WatchesHeld => {}
+        | OpResult::WatchesHeld
+        | OpResult::Authenticated
+        | OpResult::Identities(_) => {}
     }
 }
 
@@ -445,6 +455,10 @@ fn result_kind(result: &OpResult) -> &'static str {
         OpResult::WatchAdded => "watching",
         OpResult::WatchesRemoved => "watches removed",
         OpResult::WatchesHeld => "watches held",
+        OpResult::Acl { .. } => "acl",
+        OpResult::AclSet(_) => "acl set",
+        OpResult::Authenticated => "authenticated",
+        OpResult::Identities(_) => "identities",
     }
 }
 

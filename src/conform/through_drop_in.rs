@@ -7,7 +7,7 @@
 use madsim::runtime::{Handle, Runtime};
 
 use super::case::Step;
-use super::observe::{create_root, observe, NoFaults, Observation};
+use super::observe::{observe, prepare_root, NoFaults, Observation};
 use crate::recipes::client::{ZkClient, ZkError};
 use crate::sim::connect_string;
 use crate::sim::fault::{FaultPlan, FaultRates};
@@ -50,7 +50,7 @@ pub(super) fn simulate_through_drop_in(
         let timeout = zk.session_timeout();
         let case = process.spawn(async move {
             let observer = DropInZk::connect(&hosts, timeout).await?;
-            create_root(&observer, &root).await?;
+            prepare_root(&observer, &root).await?;
             let mut clients = Vec::with_capacity(sessions);
             for _ in 0..sessions {
                 clients.push(DropInZk::connect(&hosts, timeout).await?);

@@ -6,6 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::sim::acl::super_digest;
+
 use super::error::LaunchError;
 use super::installation::Installation;
 use super::probe::{probe_mode, Mode};
@@ -137,8 +139,14 @@ impl ServerProcess {
         let stderr = log
             .try_clone()
             .map_err(|e| LaunchError::io(format!("sharing {log_path:?}"), e))?;
+        // zklab's super user, as the simulated servers have it (`acl::SUPER_USER`).
+        let super_digest = format!(
+            "-Dzookeeper.DigestAuthenticationProvider.superDigest={}",
+            super_digest()
+        );
         let child = Command::new(&self.java)
             .args(JVM_FLAGS)
+            .arg(super_digest)
             .args(
                 self.properties
                     .iter()

@@ -1,10 +1,11 @@
 //! zkCli's commands as the shell reads them: each one's options and argument rules, in the order
 //! zkCli checks them, and the notices zkCli prints while it parses.
 
+use crate::recipes::acl::Acl;
 use crate::recipes::client::{AddWatchMode, CreateMode, WatcherKind};
 
 use super::options::{self, Parsed, Spec};
-use super::{print, Failure};
+use super::{acl_text, print, Failure};
 
 /// A command line that parsed, ready to run.
 pub(super) enum Command {
@@ -16,6 +17,8 @@ pub(super) enum Command {
         data: Option<String>,
         /// From `-s`, `-e`, `-c` and `-t`.
         mode: CreateMode,
+        /// The entries its ACL argument gave (maybe none), or `None`: open to anyone.
+        acl: Option<Vec<Acl>>,
     },
     /// `ls [-s] [-w] [-R] path`.
     Ls {
@@ -98,6 +101,35 @@ pub(super) enum Command {
         /// `-c` child watches, `-d` data watches, else every kind.
         kind: WatcherKind,
     },
+    /// `getAcl [-s] path`.
+    GetAcl {
+        /// The node.
+        path: String,
+        /// `-s`: print the stat after the ACL.
+        stat: bool,
+    },
+    /// `setAcl [-s] [-v version] [-R] path acl`.
+    SetAcl {
+        /// The node, or the top of the subtree.
+        path: String,
+        /// The entries the ACL argument gave (maybe none).
+        acl: Vec<Acl>,
+        /// The expected ACL version, -1 for any.
+        version: i32,
+        /// `-s`: print the new stat (not with `-R`).
+        stat: bool,
+        /// `-R`: every node of the subtree, each failure printed and passed over.
+        recursive: bool,
+    },
+    /// `addauth scheme [auth]`.
+    AddAuth {
+        /// The scheme.
+        scheme: String,
+        /// What it reads; left out, zkCli sends a null.
+        auth: Option<String>,
+    },
+    /// `whoami`.
+    WhoAmI,
     /// `quit`: close the session and stop.
     Quit,
     /// `help`: the commands this shell supports, on stdout.
@@ -110,6 +142,8 @@ pub(super) enum Notice {
     LsHelp,
     /// A command in its old form (`get path watch`, `delete path version`): a warning on stderr.
     Deprecated(&'static str),
+    /// What its ACL parser could not read: a warning on stderr.
+    AclText(String),
 }
 
 const CREATE: Spec = &[('e', false), ('s', false), ('c', false), ('t', true)];
@@ -121,13 +155,15 @@ const DELETE: Spec = &[('v', true)];
 const DELETE_ALL: Spec = &[('b', true)];
 const ADD_WATCH: Spec = &[('m', true)];
 const REMOVE_WATCHES: Spec = &[('c', false), ('d', false), ('a', false), ('l', false)];
+const GET_ACL: Spec = &[('s', false)];
+const SET_ACL: Spec = &[('s', false), ('v', true), ('R', false)];
 
 /// Parses a line's words (at least one) as zkCli would; `notices` gets what zkCli prints on the
 /// way, even when parsing then fails.
 pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Command, Failure> {
     let name = words.first().map_or("", String::as_str);
     match name {
-        "create" => create(words),
+        "create" => create(words, notices),
         "ls" => {
             let parsed = options::parse(LS, words)?;
             if parsed.has('?') {
@@ -240,6 +276,39 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
             };
             Ok(Command::RemoveWatches { path, kind })
         }
+        "getAcl" => {
+            let parsed = options::parse(GET_ACL, words)?;
+            Ok(Command::GetAcl {
+                path: path_of(&parsed)?,
+                stat: parsed.has('s'),
+            })
+        }
+        // zkCli reads the ACL before the version, whose bad number ends it.
+        "setAcl" => {
+            let parsed = options::parse(SET_ACL, words)?;
+            let [_, path, acl, ..] = parsed.args.as_slice() else {
+                return Err(usage(&parsed));
+            };
+            let acl = acl_parsed(acl, notices);
+            Ok(Command::SetAcl {
+                path: path.clone(),
+                acl,
+                version: version(&parsed)?,
+                stat: parsed.has('s'),
+                recursive: parsed.has('R'),
+            })
+        }
+        "addauth" => {
+            let parsed = options::parse(&[], words)?;
+            let [_, scheme, auth @ ..] = parsed.args.as_slice() else {
+                return Err(usage(&parsed));
+            };
+            Ok(Command::AddAuth {
+                scheme: scheme.clone(),
+                auth: auth.first().cloned(),
+            })
+        }
+        "whoami" => Ok(Command::WhoAmI),
         "quit" => Ok(Command::Quit),
         "help" => Ok(Command::Help),
         _ if print::COMMANDS.iter().any(|(known, _)| *known == name) => Err(Failure::Message(
@@ -249,7 +318,15 @@ pub(super) fn parse(words: &[String], notices: &mut Vec<Notice>) -> Result<Comma
     }
 }
 
-fn create(words: &[String]) -> Result<Command, Failure> {
+/// An ACL argument read by zkCli's parser, what it could not read among the notices.
+fn acl_parsed(text: &str, notices: &mut Vec<Notice>) -> Vec<Acl> {
+    let mut warnings = Vec::new();
+    let acl = acl_text::parse(text, &mut warnings);
+    notices.extend(warnings.into_iter().map(Notice::AclText));
+    acl
+}
+
+fn create(words: &[String], notices: &mut Vec<Notice>) -> Result<Command, Failure> {
     let parsed = options::parse(CREATE, words)?;
     let [_, path, rest @ ..] = parsed.args.as_slice() else {
         return Err(usage(&parsed));
@@ -280,9 +357,6 @@ fn create(words: &[String]) -> Result<Command, Failure> {
             "ttl must be positive and cannot be larger than: {most}"
         ));
     }
-    if rest.len() > 1 {
-        return malformed("zklab shell does not support ACLs");
-    }
     let mode = match (ephemeral, sequential, container, ttl_ms) {
         (true, true, ..) => CreateMode::EphemeralSequential,
         (true, false, ..) => CreateMode::Ephemeral,
@@ -296,6 +370,7 @@ fn create(words: &[String]) -> Result<Command, Failure> {
         path: path.clone(),
         data: rest.first().cloned(),
         mode,
+        acl: rest.get(1).map(|text| acl_parsed(text, notices)),
     })
 }
 

@@ -62,10 +62,12 @@ pub(super) fn command_not_found(command: &str) -> String {
 /// own list, which an unknown command prints, names many more).
 pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
 \taddWatch [-m mode] path # optional mode is one of [PERSISTENT, PERSISTENT_RECURSIVE] - default is PERSISTENT_RECURSIVE
-\tcreate [-s] [-e] [-c] [-t ttl] path [data]
+\taddauth scheme auth
+\tcreate [-s] [-e] [-c] [-t ttl] path [data] [acl]
 \tdelete [-v version] path
 \tdeleteall path [-b batch size]
 \tget [-s] [-w] path
+\tgetAcl [-s] path
 \tgetAllChildrenNumber path
 \tgetEphemerals path
 \thelp
@@ -73,8 +75,10 @@ pub(super) const HELP: &str = "zklab shell: the zkCli commands it supports
 \tquit
 \tremovewatches path [-c|-d|-a] [-l]
 \tset [-s] [-v version] path data
+\tsetAcl [-s] [-v version] [-R] path acl
 \tstat [-w] path
 \tsync path
+\twhoami
 ";
 
 /// What `ls -?` prints (Commons CLI's help for the options of `ls`).
@@ -137,17 +141,23 @@ pub(super) fn event(event: &ZkEvent) -> String {
 /// zkCli's message for a failed request on `path` (`CliWrapperException`, falling back on
 /// `KeeperException.getMessage()`).
 pub(super) fn error(error: ZkError, path: &str) -> String {
-    let message = match error {
-        ZkError::NoNode => return format!("Node does not exist: {path}"),
-        ZkError::NoChildrenForEphemerals => {
-            return format!("Ephemerals cannot have children: {path}")
-        }
-        ZkError::NodeExists => return format!("Node already exists: {path}"),
-        ZkError::NotEmpty => return format!("Node not empty: {path}"),
-        ZkError::InvalidAcl => return format!("Acl is not valid : {path}"),
-        ZkError::NoAuth => return format!("Insufficient permission : {path}"),
-        ZkError::BadArguments => return format!("Arguments are not valid : {path}"),
-        ZkError::BadVersion => return format!("version No is not valid : {path}"),
+    match error {
+        ZkError::NoNode => format!("Node does not exist: {path}"),
+        ZkError::NoChildrenForEphemerals => format!("Ephemerals cannot have children: {path}"),
+        ZkError::NodeExists => format!("Node already exists: {path}"),
+        ZkError::NotEmpty => format!("Node not empty: {path}"),
+        ZkError::InvalidAcl => format!("Acl is not valid : {path}"),
+        ZkError::NoAuth => format!("Insufficient permission : {path}"),
+        ZkError::BadArguments => format!("Arguments are not valid : {path}"),
+        ZkError::BadVersion => format!("version No is not valid : {path}"),
+        error => keeper_message(error, Some(path)),
+    }
+}
+
+/// Java's `KeeperException.getMessage()`: `KeeperErrorCode = ` its code's words, then ` for `
+/// the path when the exception has one (a client's own refusal has none).
+pub(super) fn keeper_message(error: ZkError, path: Option<&str>) -> String {
+    let words = match error {
         ZkError::SystemError | ZkError::Closed => "SystemError",
         ZkError::RuntimeInconsistency => "RuntimeInconsistency",
         ZkError::DataInconsistency => "DataInconsistency",
@@ -155,15 +165,31 @@ pub(super) fn error(error: ZkError, path: &str) -> String {
         ZkError::MarshallingError => "MarshallingError",
         ZkError::Unimplemented => "Unimplemented",
         ZkError::OperationTimeout => "OperationTimeout",
+        ZkError::BadArguments => "BadArguments",
         ZkError::ApiError => "APIError",
+        ZkError::NoNode => "NoNode",
+        ZkError::NoAuth => "NoAuth",
+        ZkError::BadVersion => "BadVersion",
+        ZkError::NoChildrenForEphemerals => "NoChildrenForEphemerals",
+        ZkError::NodeExists => "NodeExists",
+        ZkError::NotEmpty => "Directory not empty",
         ZkError::SessionExpired => "Session expired",
         ZkError::InvalidCallback => "Invalid callback",
+        ZkError::InvalidAcl => "InvalidACL",
         ZkError::AuthFailed => "AuthFailed",
         ZkError::SessionMoved => "Session moved",
         ZkError::NoWatcher => "No such watcher",
     };
-    format!("KeeperErrorCode = {message} for {path}")
+    match path {
+        Some(path) => format!("KeeperErrorCode = {words} for {path}"),
+        None => format!("KeeperErrorCode = {words}"),
+    }
 }
+
+/// What zkCli's watcher prints when the server refuses an authentication: the client has given
+/// the session up.
+pub(super) const AUTH_FAILED: &str =
+    "\nWATCHER::\n\nWatchedEvent state:AuthFailed type:None path:null\n";
 
 /// Java's `Date.toString()` in UTC, as a zkCli in the UTC zone prints `ctime` and `mtime`:
 /// `Thu Jan 01 00:00:00 UTC 1970`.

@@ -174,5 +174,26 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     see!(lock.lock_path().strip_prefix(root));
     see!(client.list_children(&locks).await.map(sorted));
     see!(client.count_descendants_number("/").await);
+
+    // ACLs and identities: a node anyone may only read; a creator's ACL refused before any
+    // authentication and taken after it; setAcl at a wrong version, empty, and right; whoami
+    // before and after.
+    let read_only = CreateMode::Persistent.with_acls(Acls::anyone_read());
+    let creators = CreateMode::Persistent.with_acls(Acls::creator_all());
+    see!(client.create(&at("/ro"), b"", &read_only).await.map(|(_, n)| n));
+    see!(client.create(&at("/ro/c"), b"", &open).await.map(|(_, n)| n));
+    see!(client.set_data(&at("/ro"), b"x", None).await.map(|s| s.version));
+    see!(client.get_acl(&at("/ro")).await.map(|(acl, s)| (acl, s.aversion)));
+    see!(client.set_acl(&at("/ro"), &Acls::anyone_all(), None).await.map(|s| s.aversion));
+    see!(client.list_auth_users().await);
+    see!(client.create(&at("/mine"), b"", &creators).await.map(|(_, n)| n));
+    see!(client.auth("digest", b"alice:secret").await);
+    see!(client.list_auth_users().await);
+    see!(client.create(&at("/mine"), b"", &creators).await.map(|(_, n)| n));
+    see!(client.get_acl(&at("/mine")).await.map(|(acl, s)| (acl, s.aversion)));
+    see!(client.set_acl(&at("/mine"), &Acls::anyone_all(), Some(5)).await.map(|s| s.aversion));
+    see!(client.set_acl(&at("/mine"), &[], None).await.map(|s| s.aversion));
+    see!(client.set_acl(&at("/mine"), &Acls::anyone_all(), Some(0)).await.map(|s| s.aversion));
+    see!(client.get_acl(&at("/mine")).await.map(|(acl, s)| (acl, s.aversion)));
     seen
 }

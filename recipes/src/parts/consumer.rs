@@ -13,6 +13,7 @@
 //! from a listing a change it has heard of made stale. The queue and the priority queue are made
 //! of it.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId};
 use crate::client::{ZkError, ZkEvent};
 use crate::machine::{Input, Recipe, Step};
@@ -354,6 +355,7 @@ impl TakeMachine {
                         path: record,
                         data: data.clone(),
                         mode: CreateMode::Persistent,
+                        acl: Acls::OPEN,
                     },
                 ]);
                 self.send_once(Phase::Taking { item, data }, take)
@@ -365,6 +367,7 @@ impl TakeMachine {
                         path: self.claim(&item),
                         data: Vec::new(),
                         mode: CreateMode::Ephemeral,
+                        acl: Acls::OPEN,
                     },
                 ]);
                 self.send_once(Phase::Claiming { item, data }, claim)

@@ -11,6 +11,7 @@
 //! The guid names one attempt, not a session; it must come from the machine's own deterministic
 //! source so replays and symmetry reduction still work.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkError};
 use crate::parts::parents::Parents;
 use crate::session_renaming::RenameSessions;
@@ -119,6 +120,7 @@ impl OwnNode {
             path,
             data: Vec::new(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::OPEN,
         })
     }
 

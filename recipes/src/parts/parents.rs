@@ -1,6 +1,7 @@
 //! Creating a directory's missing ancestors, top down, one create at a time: what a recipe does
 //! when the create of its own node fails with NoNode.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op};
 use crate::session_renaming::RenameSessions;
 
@@ -59,6 +60,7 @@ impl Parents {
             path: dir[..end].to_owned(),
             data: Vec::new(),
             mode: self.mode,
+            acl: Acls::OPEN,
         }
     }
 }

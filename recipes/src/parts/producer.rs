@@ -10,6 +10,7 @@
 //! ([`PutMachine::again`]) has no marker left to find: it looks for the item by its tag, and if
 //! a consumer took it meanwhile, puts it a second time.
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkError, ZkEvent};
 use crate::machine::{Input, Recipe, Step};
 use crate::parts::consumer::{QueueOutcome, QueueRequest, ITEM};
@@ -104,11 +105,13 @@ impl PutMachine {
                 path: child_path(&self.dir, &self.item),
                 data: self.data.clone(),
                 mode: CreateMode::PersistentSequential,
+                acl: Acls::OPEN,
             },
             Op::Create {
                 path: format!("{}/{}{PUT}", self.dir, self.tag),
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::OPEN,
             },
         ]);
         self.phase = Phase::Putting;
@@ -260,7 +263,7 @@ mod tests {
         let step = put.step(Input::Start);
         let ops = multi_ops(&step);
         assert!(
-            matches!(&ops[0], Op::Create { path, mode: CreateMode::PersistentSequential, data }
+            matches!(&ops[0], Op::Create { path, mode: CreateMode::PersistentSequential, data, .. }
             if path == "/q/t1-item-" && data == b"x")
         );
         assert!(

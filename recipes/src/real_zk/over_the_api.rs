@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{
-    AddWatchMode, CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat,
-    WatchedEvent, ZkClient, ZkError, ZkEvent,
+    AddWatchMode, ClientInfo, CreateMode, EventType, Op, OpReply, OpResult, SessionEvent,
+    SessionId, Stat, WatchedEvent, ZkClient, ZkError, ZkEvent,
 };
 use zklab_recipes::listeners::{ListenerId, Listeners};
 
@@ -48,7 +49,7 @@ type PendingState = Pin<Box<dyn Future<Output = (zk::StateWatcher, zk::SessionSt
 pub struct RealZk {
     session: Arc<RealSession>,
     listener: ListenerId,
-    /// The ACL of every node this handle creates.
+    /// The ACL of every node this handle creates open (as Curator's `ACLProvider` gives one).
     acls: Arc<[zk::Acl]>,
 }
 
@@ -75,8 +76,9 @@ impl RealZk {
     }
 
     /// The session of a client the application connected itself, with what it chose there:
-    /// authentication, TLS, SASL, a chroot, a read-only server. Nodes are created open to anyone
-    /// (`anyone_all`) unless [`RealZk::with_acls`] says otherwise.
+    /// authentication, TLS, SASL, a chroot, a read-only server. A create's ACL is sent as it
+    /// is; one left open (`world:anyone:cdrwa`, as every recipe's) stays so unless
+    /// [`RealZk::with_acls`] says otherwise.
     pub fn from_client(client: zk::Client) -> RealZk {
         let listeners = Listeners::default();
         let listener = listeners.add();
@@ -93,8 +95,8 @@ impl RealZk {
         }
     }
 
-    /// The same handle, creating every node with `acls` (the session must be authenticated as
-    /// they require to use the nodes afterwards).
+    /// The same handle, creating with `acls` every node whose create leaves its ACL open (the
+    /// session must be authenticated as they require to use the nodes afterwards).
     pub fn with_acls(mut self, acls: &[zk::Acl]) -> RealZk {
         self.acls = acls.into();
         self
@@ -169,6 +171,8 @@ impl ZkClient for RealZk {
             }
             match state {
                 zk::SessionState::Closed => Ok(()),
+                // The crate gave the session up on a refused authentication, and sends no close.
+                zk::SessionState::AuthFailed => Err(ZkError::AuthFailed),
                 _ => Err(ZkError::SessionExpired),
             }
         }
@@ -406,8 +410,14 @@ async fn execute(client: &zk::Client, acls: &[zk::Acl], op: Op) -> (OpReply, Opt
 
 async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpReply {
     match op {
-        Op::Create { path, data, mode } => {
-            let options = create_options(mode, acls);
+        Op::Create {
+            path,
+            data,
+            mode,
+            acl,
+        } => {
+            let acl = acl_to_send(&acl, acls);
+            let options = create_options(mode, &acl);
             let (stat, sequence) = client.create(&path, &data, &options).await?;
             let path = if mode.is_sequential() {
                 format!("{path}{sequence}")
@@ -464,6 +474,31 @@ async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpR
         // The crate removes a watch only by dropping the watcher it handed out, and never asks
         // which watches stand.
         Op::RemoveWatches { .. } | Op::CheckWatches { .. } => Err(ZkError::Unimplemented),
+        Op::GetAcl { path } => {
+            let (acl, stat) = client.get_acl(&path).await?;
+            let acl = Acls::new(acl.iter().map(acl_of).collect());
+            let stat = stat_of(stat);
+            Ok(OpResult::Acl { acl, stat })
+        }
+        Op::SetAcl { path, acl, version } => {
+            let acl = zk_acls(&acl);
+            let stat = client.set_acl(&path, &acl, Some(version)).await?;
+            Ok(OpResult::AclSet(stat_of(stat)))
+        }
+        Op::AddAuth { scheme, auth } => {
+            // The crate sends bytes, never the null of ZooKeeper's Java client.
+            let auth = auth.ok_or(ZkError::BadArguments)?;
+            client.auth(&scheme, &auth).await?;
+            Ok(OpResult::Authenticated)
+        }
+        Op::WhoAmI => {
+            let users = client.list_auth_users().await?;
+            let identities = users.iter().map(|user| ClientInfo {
+                scheme: user.scheme().to_owned(),
+                user: user.user().to_owned(),
+            });
+            Ok(OpResult::Identities(identities.collect()))
+        }
         // `execute` answered it.
         Op::AddWatch { .. } => Err(ZkError::BadArguments),
     }
@@ -501,9 +536,12 @@ async fn multi(client: &zk::Client, acls: &[zk::Acl], ops: Vec<Op>) -> OpReply {
     let mut writer = client.new_multi_writer();
     for op in &ops {
         match op {
-            Op::Create { path, data, mode } => {
-                writer.add_create(path, data, &create_options(*mode, acls))?
-            }
+            Op::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => writer.add_create(path, data, &create_options(*mode, &acl_to_send(acl, acls)))?,
             Op::Delete { path, version } => writer.add_delete(path, Some(*version))?,
             Op::SetData {
                 path,
@@ -571,6 +609,14 @@ fn create_options(mode: CreateMode, acls: &[zk::Acl]) -> zk::CreateOptions<'_> {
             options.with_ttl(ttl)
         }
         None => options,
+    }
+}
+
+/// The ACL a create sends: its own, or the handle's in place of an open one.
+fn acl_to_send(acl: &Acls, handle_default: &[zk::Acl]) -> Vec<zk::Acl> {
+    match acl.is_open() {
+        true => handle_default.to_vec(),
+        false => zk_acls(acl),
     }
 }
 
@@ -660,3 +706,5 @@ fn is_io(error: &dyn std::error::Error) -> bool {
                 .is_some_and(|inner| inner.is::<std::io::Error>())
     })
 }
+
+include!("acl_conversions.rs");

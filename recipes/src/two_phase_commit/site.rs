@@ -3,6 +3,7 @@
 
 use super::{tx_data, vote_node, Part, Phase, TwoPhaseCommitMachine, TwoPhaseCommitOutcome};
 use super::{ABORT, COMMIT};
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op};
 use crate::machine::Step;
 
@@ -35,6 +36,7 @@ impl TwoPhaseCommitMachine {
             path: own,
             data: self.ballot_data(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         };
         self.send(Phase::Joining, join)
     }

@@ -171,12 +171,14 @@ mod tests {
 
     use super::*;
     use crate::monitor::traces::{applied, at, first_broken};
+    use zklab_recipes::acl::Acls;
 
     fn set(path: &str) -> TraceEntry {
         let op = Op::Create {
             path: path.to_owned(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::OPEN,
         };
         let created = OpResult::Created {
             path: path.to_owned(),

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat};
 use zklab_recipes::outcome::Outcome;
 use zklab_sim::fault::FaultKind;
@@ -105,6 +106,7 @@ pub(crate) fn created(client: ClientId, session: SessionId, path: &str) -> Trace
         path: path.to_owned(),
         data: Vec::new(),
         mode: CreateMode::EphemeralSequential,
+        acl: Acls::OPEN,
     };
     let reply = Ok(OpResult::Created {
         path: path.to_owned(),

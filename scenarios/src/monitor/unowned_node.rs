@@ -124,6 +124,7 @@ impl Monitor for UnownedNode {
 mod tests {
     use super::*;
     use crate::monitor::traces::{at, crashed};
+    use zklab_recipes::acl::Acls;
     use zklab_recipes::client::{CreateMode, Stat, ZkError};
 
     fn created(ms: u64, path: &str) -> TraceEntry {
@@ -137,6 +138,7 @@ mod tests {
                     path: "/l/g-lock-".to_owned(),
                     data: Vec::new(),
                     mode: CreateMode::EphemeralSequential,
+                    acl: Acls::OPEN,
                 },
                 reply: Ok(OpResult::Created {
                     path: path.to_owned(),

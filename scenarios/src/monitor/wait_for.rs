@@ -214,6 +214,7 @@ impl Monitor for WaitFor {
 mod tests {
     use super::*;
     use crate::monitor::traces::*;
+    use zklab_recipes::acl::Acls;
     use zklab_recipes::client::{CreateMode, ZkError};
     use zklab_sim::trace::ClientId;
 
@@ -276,6 +277,7 @@ mod tests {
                 path: "/l/a-1".to_owned(),
                 data: Vec::new(),
                 mode: CreateMode::Ephemeral,
+                acl: Acls::OPEN,
             },
             reply: Err(ZkError::NodeExists),
         };

@@ -1,5 +1,6 @@
 //! The known bugs only the name registry has, as mutations of its correct machine.
 
+use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, OpResult, Stat, ZkError};
 use zklab_recipes::machine::{Action, Input, Recipe, Step};
 use zklab_recipes::session_renaming::RenameSessions;
@@ -33,6 +34,7 @@ impl Mutation for CreateOnly {
                 path: path.clone(),
                 data: data.clone(),
                 mode: CreateMode::Persistent,
+                acl: Acls::OPEN,
             };
             step.action = Action::Send(create);
             self.turned = true;

@@ -214,6 +214,7 @@ impl Monitor for NameResolution {
 mod tests {
     use super::*;
     use crate::monitor::traces::{first_broken_in, outcome};
+    use zklab_recipes::acl::Acls;
     use zklab_recipes::client::{CreateMode, OpResult, Stat};
 
     fn request(client: ClientId, op: Op) -> TraceEvent {
@@ -316,6 +317,7 @@ mod tests {
             path: "/n/u-".into(),
             data: b"v".to_vec(),
             mode: CreateMode::PersistentSequential,
+            acl: Acls::OPEN,
         };
         let made = TraceEvent::Applied {
             client: 0,
@@ -346,6 +348,7 @@ mod tests {
             path: "/n/a".into(),
             data: b"2".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         let mut events = set(0, b"1");
         events.extend([request(0, create), told(0, b"2"), lookup(1), read(1, b"1")]);

@@ -222,6 +222,7 @@ mod tests {
 
     use super::*;
     use crate::monitor::traces::{created, ended, first_broken_in, outcome};
+    use zklab_recipes::acl::Acls;
 
     const ITEM: &str = "/q/p-item-0000000001";
 
@@ -277,6 +278,7 @@ mod tests {
                 path: claim.to_owned(),
                 data: Vec::new(),
                 mode,
+                acl: Acls::OPEN,
             },
             reply: Ok(OpResult::Created {
                 path: claim.to_owned(),
@@ -303,6 +305,7 @@ mod tests {
                 path: "/q/t1-item-".to_owned(),
                 data: Vec::new(),
                 mode: CreateMode::PersistentSequential,
+                acl: Acls::OPEN,
             };
             TraceEvent::Applied {
                 client: 1,

@@ -261,6 +261,7 @@ mod tests {
 
     use super::*;
     use crate::monitor::traces::first_broken_in;
+    use zklab_recipes::acl::Acls;
 
     const HIGH: &str = "p0-a-item-0000000002";
     const LOW: &str = "p1-b-item-0000000001";
@@ -281,6 +282,7 @@ mod tests {
             path: path.clone(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         applied(
             9,
@@ -439,6 +441,7 @@ mod tests {
                     path: format!("/q/{name}{CLAIM}"),
                     data: Vec::new(),
                     mode: CreateMode::Ephemeral,
+                    acl: Acls::OPEN,
                 },
             ]);
             let created = OpResult::Created {

@@ -104,6 +104,7 @@ impl Recipe for SubtreeWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zklab_recipes::acl::Acls;
     use zklab_recipes::client::{CreateMode, OpResult};
     use zklab_recipes::machine::Action;
 
@@ -112,6 +113,7 @@ mod tests {
             path: path.to_owned(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         }
     }
 

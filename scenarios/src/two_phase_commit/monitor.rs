@@ -208,6 +208,7 @@ mod tests {
 
     use super::*;
     use crate::monitor::traces::{applied, at, first_broken, outcome};
+    use zklab_recipes::acl::Acls;
 
     const DIR: &str = "/tpc";
 
@@ -221,6 +222,7 @@ mod tests {
             path: path.clone(),
             data,
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         let reply = OpResult::Created {
             path,

@@ -10,12 +10,14 @@ fn renaming_sessions_swaps_owners_names_and_watches_everywhere() {
         path: "/l".to_owned(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::OPEN,
     };
     server.apply(a, &dir, 0);
     let contend = |s: i64| Op::Create {
         path: format!("/l/{}-lock-", session_guid(s)),
         data: Vec::new(),
         mode: CreateMode::EphemeralSequential,
+        acl: Acls::OPEN,
     };
     server.apply(a, &contend(a), 0);
     server.apply(b, &contend(b), 0);
@@ -61,6 +63,8 @@ fn renaming_sessions_swaps_owners_names_and_watches_everywhere() {
         "a swap undone is the identity"
     );
 }
+
+mod acl;
 
 use super::*;
 use crate::test_ops::*;
@@ -145,6 +149,7 @@ fn every_write_consumes_one_zxid_and_stamps_the_stat() {
             path: "/x".into(),
             data: b"d".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         },
         77,
     );
@@ -195,6 +200,7 @@ fn a_server_without_zxids_answers_the_same_but_for_the_zxids() {
             path: "/x".into(),
             data: b"d".to_vec(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::OPEN,
         },
         set("/x0000000000", b"e", 0),
         set("/x0000000000", b"f", 0),
@@ -508,6 +514,7 @@ fn get_data_returns_data_and_stat_and_sets_watch() {
             path: "/x".into(),
             data: b"hello".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         },
         5,
     );
@@ -1109,15 +1116,17 @@ fn an_exists_watch_misses_a_node_created_and_deleted_while_its_client_was_away()
 #[test]
 fn a_follower_serves_a_read_of_a_session_it_has_not_heard_of() {
     let mut s = Server::new();
-    let applied = s.serve_read(7, &exists("/zookeeper", true));
+    let applied = s.serve_read(7, &Identity::default(), &exists("/zookeeper", true));
     assert!(matches!(applied.reply, Ok(OpResult::Exists(Some(_)))));
     assert!(s.watches.has_data("/zookeeper", 7));
     assert_eq!(
-        s.serve_read(7, &persistent("/x")).reply,
+        s.serve_read(7, &Identity::default(), &persistent("/x"))
+            .reply,
         Err(ZkError::BadArguments)
     );
     assert_eq!(
-        s.serve_read(7, &exists("bad", false)).reply,
+        s.serve_read(7, &Identity::default(), &exists("bad", false))
+            .reply,
         Err(ZkError::BadArguments)
     );
 }
@@ -1187,6 +1196,7 @@ fn garbage_inputs_never_panic() {
                 path: p.clone(),
                 data: vec![0xff; i],
                 mode,
+                acl: Acls::OPEN,
             },
             Op::SetData {
                 path: p.clone(),

@@ -1,5 +1,6 @@
 //! A session's connection as its client library keeps it: `Connected`, `Disconnected` (ops
-//! wait for the reconnect, as ZooKeeper's client queues them), `Expired` or `Closed`. A broken
+//! wait for the reconnect, as ZooKeeper's client queues them), `Expired`, `Closed` or
+//! `AuthFailed`. A broken
 //! connection fails the ops in flight with ConnectionLoss and loses the watch events in flight;
 //! the server drops the session's watches, and the client re-registers those it holds when it
 //! reconnects, as ZooKeeper's client does. The heartbeat pings at a third of the session
@@ -29,6 +30,8 @@ enum ConnState {
     Disconnected,
     Expired,
     Closed,
+    /// The server refused an authentication: the library gave the session up.
+    AuthFailed,
 }
 
 /// One session's connection, both ends.
@@ -71,6 +74,11 @@ impl Conn {
     /// Whether the client library believes it is connected.
     pub(super) fn is_connected(&self) -> bool {
         self.state == ConnState::Connected
+    }
+
+    /// Whether the client library gave the session up on an AuthFailed.
+    pub(super) fn auth_failed(&self) -> bool {
+        self.state == ConnState::AuthFailed
     }
 
     /// Whether a packet sent on connection `epoch` still arrives: that connection is the
@@ -171,11 +179,12 @@ impl Service {
                 op: op.clone(),
             },
         );
-        // The client library refuses a malformed path before it looks at its connection,
-        // but after it knows it was closed.
+        // The client library refuses a malformed path (or a create without an ACL) before it
+        // looks at its connection, but after it knows it was closed.
         let refused = match state {
             ConnState::Closed => Some(ZkError::Closed),
-            _ if validate_op(&op).is_err() => Some(ZkError::BadArguments),
+            _ if validate_op(&op).is_err() => validate_op(&op).err(),
+            ConnState::AuthFailed => Some(ZkError::AuthFailed),
             ConnState::Connected => {
                 self.conn(session).note_sent(id, &op);
                 self.send_to_server(session, Request::Op { id, op });
@@ -231,6 +240,10 @@ impl Service {
                 conn.state = ConnState::Closed;
                 return Err(ZkError::SessionExpired);
             }
+            ConnState::AuthFailed => {
+                conn.state = ConnState::Closed;
+                return Err(ZkError::AuthFailed);
+            }
             ConnState::Closed => return Err(ZkError::Closed),
         }
         Ok(id)
@@ -249,7 +262,7 @@ impl Service {
                 Some((conn.client_sent + third).min(conn.client_heard + 2 * third))
             }
             ConnState::Disconnected => Some(now + self.streams.reconnect.gen_range(low..=high)),
-            ConnState::Expired | ConnState::Closed => None,
+            ConnState::Expired | ConnState::Closed | ConnState::AuthFailed => None,
         }
     }
 
@@ -305,10 +318,36 @@ impl Service {
                 }
                 let client = conn.client;
                 if conn.pending.remove(&id) {
+                    let failed = reply == Err(ZkError::AuthFailed);
                     self.hand_reply(client, session, id, reply);
+                    if failed {
+                        self.give_up_on_auth(session);
+                    }
                 }
             }
         }
+    }
+
+    /// A client library told AuthFailed gives its session up, as ZooKeeper's clients do: every
+    /// op still waiting fails so, the application hears the session end, and the server,
+    /// which closed the connection, keeps the session until it expires.
+    fn give_up_on_auth(&mut self, session: SessionId) {
+        let conn = self.conn(session);
+        conn.state = ConnState::AuthFailed;
+        conn.epoch += 1;
+        let client = conn.client;
+        let waiting = std::mem::take(&mut conn.pending);
+        let held = std::mem::take(&mut conn.held_ops);
+        let ids = waiting
+            .into_iter()
+            .chain(held.into_iter().map(|(id, _)| id));
+        for id in ids.collect::<Vec<_>>() {
+            self.hand_reply(client, session, id, Err(ZkError::AuthFailed));
+        }
+        let event = ZkEvent::Session(SessionEvent::Closed);
+        self.outbox.push(Output::Event { session, event });
+        self.outbox.push(Output::EventsEnd { session });
+        self.trace_state(client, session, SessionEvent::Closed);
     }
 
     /// A watch event reaches a connected session's code.

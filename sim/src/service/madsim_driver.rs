@@ -296,6 +296,12 @@ impl SimZk {
         self.lock().core.is_connected(session)
     }
 
+    /// Whether `session`'s client gave it up when the server refused its authentication, as
+    /// ZooKeeper's clients do: it then told its code the session was closed.
+    pub fn auth_failed(&self, session: SessionId) -> bool {
+        self.lock().core.auth_failed(session)
+    }
+
     /// The timeout of every session of the ensemble.
     pub fn session_timeout(&self) -> Duration {
         self.lock().core.config.session_timeout

@@ -12,6 +12,7 @@ use zklab_recipes::client::{Op, OpReply, SessionId, Zxid};
 use super::reaping::deleted_by;
 use super::wire::{Delivery, Request, Response};
 use super::Service;
+use crate::acl::Identity;
 use crate::fault::FaultKind;
 use crate::packet;
 use crate::server::DeletionOrder;
@@ -30,8 +31,9 @@ pub(super) struct Parked {
 enum Answer {
     /// The leader's reply to a write.
     Reply(OpReply),
-    /// A read (or sync) to serve from the server's state then.
-    Read(Op),
+    /// A read (or sync) to serve from the server's state then, to the session as it was known
+    /// when it sent the read.
+    Read(Op, Identity),
     /// The session's end: closed (the close's reply) or expired (the connection closed), told
     /// once its server has fired the watches the end fired for the session itself.
     Ended(Response),
@@ -75,13 +77,17 @@ impl Service {
                     return;
                 }
                 let (server, leader) = (self.conn(session).server, self.servers.leader());
-                let linearized = op.is_write() || matches!(op, Op::Check { .. });
+                // An addAuth counts for the session's later requests, whichever server serves
+                // them.
+                let linearized =
+                    op.is_write() || matches!(op, Op::Check { .. } | Op::AddAuth { .. });
                 if server != leader && !linearized {
                     let until = match op {
                         Op::Sync { .. } => self.servers.applied(leader),
                         _ => 0,
                     };
-                    let answer = Answer::Read(op);
+                    let identity = self.servers.server(leader).identity(session);
+                    let answer = Answer::Read(op, identity);
                     self.answer_in_order(session, Parked { id, until, answer });
                     return;
                 }
@@ -89,6 +95,12 @@ impl Service {
                 let applied = self.servers.apply(session, &op, now.as_millis() as i64);
                 self.replicate_since(before);
                 let (zxid, reply) = (applied.zxid, applied.reply);
+                // A server answers an auth at once, outside its pipeline, with zxid 0: it
+                // tells the client nothing of how far the server has got.
+                let zxid = match op {
+                    Op::AddAuth { .. } => 0,
+                    _ => zxid,
+                };
                 let floor = self.conn(session).to_client_floor;
                 let notified = self.notify(leader, session, applied.notifications, zxid);
                 let told_first = self.conn(session).to_client_floor != floor;
@@ -230,8 +242,9 @@ impl Service {
                     continue;
                 }
                 Answer::Reply(reply) => (reply, until),
-                Answer::Read(op) => {
-                    let served = self.servers.server_mut(server).serve_read(session, &op);
+                Answer::Read(op, identity) => {
+                    let server = self.servers.server_mut(server);
+                    let served = server.serve_read(session, &identity, &op);
                     let (reply, zxid) = (served.reply, served.zxid);
                     let lost = self.draw_lost_reply(client, &op);
                     self.trace_applied(session, zxid, op, &reply);

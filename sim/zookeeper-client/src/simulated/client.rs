@@ -11,9 +11,9 @@ use zklab_recipes::outcome::{Outcome, Recorder};
 use zklab_sim::connect_string;
 use zklab_sim::service::SimZk;
 use zklab_sim::sim_client::{SimClient, TraceRecorder};
-use zookeeper_client::{Error, SessionId, SessionState, Stat};
+use zookeeper_client::{Acl, AuthUser, Error, SessionId, SessionState, Stat};
 
-use super::conversions::{error, stat};
+use super::conversions::{acls, error, stat, zk_acls};
 use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::options::{not_yet, CreateOptions, CreateSequence};
 use super::paths;
@@ -77,7 +77,7 @@ impl Client {
     pub fn connector() -> Connector {
         Connector {
             detached: false,
-            authenticated: false,
+            authes: Vec::new(),
         }
     }
 
@@ -111,15 +111,10 @@ impl Client {
         data: &[u8],
         options: &CreateOptions<'_>,
     ) -> Result<(Stat, CreateSequence), Error> {
-        let mode = options.simulated_mode(false)?;
+        let op = options.create_op(path, data, false)?;
         if path == "/" {
             return Err(Error::BadArguments(&"can not create root node"));
         }
-        let op = Op::Create {
-            path: path.to_owned(),
-            data: data.to_vec(),
-            mode,
-        };
         match self.send(op).await? {
             OpResult::Created {
                 path: made,
@@ -136,17 +131,13 @@ impl Client {
     /// tries the whole path, an ancestor after NoNode, and the next one down after it is made.
     /// Not atomic, and a node already there is no error.
     pub async fn mkdir(&self, path: &str, options: &CreateOptions<'_>) -> Result<(), Error> {
-        let mode = options.simulated_mode(true)?;
+        options.validate(true)?;
         if path == "/" {
             return Err(Error::BadArguments(&"can not create root node"));
         }
         let mut end = path.len();
         loop {
-            let op = Op::Create {
-                path: path[..end].to_owned(),
-                data: Vec::new(),
-                mode,
-            };
+            let op = options.create_op(&path[..end], b"", true)?;
             match self.send(op).await {
                 Ok(_) | Err(Error::NodeExists) if end == path.len() => return Ok(()),
                 Ok(_) | Err(Error::NodeExists) => {
@@ -301,6 +292,57 @@ impl Client {
         }
     }
 
+    /// The node's ACL and stat.
+    pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat), Error> {
+        let op = Op::GetAcl {
+            path: path.to_owned(),
+        };
+        match self.send(op).await? {
+            OpResult::Acl { acl, stat: node } => Ok((zk_acls(&acl), stat(node))),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Replaces the node's ACL if its ACL version is `expected_acl_version` (any, for `None`);
+    /// returns its new stat. An empty ACL is the server's to refuse, as the real client leaves it.
+    pub async fn set_acl(
+        &self,
+        path: &str,
+        acl: &[Acl],
+        expected_acl_version: Option<i32>,
+    ) -> Result<Stat, Error> {
+        let op = Op::SetAcl {
+            path: path.to_owned(),
+            acl: acls(acl),
+            version: expected_acl_version.unwrap_or(-1),
+        };
+        match self.send(op).await? {
+            OpResult::AclSet(node) => Ok(stat(node)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Adds an identity to the session (`digest` with `user:password`, say); AuthFailed ends
+    /// the session, as on a real server.
+    pub async fn auth(&self, scheme: &str, auth: &[u8]) -> Result<(), Error> {
+        let op = Op::AddAuth {
+            scheme: scheme.to_owned(),
+            auth: Some(auth.to_vec()),
+        };
+        self.send(op).await.map(drop)
+    }
+
+    /// The identities the session is known by.
+    pub async fn list_auth_users(&self) -> Result<Vec<AuthUser>, Error> {
+        match self.send(Op::WhoAmI).await? {
+            OpResult::Identities(identities) => Ok(identities
+                .iter()
+                .map(|identity| AuthUser::new(&identity.scheme, &identity.user))
+                .collect()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Sends `op`, which sets a watch, through a handle of its own: the watch's event goes to
     /// its watcher alone.
     /// Leaves a persistent watch on `path` (on the node alone, or on it and every node under
@@ -407,6 +449,7 @@ impl Client {
         match self.session.states.peek_state() {
             SessionState::Expired => return Err(Error::SessionExpired),
             SessionState::Closed => return Err(Error::ClientClosed),
+            SessionState::AuthFailed => return Err(Error::AuthFailed),
             _ => {}
         }
         handle.call(op).await.map_err(error)
@@ -454,7 +497,8 @@ fn unexpected(result: &OpResult) -> Error {
 #[derive(Clone, Debug)]
 pub struct Connector {
     detached: bool,
-    authenticated: bool,
+    /// The authentications to send, in order.
+    authes: Vec<(String, Vec<u8>)>,
 }
 
 impl Connector {
@@ -483,10 +527,11 @@ impl Connector {
         self
     }
 
-    /// Authenticates the session with `scheme` and `auth`; the simulated ensemble has no
-    /// authentication yet, so connecting with it fails saying so.
-    pub fn with_auth(mut self, _scheme: &str, _auth: &[u8]) -> Self {
-        self.authenticated = true;
+    /// Authenticates the session with `scheme` and `auth` once it is established (the
+    /// simulated session keeps its identities across reconnections, as the real client sends
+    /// them again).
+    pub fn with_auth(mut self, scheme: &str, auth: &[u8]) -> Self {
+        self.authes.push((scheme.to_owned(), auth.to_vec()));
         self
     }
 
@@ -503,9 +548,6 @@ impl Connector {
     pub async fn connect(self, cluster: &str) -> Result<Client, Error> {
         if self.detached {
             return Err(not_yet("detached sessions"));
-        }
-        if self.authenticated {
-            return Err(not_yet("authentication"));
         }
         let zk = SimZk::running().ok_or_else(|| {
             Error::UnexpectedError(
@@ -548,8 +590,12 @@ impl Connector {
             recorder: TraceRecorder::new(zk.clone(), client),
             zk,
         };
-        Ok(Client {
+        let client = Client {
             session: Arc::new(session),
-        })
+        };
+        for (scheme, auth) in &self.authes {
+            client.auth(scheme, auth).await?;
+        }
+        Ok(client)
     }
 }

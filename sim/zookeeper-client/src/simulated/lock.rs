@@ -322,10 +322,6 @@ impl Client {
         }
         let contention = prefix.contention(self);
         paths::check(&contention.prefix, true)?;
-        // Options the simulated ZooKeeper lacks fail here, before there is anything to clean.
-        CreateMode::EphemeralSequential
-            .with_acls(options.acls)
-            .simulated_mode(false)?;
         let mut cleanup = Cleanup {
             client: self.clone(),
             contention: contention.clone(),

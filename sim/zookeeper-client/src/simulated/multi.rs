@@ -41,9 +41,7 @@ impl<'a> MultiWriter<'a> {
         data: &[u8],
         options: &CreateOptions<'_>,
     ) -> Result<(), Error> {
-        let mode = options.simulated_mode(false)?;
-        let (path, data) = (path.to_owned(), data.to_vec());
-        self.add(Op::Create { path, data, mode })
+        self.add(options.create_op(path, data, false)?)
     }
 
     /// Sets a node's data, if its version is `expected_version` (any, for `None`).

@@ -4,8 +4,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use zklab_recipes::client::CreateMode as SimMode;
-use zookeeper_client::{Acls, Error, Permission};
+use zklab_recipes::client::{CreateMode as SimMode, Op};
+use zookeeper_client::{Acls, Error};
+
+use super::conversions::acls;
 
 /// A node's kind; [`CreateMode::with_acls`] makes the [`CreateOptions`] a create takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,20 +57,14 @@ impl CreateOptions<'_> {
         self
     }
 
-    /// The simulated server's mode for these options (for a directory of `mkdir`: `directory`),
-    /// or the error the real client gives for them before it sends anything, or one that says
-    /// what the simulated ZooKeeper does not have yet.
-    pub(super) fn simulated_mode(&self, directory: bool) -> Result<SimMode, Error> {
+    /// The create of a node at `path` holding `data` with these options (for a directory of
+    /// `mkdir`: `directory`), or the error the real client gives for them before it sends
+    /// anything.
+    pub(super) fn create_op(&self, path: &str, data: &[u8], directory: bool) -> Result<Op, Error> {
         self.validate(directory)?;
-        let open = self.acls.iter().all(|acl| {
-            acl.permission() == Permission::ALL && acl.scheme() == "world" && acl.id() == "anyone"
-        });
-        if !open {
-            return Err(not_yet("ACLs other than Acls::anyone_all()"));
-        }
         // `validate` let a TTL through only for a persistent mode, and within the server's range.
         let ttl_ms = self.ttl.map(|ttl| ttl.as_millis() as i64);
-        Ok(match (self.mode, ttl_ms) {
+        let mode = match (self.mode, ttl_ms) {
             (CreateMode::Persistent, Some(ttl_ms)) => SimMode::PersistentWithTtl { ttl_ms },
             (CreateMode::PersistentSequential, Some(ttl_ms)) => {
                 SimMode::PersistentSequentialWithTtl { ttl_ms }
@@ -78,6 +74,12 @@ impl CreateOptions<'_> {
             (CreateMode::Ephemeral, _) => SimMode::Ephemeral,
             (CreateMode::EphemeralSequential, _) => SimMode::EphemeralSequential,
             (CreateMode::Container, _) => SimMode::Container,
+        };
+        Ok(Op::Create {
+            path: path.to_owned(),
+            data: data.to_vec(),
+            mode,
+            acl: acls(&self.acls),
         })
     }
 

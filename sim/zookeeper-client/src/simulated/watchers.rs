@@ -117,10 +117,15 @@ impl StateWatcher {
     }
 
     /// Counts `event` as one more change; a handle that sets no watch hears only the session.
+    /// A session its client gave up on an AuthFailed ends as the real client's does, in
+    /// AuthFailed.
     fn hear(&self, event: ZkEvent) {
         let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
         if let ZkEvent::Session(event) = event {
-            latest.0 = state(event);
+            latest.0 = match event {
+                SessionEvent::Closed if self.handle.auth_failed() => SessionState::AuthFailed,
+                event => state(event),
+            };
         }
         latest.1 += 1;
     }

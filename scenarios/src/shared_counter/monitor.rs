@@ -256,8 +256,9 @@ impl Monitor for CountedOnce {
 
 #[cfg(test)]
 mod tests {
-    use zklab_recipes::client::{CreateMode, Op, OpResult, SessionId, Stat, ZkError};
-    use zklab_recipes::shared_counter::Entry;
+    use zklab_recipes::client::{Op, OpResult, SessionId, Stat, ZkError};
+    use zklab_recipes::machine::{Action, Input, Recipe};
+    use zklab_recipes::shared_counter::{Entry, SharedCounter};
 
     use super::*;
     use crate::monitor::traces::{first_broken_in, outcome, set_applied};
@@ -297,15 +298,18 @@ mod tests {
 
     #[test]
     fn increments_brought_in_once_each_and_told_hold() {
+        // The create the recipe sends for c0's first increment, to a node not there yet.
+        let mut machine = SharedCounter::new(PATH, "c0").machine(1);
+        machine.step(Input::Start);
+        let Action::Send(op) = machine.step(Input::Reply(Err(ZkError::NoNode))).action else {
+            panic!("the counter's create");
+        };
+        assert!(matches!(&op, Op::Create { data: made, .. } if *made == data(1, &[("c0", 1, 1)])));
         let create = TraceEvent::Applied {
             client: 0,
             session: 1,
             zxid: 1,
-            op: Op::Create {
-                path: PATH.to_owned(),
-                data: data(1, &[("c0", 1, 1)]),
-                mode: CreateMode::Persistent,
-            },
+            op,
             reply: Ok(OpResult::Created {
                 path: PATH.to_owned(),
                 stat: Stat::default(),

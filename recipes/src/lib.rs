@@ -12,10 +12,11 @@
 //! [`two_phase_commit`] a coordinator and its sites, [`queue`] producers and consumers that neither
 //! lose nor duplicate an item ([`priority_queue`]: by priority), [`config`] a value that writers
 //! set and readers follow, [`group`] members that join and a membership anyone follows, [`names`]
-//! names registered to values, [`tree_cache`] a local copy of a subtree. The same machine runs in the simulator, in the model checker and
-//! against a real ZooKeeper ([`real_zk`], feature `zookeeper`, on by default). What an application
-//! keeps of each recipe is one [`handle::Handle`] over the recipe's settings; [`prelude`] names
-//! what most production code uses.
+//! names registered to values, [`tree_cache`] a local copy of a subtree, [`shared_counter`] a
+//! counter that counts each increment once. The same machine runs in the simulator, in the model
+//! checker and against a real ZooKeeper ([`real_zk`], feature `zookeeper`, on by default). What
+//! an application keeps of each recipe is one [`handle::Handle`] over the recipe's settings;
+//! [`prelude`] names what most production code uses.
 
 extern crate self as zklab_recipes;
 
@@ -43,6 +44,7 @@ pub mod revocable_lock;
 pub mod rw_lock;
 pub mod semaphore;
 pub mod session_renaming;
+pub mod shared_counter;
 pub mod subtree;
 #[cfg(test)]
 mod test_steps;

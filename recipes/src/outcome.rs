@@ -150,6 +150,16 @@ pub enum Outcome {
         /// The digest of the node's path.
         node: i64,
     },
+    /// The increment numbered `seq` of the writer whose name's digest is `writer` is counted
+    /// once in a shared counter, which reached `value` by it.
+    Counted {
+        /// The digest of the writer's name ([`Outcome::digest`]).
+        writer: i64,
+        /// The increment's number, as its writer numbers them.
+        seq: i64,
+        /// The counter's value by it.
+        value: i64,
+    },
     /// The recipe gave up on an error it cannot handle.
     Failed(ZkError),
 }
@@ -186,9 +196,9 @@ impl Outcome {
     /// Whether it ends the client's round of work: a role let go, a gate passed, left or
     /// missed, a transaction decided, an item put, taken or acknowledged, a value written or read
     /// (a configuration's reader goes on reading, but has read once), a group joined, viewed
-    /// or left, a node cached (a tree cache goes on, but has cached once). The model checker
-    /// and a real run count rounds by it, so a recipe's new outcome that ends a round is told
-    /// here, once.
+    /// or left, a node cached (a tree cache goes on, but has cached once), an increment
+    /// counted. The model checker and a real run count rounds by it, so a recipe's new outcome
+    /// that ends a round is told here, once.
     pub fn ends_round(&self) -> bool {
         matches!(
             self,
@@ -207,6 +217,7 @@ impl Outcome {
                 | Outcome::Viewed { .. }
                 | Outcome::Departed
                 | Outcome::Cached { .. }
+                | Outcome::Counted { .. }
         )
     }
 }
@@ -251,6 +262,11 @@ impl fmt::Display for Outcome {
                 *node as u64, *value as u64
             ),
             Outcome::Dropped { node } => write!(f, "dropped node=#{:016x}", *node as u64),
+            Outcome::Counted { writer, seq, value } => write!(
+                f,
+                "counted writer=#{:016x} seq={seq} value={value}",
+                *writer as u64
+            ),
             Outcome::Failed(error) => write!(f, "failed {error:?}"),
         }
     }

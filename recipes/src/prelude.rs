@@ -24,4 +24,5 @@ pub use crate::real_zk::RealZk;
 pub use crate::revocable_lock::RevocableLock;
 pub use crate::rw_lock::RwLock;
 pub use crate::semaphore::Semaphore;
+pub use crate::shared_counter::SharedCounter;
 pub use crate::two_phase_commit::TwoPhaseCommit;

@@ -51,6 +51,9 @@ use crate::rw_lock::{Miswired, SerialReaders, WriterIgnoresReaders};
 use crate::scenario::BeyondTheModel::{LaggingFollower, WatchesLostWithTheConnection};
 use crate::scenario::{KnownBug, ModelFault, Scenario};
 use crate::semaphore::bugs::ListFirst;
+use crate::shared_counter::bugs::BlindSetRetry;
+use crate::shared_counter::monitor::COUNTED_TWICE;
+use crate::shared_counter::SharedCounterKit;
 use crate::tree_cache::bugs::{NoRereadAfterReconnect, TrustChangeEvent};
 use crate::tree_cache::monitor::{CACHE_INVENTED, CACHE_STALE};
 use crate::tree_cache::TreeCacheKit;
@@ -419,6 +422,21 @@ pub static SCENARIOS: &[Scenario] = &[
         ),
         kit: &TreeCacheKit::<NoRereadAfterReconnect>::KIT,
         states: Some(785),
+    },
+    // The shared counter (`shared_counter.rs`).
+    Scenario {
+        name: "shared-counter",
+        about: "every client counts increments into one node, each exactly once through lost replies and expiries",
+        bug: None,
+        kit: &SharedCounterKit::<Documented>::KIT,
+        states: Some(1_780),
+    },
+    Scenario {
+        name: "shared-counter-bug-blind-retry",
+        about: "after ConnectionLoss on its set, a writer counts its increment again as if the set had not landed",
+        bug: Some(KnownBug::new(&[&COUNTED_TWICE], 2).with_one(ModelFault::LostReply)),
+        kit: &SharedCounterKit::<BlindSetRetry>::KIT,
+        states: Some(186),
     },
     // Group membership (`group.rs`).
     Scenario {

@@ -39,5 +39,6 @@ pub mod queue;
 pub mod revocable_lock;
 pub mod rw_lock;
 pub mod semaphore;
+pub mod shared_counter;
 pub mod tree_cache;
 pub mod two_phase_commit;

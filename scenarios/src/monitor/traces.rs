@@ -121,6 +121,27 @@ pub(crate) fn created(client: ClientId, session: SessionId, path: &str) -> Trace
     }
 }
 
+/// `client`'s session `session` set `path` to `data`, over any version, applied.
+pub(crate) fn set_applied(
+    client: ClientId,
+    session: SessionId,
+    path: &str,
+    data: Vec<u8>,
+) -> TraceEvent {
+    let op = Op::SetData {
+        path: path.to_owned(),
+        data,
+        version: -1,
+    };
+    TraceEvent::Applied {
+        client,
+        session,
+        zxid: 1,
+        op,
+        reply: Ok(OpResult::SetData(Stat::default())),
+    }
+}
+
 pub(crate) fn watches(client: ClientId, session: SessionId, path: &str) -> TraceEvent {
     let op = Op::Exists {
         path: path.to_owned(),

@@ -55,6 +55,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::acl::Acls;
 use crate::client::{CreateMode, Op, OpReply, OpResult, ZkClient, ZkError, ZkEvent};
 use crate::config::ConfigSettings;
 use crate::handle::{Handle, Plays};
@@ -286,6 +287,7 @@ impl CounterMachine {
             path: self.path.clone(),
             data: first.encode(),
             mode: CreateMode::Persistent,
+            acl: Acls::OPEN,
         };
         self.send(Phase::Creating, create)
     }

@@ -3,6 +3,7 @@
 //! point and its error. It builds without the simulator, so a crate's production code depends on
 //! this crate alone and its tests on `zklab` (whose prelude adds the harness).
 
+pub use crate::acl::{Acl, Acls, Id, Perms};
 pub use crate::barrier::Barrier;
 pub use crate::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, WatchedEvent,
@@ -25,4 +26,5 @@ pub use crate::revocable_lock::RevocableLock;
 pub use crate::rw_lock::RwLock;
 pub use crate::semaphore::Semaphore;
 pub use crate::shared_counter::SharedCounter;
+pub use crate::tree_cache::TreeCache;
 pub use crate::two_phase_commit::TwoPhaseCommit;

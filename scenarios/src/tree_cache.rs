@@ -26,7 +26,7 @@ use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{CreateMode, Op, SessionId, ZkClient};
 use zklab_recipes::machine::{Driver, Input, Recipe, Step};
 use zklab_recipes::outcome::Outcome;
-use zklab_recipes::parts::link::RecipeError;
+use zklab_recipes::parts::link::run_until;
 use zklab_recipes::session_renaming::RenameSessions;
 use zklab_recipes::tree_cache::{CacheOutcome, CacheRequest, TreeCache, TreeCacheMachine};
 
@@ -156,18 +156,11 @@ impl<X: Mutation> TreeCacheKit<X> {
             }
             let writer = SubtreeWriter::new(ops);
             let mut driver = Driver::new(&session, writer).recording(host.recorder());
-            let mut outcomes = driver.feed(Input::Start).await;
-            loop {
-                for outcome in outcomes {
-                    if let Some(error) = RecipeError::ending(outcome.into()) {
-                        return Err(error);
-                    }
-                }
-                if driver.is_done() {
-                    break;
-                }
-                outcomes = driver.feed_next_event().await;
-            }
+            let wrote = |outcome: &WriterOutcome| matches!(outcome, WriterOutcome::Wrote(_));
+            run_until(&mut driver, Input::Start, |outcome| {
+                wrote(outcome).then_some(())
+            })
+            .await?;
             for _ in 0..HOLD_WORKS {
                 host.work().await;
             }

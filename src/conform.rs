@@ -338,6 +338,7 @@ impl Differ<'_> {
     fn leave_out_config(&self, observation: &mut Observation) {
         if !matches!(self.side, Side::Plain { .. } | Side::DropIn { .. }) {
             observation.tree.retain(|node| node.path != CONFIG);
+            observation.acls.retain(|(path, _)| path != CONFIG);
         }
     }
 
@@ -457,6 +458,12 @@ fn first_difference(simulated: &Observation, real: &Observation) -> Option<Strin
                 )
             });
         return Some(format!("final tree:{differing}"));
+    }
+    let differing = (simulated.acls.iter().zip(&real.acls)).find(|(sim, real)| sim != real);
+    if let Some((sim, real)) = differing {
+        return Some(format!(
+            "final ACLs:\n  simulated: {sim:?}\n  real:      {real:?}"
+        ));
     }
     None
 }

@@ -308,10 +308,19 @@ impl<C: ZkClient, O: Write, E: Write> Shell<'_, C, O, E> {
             // zkCli sends it without waiting; only a refusal shows, as the session's end.
             Command::AddAuth { scheme, auth } => {
                 let auth = auth.map(String::into_bytes);
-                if let Err(ZkError::AuthFailed) = client.call(Op::AddAuth { scheme, auth }).await {
-                    self.given_up = true;
-                    self.print_events()?;
-                    write!(self.out, "{}", print::AUTH_FAILED)?;
+                match client.call(Op::AddAuth { scheme, auth }).await {
+                    Err(ZkError::AuthFailed) => {
+                        self.given_up = true;
+                        self.print_events()?;
+                        write!(self.out, "{}", print::AUTH_FAILED)?;
+                    }
+                    // A real server's client (zookeeper-client) cannot send a null auth.
+                    Err(ZkError::Unimplemented) => {
+                        let message =
+                            "zklab shell cannot send an addauth without its auth to this server";
+                        return Err(Failure::Message(message.to_owned()));
+                    }
+                    _ => {}
                 }
             }
             // zkCli's whoAmI ignores an error, and lists nobody then.

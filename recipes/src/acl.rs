@@ -32,18 +32,22 @@ impl Perms {
         self.0 & wanted.0 != 0
     }
 
+    /// The permission zkCli's letter names (one of `cdrwa`).
+    pub fn of_letter(letter: char) -> Option<Perms> {
+        match letter {
+            'r' => Some(Perms::READ),
+            'w' => Some(Perms::WRITE),
+            'c' => Some(Perms::CREATE),
+            'd' => Some(Perms::DELETE),
+            'a' => Some(Perms::ADMIN),
+            _ => None,
+        }
+    }
+
     /// The permissions zkCli's letters name (`cdrwa`, in any order); `None` for any other letter.
     pub fn parse(letters: &str) -> Option<Perms> {
         letters.chars().try_fold(Perms(0), |perms, letter| {
-            let bit = match letter {
-                'r' => Perms::READ,
-                'w' => Perms::WRITE,
-                'c' => Perms::CREATE,
-                'd' => Perms::DELETE,
-                'a' => Perms::ADMIN,
-                _ => return None,
-            };
-            Some(Perms(perms.0 | bit.0))
+            Perms::of_letter(letter).map(|bit| Perms(perms.0 | bit.0))
         })
     }
 }

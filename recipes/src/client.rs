@@ -560,7 +560,7 @@ pub enum OpResult {
     AclSet(Stat),
     /// The session now has the identity an [`Op::AddAuth`] asked for.
     Authenticated,
-    /// The identities the session is known by, in the order it gained them.
+    /// The identities the session is known by, in the order the server keeps them.
     Identities(#[rename(keep)] Vec<ClientInfo>),
 }
 
@@ -663,7 +663,8 @@ pub trait ZkClient {
     /// server): recipe timers run on it.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
 
-    /// Creates a node open to anyone (`world:anyone:cdrwa`); returns its actual path.
+    /// Creates a node with the open ACL (`world:anyone:cdrwa`, which a client may replace with
+    /// its own default, as `RealZk::with_acls` does); returns its actual path.
     fn create(
         &self,
         path: &str,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use zklab_recipes::acl::{Acl, Acls, Id, Perms};
 use zklab_recipes::client::{ClientInfo, ZkError};
 
-use crate::digest::digest_id;
+use crate::digest::{digest_id, user_of};
 
 /// The address every session connects from, as the `ip` scheme names it.
 pub const LOOPBACK: Id = Id {
@@ -118,6 +118,9 @@ impl Identity {
     /// with no digest identity, an id its scheme refuses, or a scheme the server has no
     /// provider for.
     pub fn fix_up(&self, acl: &Acls) -> Result<Acls, ZkError> {
+        if acl.is_open() {
+            return Ok(Acls::OPEN);
+        }
         let mut unique: Vec<&Acl> = Vec::with_capacity(acl.entries().len());
         for entry in acl.entries() {
             if !unique.contains(&entry) {
@@ -126,9 +129,6 @@ impl Identity {
         }
         if unique.is_empty() {
             return Err(ZkError::InvalidAcl);
-        }
-        if acl.is_open() {
-            return Ok(Acls::OPEN);
         }
         let mut fixed = Vec::with_capacity(unique.len());
         for entry in unique {
@@ -157,7 +157,7 @@ impl Identity {
         let info = |id: &Id| ClientInfo {
             scheme: id.scheme.to_string(),
             user: match &*id.scheme {
-                "digest" => id.id.split(':').next().unwrap_or_default().to_owned(),
+                "digest" => user_of(&id.id).to_owned(),
                 "super" => String::new(),
                 _ => id.id.to_string(),
             },
@@ -209,7 +209,7 @@ pub fn masked(acl: &Acls) -> Acls {
     }
     let mask = |entry: &Acl| match &*entry.id.scheme {
         "digest" => {
-            let user = entry.id.id.split(':').next().unwrap_or_default();
+            let user = user_of(&entry.id.id);
             Acl::new(entry.perms, Id::new("digest", format!("{user}:x")))
         }
         _ => entry.clone(),
@@ -259,15 +259,10 @@ fn address(text: &str) -> Option<u32> {
     })
 }
 
-/// An integer as Java's `Integer.parseInt` reads one: an optional sign, then decimal digits.
+/// An integer as Java's `Integer.parseInt` reads one (as Rust's: an optional sign, then
+/// decimal digits, within an `int`).
 fn java_int(text: &str) -> Option<i64> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) || digits.len() > 10 {
-        return None;
-    }
-    text.parse::<i64>()
-        .ok()
-        .filter(|n| i32::try_from(*n).is_ok())
+    text.parse::<i32>().ok().map(i64::from)
 }
 
 fn masked_bits(addr: u32, bits: u32) -> u32 {

@@ -5,8 +5,14 @@
 /// The identity `user:password` authenticates as: `user:<base64 of sha1("user:password")>`.
 /// Only the part before the first `:` is the user (the password may hold more colons).
 pub fn digest_id(user_password: &str) -> String {
-    let user = user_password.split(':').next().unwrap_or_default();
+    let user = user_of(user_password);
     format!("{user}:{}", base64(&sha1(user_password.as_bytes())))
+}
+
+/// The user a digest's `user:password`, or its identity `user:hash`, names: what comes before
+/// the first colon (all of it, without one).
+pub fn user_of(text: &str) -> &str {
+    text.split(':').next().unwrap_or_default()
 }
 
 /// SHA-1 (FIPS 180-4) of `message`.

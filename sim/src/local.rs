@@ -53,9 +53,11 @@ impl Inbox {
 }
 
 impl Shared {
+    /// Hands each notification to its session, unless that session's stream has ended.
     fn deliver(&mut self, notifications: Vec<Notification>) {
         for notification in notifications {
-            if let Some(inbox) = self.inboxes.get(&notification.session) {
+            let inbox = self.inboxes.get(&notification.session);
+            if let Some(inbox) = inbox.filter(|inbox| !inbox.ended) {
                 inbox.listeners.deliver(ZkEvent::Watch(notification.event));
             }
         }
@@ -159,8 +161,11 @@ impl ZkClient for LocalSession {
             shared.deliver(applied.notifications);
             self.listeners
                 .note_reply(self.listener, &op, &applied.reply);
-            // As ZooKeeper's clients do, the session is given up: its code hears it closed.
+            // As ZooKeeper's clients do, the session is given up: its code hears it closed, and
+            // the server, which closed its connection, drops its watches (it never expires
+            // here: a `LocalZk` has no clock).
             if applied.reply == Err(ZkError::AuthFailed) {
+                shared.server.take_watches(self.session);
                 if let Some(inbox) = shared.inboxes.get_mut(&self.session) {
                     inbox.auth_failed = true;
                     inbox.end(SessionEvent::Closed);

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use zklab_recipes::client::{Op, SessionId, Zxid};
 
+use crate::acl::Identity;
 use crate::server::{Applied, DeletionOrder, Ended, Notification, Server};
 
 /// A transaction, as the leader hands it to its followers.
@@ -19,9 +20,11 @@ use crate::server::{Applied, DeletionOrder, Ended, Notification, Server};
 enum Txn {
     /// A session was created.
     Open,
-    /// A write that succeeded on the leader (shared by every follower's backlog).
+    /// A write that succeeded on the leader (shared by every follower's backlog), with the
+    /// identity its session had there, which decides it on every server alike.
     Apply {
         session: SessionId,
+        identity: Identity,
         op: Arc<Op>,
         now_ms: i64,
     },
@@ -113,13 +116,13 @@ impl Replicas {
     }
 
     /// The leader applies an op of a session: a write is a transaction its followers apply
-    /// later (its ACLs as the leader stored them); a read is served from the leader's state;
-    /// an addAuth it accepts makes the session known so on every server at once, as a client
-    /// sends its authentication again to whichever server it moves to.
+    /// later, as the session was known when the leader did; a read is served from the
+    /// leader's state; an addAuth it accepts makes the session known so on every server at
+    /// once, as a client sends its authentication again to whichever server it moves to.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
         let leader = &mut self.servers[self.leader];
         let before = leader.last_zxid();
-        let committed = op.is_write().then(|| leader.committed_form(session, op));
+        let identity = leader.identity(session);
         let applied = leader.apply(session, op, now_ms);
         if let (Op::AddAuth { .. }, Ok(_)) = (op, &applied.reply) {
             let identity = leader.identity(session);
@@ -128,13 +131,14 @@ impl Replicas {
             }
         }
         if applied.zxid != before {
-            self.commit(match (applied.reply.is_ok(), committed) {
-                (true, Some(op)) => Txn::Apply {
+            self.commit(match applied.reply {
+                Ok(_) => Txn::Apply {
                     session,
-                    op: Arc::new(op),
+                    identity,
+                    op: Arc::new(op.clone()),
                     now_ms,
                 },
-                _ => Txn::Error { session },
+                Err(_) => Txn::Error { session },
             });
         }
         applied
@@ -199,11 +203,14 @@ impl Replicas {
             Txn::Open => (server.open_session(), Vec::new()),
             Txn::Apply {
                 session,
+                identity,
                 op,
                 now_ms,
             } => (
                 session,
-                server.apply_write(session, &op, now_ms).notifications,
+                server
+                    .apply_write(session, &identity, &op, now_ms)
+                    .notifications,
             ),
             Txn::Error { session } => {
                 server.apply_error();
@@ -235,7 +242,6 @@ impl Replicas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acl::Identity;
     use crate::test_ops::{create, create_with, delete, get_data, set};
     use zklab_recipes::client::{CreateMode, EventType, OpResult};
 

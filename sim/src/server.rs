@@ -141,14 +141,22 @@ impl Server {
     /// before anything else and costs no zxid: ZooKeeper's clients refuse it without sending it
     /// (a multi with one bad path, whole). A dead session gets SessionExpired.
     pub fn apply(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
+        let identity = self.sessions.identity(session);
         let reply = if let Err(error) = path::validate_op(op) {
             Err(error)
         } else if !self.sessions.is_alive(session) {
             Err(ZkError::SessionExpired)
         } else if op.is_write() {
-            return self.apply_write(session, op, now_ms);
+            return self.apply_write(session, &identity, op, now_ms);
+        } else if let Op::AddAuth { scheme, auth } = op {
+            // No transaction: the server the session talks to takes it as it comes.
+            identity
+                .authenticated(scheme, auth.as_deref())
+                .map(|identity| {
+                    self.set_identity(session, identity);
+                    OpResult::Authenticated
+                })
         } else {
-            let identity = self.sessions.identity(session);
             self.read(session, &identity, op)
         };
         Applied {
@@ -158,19 +166,28 @@ impl Server {
         }
     }
 
-    /// Applies a write of a live session whose paths are valid: what [`Server::apply`] does
-    /// once it has checked both, and what a follower does with a transaction its leader
-    /// committed (the leader checked them).
-    pub fn apply_write(&mut self, session: SessionId, op: &Op, now_ms: i64) -> Applied {
+    /// Applies a write of a live session known as `identity` whose paths are valid: what
+    /// [`Server::apply`] does once it has checked both, and what a follower does with a
+    /// transaction its leader committed, with the identity the session had there (the follower
+    /// may know it by more since: the transaction is decided as the leader decided it).
+    pub fn apply_write(
+        &mut self,
+        session: SessionId,
+        identity: &Identity,
+        op: &Op,
+        now_ms: i64,
+    ) -> Applied {
         let mut notifications = Vec::new();
         // Every transaction takes a zxid, an error transaction too.
         let zxid = self.next_zxid();
         let reply = match op {
-            Op::Multi(ops) => self.multi(session, ops, zxid, now_ms, &mut notifications),
-            _ => self.write(session, op, zxid, now_ms).map(|(result, undo)| {
-                self.commit(session, op, &result, &undo, &mut notifications);
-                result
-            }),
+            Op::Multi(ops) => self.multi(session, identity, ops, zxid, now_ms, &mut notifications),
+            _ => self
+                .write(identity, session, op, zxid, now_ms)
+                .map(|written| {
+                    self.commit(session, op, &written, &mut notifications);
+                    written.result
+                }),
         };
         Applied {
             reply,
@@ -219,8 +236,9 @@ impl Server {
         let mut deleted = Vec::with_capacity(ephemerals.len());
         // Ephemerals have no children, so these deletes cannot fail; skip one that would.
         for path in ephemerals {
-            if let Ok(Undo::Delete { node, .. }) = self.tree.delete(&path, -1, zxid) {
-                self.fire(&path, &node.acl, Watches::fire_deleted, &mut notifications);
+            if let Ok(undo) = self.tree.delete(&path, -1, zxid) {
+                let guards = self.deletion_guards(&path, &undo);
+                self.fire(&path, &guards, Watches::fire_deleted, &mut notifications);
                 deleted.push(path);
             }
         }
@@ -259,8 +277,9 @@ impl Server {
         let zxid = self.next_zxid();
         let mut notifications = Vec::new();
         let deleted = self.tree.delete(path, -1, zxid);
-        if let Ok(Undo::Delete { node, .. }) = &deleted {
-            self.fire(path, &node.acl, Watches::fire_deleted, &mut notifications);
+        if let Ok(undo) = &deleted {
+            let guards = self.deletion_guards(path, undo);
+            self.fire(path, &guards, Watches::fire_deleted, &mut notifications);
         }
         Some(Applied {
             reply: deleted.map(|_| OpResult::Deleted),
@@ -396,39 +415,6 @@ impl Server {
         self.sessions.set_identity(session, identity);
     }
 
-    /// The op as a transaction carries it to followers: each ACL with its `auth` entries
-    /// replaced by the session's identities here and now, so that a follower stores what the
-    /// leader did whatever the session learns meanwhile. An ACL the leader refuses is left as
-    /// it is (the transaction is then an error).
-    pub fn committed_form(&self, session: SessionId, op: &Op) -> Op {
-        let identity = self.sessions.identity(session);
-        let fixed = |acl: &Acls| identity.fix_up(acl).unwrap_or_else(|_| acl.clone());
-        match op {
-            Op::Create {
-                path,
-                data,
-                mode,
-                acl,
-            } => Op::Create {
-                path: path.clone(),
-                data: data.clone(),
-                mode: *mode,
-                acl: fixed(acl),
-            },
-            Op::SetAcl { path, acl, version } => Op::SetAcl {
-                path: path.clone(),
-                acl: fixed(acl),
-                version: *version,
-            },
-            Op::Multi(ops) => Op::Multi(
-                ops.iter()
-                    .map(|op| self.committed_form(session, op))
-                    .collect(),
-            ),
-            op => op.clone(),
-        }
-    }
-
     /// The zxid of the last transaction.
     pub fn last_zxid(&self) -> Zxid {
         self.zxid
@@ -489,12 +475,6 @@ impl Server {
                     stat: node.stat(),
                 })
             }
-            // Not a transaction: the session's server takes it as it comes.
-            Op::AddAuth { scheme, auth } => {
-                let identity = identity.authenticated(scheme, auth.as_deref())?;
-                self.sessions.set_identity(session, identity);
-                Ok(OpResult::Authenticated)
-            }
             Op::WhoAmI => Ok(OpResult::Identities(identity.who_am_i())),
             // The prefix is matched as text; `/` takes every one.
             Op::GetEphemerals { prefix } => {
@@ -533,12 +513,13 @@ impl Server {
                     })
                     .collect(),
             )),
-            // `apply` sends every write elsewhere.
+            // `apply` sends every write, and an authentication, elsewhere.
             Op::Create { .. }
             | Op::Delete { .. }
             | Op::SetData { .. }
             | Op::SetAcl { .. }
-            | Op::Multi(_) => Err(ZkError::BadArguments),
+            | Op::Multi(_)
+            | Op::AddAuth { .. } => Err(ZkError::BadArguments),
         }
     }
 
@@ -552,17 +533,23 @@ impl Server {
         }
     }
 
-    /// One create, delete, set_data, set_acl or check against the tree only, in ZooKeeper's
-    /// error order (its `PrepRequestProcessor`), permissions included. Sessions and watches are
-    /// left to [`Server::commit`], so that a multi can still roll back.
+    /// One create, delete, set_data, set_acl or check of a session known as `identity`, against
+    /// the tree only, in ZooKeeper's error order (its `PrepRequestProcessor`), permissions
+    /// included. Sessions and watches are left to [`Server::commit`], so that a multi can
+    /// still roll back.
     fn write(
         &mut self,
+        identity: &Identity,
         session: SessionId,
         op: &Op,
         zxid: Zxid,
         now_ms: i64,
-    ) -> Result<(OpResult, Undo), ZkError> {
-        let identity = self.sessions.identity(session);
+    ) -> Result<Written, ZkError> {
+        let written = |result, undo, guards| Written {
+            result,
+            undo,
+            guards,
+        };
         match op {
             // The ACL is checked before anything is looked up; CREATE on the parent after its
             // NoNode and before NodeExists.
@@ -573,7 +560,11 @@ impl Server {
                 acl,
             } => {
                 let acl = identity.fix_up(acl)?;
-                self.readable(&identity, path::parent(path), Perms::CREATE)?;
+                let parent = self.readable(identity, path::parent(path), Perms::CREATE)?;
+                let guards = Guards {
+                    parent: parent.acl.clone(),
+                    node: acl.clone(),
+                };
                 let owner = if mode.is_ephemeral() { session } else { 0 };
                 let sequential = mode.is_sequential();
                 let (path, stat, undo) = self
@@ -582,37 +573,47 @@ impl Server {
                 if mode.is_reaped() {
                     self.tree.set_reaping(&path, Reaping::of(*mode));
                 }
-                Ok((OpResult::Created { path, stat }, undo))
+                Ok(written(OpResult::Created { path, stat }, undo, guards))
             }
             // DELETE on the parent, before the node is looked up.
             Op::Delete { path, version } => {
                 if path::special(path) {
                     return Err(ZkError::BadArguments);
                 }
-                self.readable(&identity, path::parent(path), Perms::DELETE)?;
+                let parent = self.readable(identity, path::parent(path), Perms::DELETE)?;
+                let parent = parent.acl.clone();
                 let undo = self.tree.delete(path, *version, zxid)?;
-                Ok((OpResult::Deleted, undo))
+                let node = match &undo {
+                    Undo::Delete { node, .. } => node.acl.clone(),
+                    _ => Acls::OPEN,
+                };
+                Ok(written(OpResult::Deleted, undo, Guards { node, parent }))
             }
             Op::SetData {
                 path,
                 data,
                 version,
             } => {
-                self.readable(&identity, path, Perms::WRITE)?;
+                let node = self.readable(identity, path, Perms::WRITE)?.acl.clone();
                 let (stat, undo) = self.tree.set_data(path, data, *version, zxid, now_ms)?;
-                Ok((OpResult::SetData(stat), undo))
+                // A change of data tells no parent.
+                let guards = Guards {
+                    parent: node.clone(),
+                    node,
+                };
+                Ok(written(OpResult::SetData(stat), undo, guards))
             }
             Op::Check { path, version } => {
-                self.readable(&identity, path, Perms::READ)?;
+                self.readable(identity, path, Perms::READ)?;
                 self.tree.check(path, *version)?;
-                Ok((OpResult::Checked, Undo::Nothing))
+                Ok(written(OpResult::Checked, Undo::Nothing, Guards::NONE))
             }
-            // Never in a multi, so nothing to undo.
+            // Never in a multi, so nothing to undo; no watch hears it.
             Op::SetAcl { path, acl, version } => {
                 let acl = identity.fix_up(acl)?;
-                self.readable(&identity, path, Perms::ADMIN)?;
+                self.readable(identity, path, Perms::ADMIN)?;
                 let stat = self.tree.set_acl(path, acl, *version)?;
-                Ok((OpResult::AclSet(stat), Undo::Nothing))
+                Ok(written(OpResult::AclSet(stat), Undo::Nothing, Guards::NONE))
             }
             Op::Exists { .. }
             | Op::GetData { .. }
@@ -637,47 +638,40 @@ impl Server {
         &mut self,
         session: SessionId,
         op: &Op,
-        result: &OpResult,
-        undo: &Undo,
+        written: &Written,
         out: &mut Vec<Notification>,
     ) {
-        match (op, result) {
+        let guards = &written.guards;
+        match (op, &written.result) {
             (Op::Create { mode, .. }, OpResult::Created { path, .. }) => {
                 if mode.is_ephemeral() {
                     self.sessions.add_ephemeral(session, path);
                 }
-                let acl = self.tree.get(path).map(|node| node.acl.clone());
-                self.fire(path, &acl.unwrap_or_default(), Watches::fire_created, out);
+                self.fire(path, guards, Watches::fire_created, out);
             }
             (Op::Delete { path, .. }, _) => {
-                if let Undo::Delete { node, .. } = undo {
+                if let Undo::Delete { node, .. } = &written.undo {
                     if node.ephemeral_owner != 0 {
                         self.sessions.remove_ephemeral(node.ephemeral_owner, path);
                     }
-                    self.fire(path, &node.acl, Watches::fire_deleted, out);
                 }
+                self.fire(path, guards, Watches::fire_deleted, out);
             }
             (Op::SetData { path, .. }, _) => {
-                let acl = self.tree.get(path).map(|node| node.acl.clone());
-                self.fire(
-                    path,
-                    &acl.unwrap_or_default(),
-                    Watches::fire_data_changed,
-                    out,
-                );
+                self.fire(path, guards, Watches::fire_data_changed, out)
             }
             _ => {}
         }
     }
 
-    /// Fires the watches a change of the node at `path`, whose ACL is `acl`, sets off, as the
-    /// sessions hear them: one that may not read the node (its parent, for
-    /// NodeChildrenChanged) hears nothing, its one-time watch spent all the same (ZooKeeper
-    /// 3.8.4's check, which Debian's 3.8.0 carries).
+    /// Fires the watches a change of the node at `path` sets off, as the sessions hear them:
+    /// one that may not read the node (its parent, for NodeChildrenChanged), as `guards` had
+    /// them when the change was made, hears nothing, its one-time watch spent all the same
+    /// (ZooKeeper 3.8.4's check, which Debian's 3.8.0 carries).
     fn fire(
         &mut self,
         path: &str,
-        acl: &Acls,
+        guards: &Guards,
         trigger: fn(&mut Watches, &str, &mut Vec<Notification>),
         out: &mut Vec<Notification>,
     ) {
@@ -685,11 +679,8 @@ impl Server {
         trigger(&mut self.watches, path, out);
         let hears = |notification: &Notification| {
             let acl = match notification.event.event_type {
-                EventType::NodeChildrenChanged => {
-                    let parent = self.tree.get(&notification.event.path);
-                    parent.map_or(acl, |node| &node.acl)
-                }
-                _ => acl,
+                EventType::NodeChildrenChanged => &guards.parent,
+                _ => &guards.node,
             };
             acl.is_open()
                 || self
@@ -703,12 +694,26 @@ impl Server {
         }
     }
 
+    /// The guards of a deletion the server makes on its own (a session's end, the reaper): the
+    /// deleted node's ACL, and its parent's.
+    fn deletion_guards(&self, path: &str, deleted: &Undo) -> Guards {
+        let parent = self.tree.get(path::parent(path));
+        Guards {
+            node: match deleted {
+                Undo::Delete { node, .. } => node.acl.clone(),
+                _ => Acls::OPEN,
+            },
+            parent: parent.map_or(Acls::OPEN, |parent| parent.acl.clone()),
+        }
+    }
+
     /// A multi, all or nothing: the ops run in order against the tree; on the first failure the
     /// earlier ones are undone in reverse and nothing else changes; on success the sessions and
     /// watches see every op in order.
     fn multi(
         &mut self,
         session: SessionId,
+        identity: &Identity,
         ops: &[Op],
         zxid: Zxid,
         now_ms: i64,
@@ -723,17 +728,17 @@ impl Server {
         if !ops.iter().all(allowed) {
             return Err(ZkError::BadArguments);
         }
-        let mut done: Vec<(OpResult, Undo)> = Vec::with_capacity(ops.len());
+        let mut done: Vec<Written> = Vec::with_capacity(ops.len());
         for (i, op) in ops.iter().enumerate() {
-            match self.write(session, op, zxid, now_ms) {
+            match self.write(identity, session, op, zxid, now_ms) {
                 Ok(step) => done.push(step),
                 Err(code) => {
-                    for (op, (result, undo)) in ops.iter().zip(done).rev() {
-                        let path = match &result {
+                    for (op, written) in ops.iter().zip(done).rev() {
+                        let path = match &written.result {
                             OpResult::Created { path, .. } => path.as_str(),
                             _ => op.path(),
                         };
-                        self.tree.undo(path, undo);
+                        self.tree.undo(path, written.undo);
                     }
                     let mut results = Vec::with_capacity(ops.len());
                     results.extend((0..i).map(|_| Ok(OpResult::RolledBack)));
@@ -743,12 +748,12 @@ impl Server {
                 }
             }
         }
-        for (op, (result, undo)) in ops.iter().zip(&done) {
-            self.commit(session, op, result, undo, out);
+        for (op, written) in ops.iter().zip(&done) {
+            self.commit(session, op, written, out);
         }
         Ok(OpResult::Multi(
             (ops.iter().zip(done))
-                .map(|(op, (result, _))| match (op, result) {
+                .map(|(op, written)| match (op, written.result) {
                     // ZooKeeper answers a plain create inside a multi with its path only, and a
                     // container's or a TTL node's with its stat too.
                     (Op::Create { mode, .. }, OpResult::Created { path, stat }) => {
@@ -764,6 +769,30 @@ impl Server {
                 .collect(),
         ))
     }
+}
+
+/// What one op of a write did to the tree: its result, how to undo it, and the ACLs its watch
+/// events are heard under.
+struct Written {
+    result: OpResult,
+    undo: Undo,
+    guards: Guards,
+}
+
+/// The ACLs that decide who hears of a change, as they stood when it was made (a multi may
+/// change the tree again before its watches fire): the changed node's, for the events of the
+/// node, and its parent's, for NodeChildrenChanged.
+struct Guards {
+    node: Acls,
+    parent: Acls,
+}
+
+impl Guards {
+    /// An op no watch hears.
+    const NONE: Guards = Guards {
+        node: Acls::OPEN,
+        parent: Acls::OPEN,
+    };
 }
 
 impl Default for Server {

@@ -93,9 +93,13 @@ impl Sessions {
         self.identities.get(&session).cloned().unwrap_or_default()
     }
 
-    /// The session is known by `identity` from now on.
+    /// The session is known by `identity` from now on (a session known by its address alone
+    /// holds no entry, so that one state is not two).
     pub fn set_identity(&mut self, session: SessionId, identity: Identity) {
-        self.identities.insert(session, identity);
+        match identity == Identity::default() {
+            true => self.identities.remove(&session),
+            false => self.identities.insert(session, identity),
+        };
     }
 }
 

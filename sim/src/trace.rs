@@ -586,12 +586,12 @@ impl fmt::Display for OpText<'_> {
             Op::CheckWatches { path, kind } => write!(f, "checkWatches {path} {kind:?}"),
             Op::GetAcl { path } => write!(f, "getAcl {path}"),
             Op::SetAcl { path, acl, version } => write!(f, "setAcl {path} {acl} v={version}"),
-            // The secret stays out of the trace: the scheme and the user alone.
-            Op::AddAuth { scheme, auth } => {
+            // The secret stays out of the trace: a digest's user alone, of other schemes nothing.
+            Op::AddAuth { scheme, auth } if scheme == "digest" => {
                 let auth = String::from_utf8_lossy(auth.as_deref().unwrap_or_default());
-                let user = auth.split(':').next().unwrap_or_default();
-                write!(f, "addAuth {scheme} {user}")
+                write!(f, "addAuth {scheme} {}", crate::digest::user_of(&auth))
             }
+            Op::AddAuth { scheme, .. } => write!(f, "addAuth {scheme}"),
             Op::WhoAmI => write!(f, "whoAmI"),
         }
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 
+use crate::recipes::acl::Acls;
 use crate::recipes::client::{
     CreateMode, EventType, Op, OpReply, OpResult, SessionEvent, SessionId, Stat, ZkClient, ZkError,
     ZkEvent,
@@ -92,6 +93,8 @@ pub struct Observation {
     pub last_events: Vec<Vec<ZkEvent>>,
     /// The case's nodes and `/zookeeper/config`, parents first, at the end of the case.
     pub tree: Vec<Znode>,
+    /// The ACL each of those nodes holds then, as the observer (the super user) reads it.
+    pub acls: Vec<(String, Acls)>,
 }
 
 /// Runs `steps` on `sessions`, with `faults` for the fault steps, then reads the tree under
@@ -203,11 +206,20 @@ pub async fn observe<C: ZkClient>(
     let _ = observer.sync("/").await;
     let mut tree = read_tree(observer, root).await?;
     tree.extend(read_tree(observer, CONFIG).await?);
+    let mut acls = Vec::with_capacity(tree.len());
+    for node in &tree {
+        match observer.get_acl(&node.path).await {
+            Ok((acl, _)) => acls.push((node.path.clone(), acl)),
+            Err(ZkError::NoNode) => {}
+            Err(error) => return Err(error),
+        }
+    }
     let ids: Vec<SessionId> = sessions.iter().map(ZkClient::session_id).collect();
     let mut observation = Observation {
         steps: seen,
         last_events,
         tree,
+        acls,
     };
     observation.normalize(&ids);
     Ok(observation)

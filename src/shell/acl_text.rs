@@ -20,7 +20,7 @@ pub(super) fn parse(text: &str, warnings: &mut Vec<String>) -> Vec<Acl> {
         }
         let mut perms = Perms(0);
         for letter in item[last + 1..].chars() {
-            match Perms::parse(&letter.to_string()) {
+            match Perms::of_letter(letter) {
                 Some(bit) => perms = Perms(perms.0 | bit.0),
                 None => warnings.push(format!("Unknown perm type: {letter}")),
             }

@@ -4,7 +4,8 @@
 
 use zklab_recipes::acl::{Acl, Id, Perms};
 
-/// Each permission bit, zklab's beside the crate's (which hides its bits).
+/// Each permission bit, zklab's beside the crate's (which hides its bits). A bit beyond these
+/// five, which a server stores as given, the crate can neither send nor read: it is dropped.
 const PERMISSIONS: [(Perms, zk::Permission); 5] = [
     (Perms::READ, zk::Permission::READ),
     (Perms::WRITE, zk::Permission::WRITE),
@@ -23,9 +24,12 @@ pub(crate) fn zk_acls(acl: &zklab_recipes::acl::Acls) -> Vec<zk::Acl> {
     acl.entries().iter().map(entry).collect()
 }
 
-/// One entry of an ACL the crate read.
-pub(crate) fn acl_of(acl: &zk::Acl) -> Acl {
-    let granted = PERMISSIONS.iter().filter(|(_, theirs)| acl.permission().has(*theirs));
-    let perms = granted.fold(Perms(0), |all, (ours, _)| Perms(all.0 | ours.0));
-    Acl::new(perms, Id::new(acl.scheme(), acl.id()))
+/// An ACL in the crate's terms, in zklab's.
+pub(crate) fn acls_of(acl: &[zk::Acl]) -> zklab_recipes::acl::Acls {
+    let entry = |acl: &zk::Acl| {
+        let granted = PERMISSIONS.iter().filter(|(_, theirs)| acl.permission().has(*theirs));
+        let perms = granted.fold(Perms(0), |all, (ours, _)| Perms(all.0 | ours.0));
+        Acl::new(perms, Id::new(acl.scheme(), acl.id()))
+    };
+    zklab_recipes::acl::Acls::new(acl.iter().map(entry).collect())
 }

@@ -476,8 +476,7 @@ async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpR
         Op::RemoveWatches { .. } | Op::CheckWatches { .. } => Err(ZkError::Unimplemented),
         Op::GetAcl { path } => {
             let (acl, stat) = client.get_acl(&path).await?;
-            let acl = Acls::new(acl.iter().map(acl_of).collect());
-            let stat = stat_of(stat);
+            let (acl, stat) = (acls_of(&acl), stat_of(stat));
             Ok(OpResult::Acl { acl, stat })
         }
         Op::SetAcl { path, acl, version } => {
@@ -487,7 +486,7 @@ async fn execute_unwatched(client: &zk::Client, acls: &[zk::Acl], op: Op) -> OpR
         }
         Op::AddAuth { scheme, auth } => {
             // The crate sends bytes, never the null of ZooKeeper's Java client.
-            let auth = auth.ok_or(ZkError::BadArguments)?;
+            let auth = auth.ok_or(ZkError::Unimplemented)?;
             client.auth(&scheme, &auth).await?;
             Ok(OpResult::Authenticated)
         }

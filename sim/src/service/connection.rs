@@ -52,12 +52,18 @@ pub(super) struct Conn {
     state: ConnState,
     /// Bumped on every break: deliveries of an older connection are dropped.
     pub(super) epoch: u64,
+    /// The connection the server closed after refusing its authentication: it reads nothing
+    /// more from it.
+    pub(super) closed_by_server: Option<u64>,
     /// Ops sent on the current connection, awaiting replies.
     pending: BTreeSet<u64>,
     /// Ops issued while disconnected, sent once reconnected.
     held_ops: Vec<(u64, Request)>,
     /// The reads in flight that ask for a watch, by request id: their replies set it.
     watching: BTreeMap<u64, Op>,
+    /// The authentications in flight, by request id: a client library sends one again on its
+    /// next connection rather than fail it with the one it lost.
+    authenticating: BTreeMap<u64, Op>,
     /// The watches the client holds, which it re-registers on reconnecting.
     watches: SessionWatches,
     pub(super) base_latency: Duration,
@@ -87,11 +93,20 @@ impl Conn {
         self.epoch == epoch && self.is_connected()
     }
 
-    /// Notes an op sent on the current connection: a read that asks for a watch sets it, and a
-    /// removal of watches lets them go, when its reply arrives.
+    /// Whether the server reads a packet sent on connection `epoch`: one it carries, unless
+    /// the server has closed it.
+    pub(super) fn server_reads(&self, epoch: u64) -> bool {
+        self.carries(epoch) && self.closed_by_server != Some(epoch)
+    }
+
+    /// Notes an op sent on the current connection: a read that asks for a watch sets it when
+    /// its reply arrives, and an authentication is sent again if the connection breaks first.
     fn note_sent(&mut self, id: u64, op: &Op) {
         if sets_watch(op) {
             self.watching.insert(id, op.clone());
+        }
+        if let Op::AddAuth { .. } = op {
+            self.authenticating.insert(id, op.clone());
         }
     }
 }
@@ -133,9 +148,11 @@ impl Service {
             parked: VecDeque::new(),
             state,
             epoch: 0,
+            closed_by_server: None,
             pending: BTreeSet::new(),
             held_ops: Vec::new(),
             watching: BTreeMap::new(),
+            authenticating: BTreeMap::new(),
             watches: SessionWatches::default(),
             base_latency,
             to_server_floor: now,
@@ -181,9 +198,10 @@ impl Service {
         );
         // The client library refuses a malformed path (or a create without an ACL) before it
         // looks at its connection, but after it knows it was closed.
+        let malformed = validate_op(&op).err();
         let refused = match state {
             ConnState::Closed => Some(ZkError::Closed),
-            _ if validate_op(&op).is_err() => validate_op(&op).err(),
+            _ if malformed.is_some() => malformed,
             ConnState::AuthFailed => Some(ZkError::AuthFailed),
             ConnState::Connected => {
                 self.conn(session).note_sent(id, &op);
@@ -316,6 +334,7 @@ impl Service {
                 if let Some(op) = conn.watching.remove(&id) {
                     conn.watches.register(&op, &reply);
                 }
+                conn.authenticating.remove(&id);
                 let client = conn.client;
                 if conn.pending.remove(&id) {
                     let failed = reply == Err(ZkError::AuthFailed);
@@ -399,7 +418,15 @@ impl Service {
         conn.parked.clear();
         conn.watching.clear();
         let client = conn.client;
-        let pending = std::mem::take(&mut conn.pending);
+        // Authentications go again first on the next connection, as ZooKeeper's clients send
+        // theirs; every other op in flight is lost with the connection.
+        let authenticating = std::mem::take(&mut conn.authenticating);
+        let mut pending = std::mem::take(&mut conn.pending);
+        pending.retain(|id| !authenticating.contains_key(id));
+        let again = authenticating
+            .into_iter()
+            .map(|(id, op)| (id, Request::Op { id, op }));
+        conn.held_ops.splice(0..0, again);
         let event = ZkEvent::Session(SessionEvent::Disconnected);
         self.outbox.push(Output::Event { session, event });
         self.outbox.push(Output::Heartbeat { session });

@@ -7,7 +7,7 @@
 //! possibly stale on a follower; a `sync` waits until its server has applied what the leader had
 //! committed when it arrived.
 
-use zklab_recipes::client::{Op, OpReply, SessionId, Zxid};
+use zklab_recipes::client::{Op, OpReply, SessionId, ZkError, Zxid};
 
 use super::reaping::deleted_by;
 use super::wire::{Delivery, Request, Response};
@@ -118,7 +118,7 @@ impl Service {
                 if let Some(lost) = lost {
                     self.lose_reply(session, lost, told_first);
                 } else if server == leader {
-                    self.send_to_client(session, Response::Reply { id, reply, zxid });
+                    self.reply(session, id, reply, zxid);
                 } else {
                     let answer = Answer::Reply(reply);
                     let parked = Parked {
@@ -255,7 +255,22 @@ impl Service {
                     (reply, zxid)
                 }
             };
-            self.send_to_client(session, Response::Reply { id, reply, zxid });
+            self.reply(session, id, reply, zxid);
+        }
+    }
+
+    /// Sends a session the reply to its request `id`. A refused authentication is the last
+    /// thing its connection carries: the server closes it behind the reply, dropping the
+    /// session's watches and reading nothing more from it; the session lives until it expires.
+    fn reply(&mut self, session: SessionId, id: u64, reply: OpReply, zxid: Zxid) {
+        let refused = reply == Err(ZkError::AuthFailed);
+        self.send_to_client(session, Response::Reply { id, reply, zxid });
+        if refused {
+            let server = self.conn(session).server;
+            self.servers.server_mut(server).take_watches(session);
+            let conn = self.conn(session);
+            conn.closed_by_server = Some(conn.epoch);
+            conn.parked.clear();
         }
     }
 }

@@ -240,7 +240,7 @@ impl Service {
                 request,
             } => {
                 let conn = self.conn(session);
-                if !conn.carries(epoch) {
+                if !conn.server_reads(epoch) {
                     return;
                 }
                 conn.server_heard = now;

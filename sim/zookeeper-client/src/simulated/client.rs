@@ -13,7 +13,7 @@ use zklab_sim::service::SimZk;
 use zklab_sim::sim_client::{SimClient, TraceRecorder};
 use zookeeper_client::{Acl, AuthUser, Error, SessionId, SessionState, Stat};
 
-use super::conversions::{acls, error, stat, zk_acls};
+use super::conversions::{acls_of, error, stat, zk_acls};
 use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::options::{not_yet, CreateOptions, CreateSequence};
 use super::paths;
@@ -313,7 +313,7 @@ impl Client {
     ) -> Result<Stat, Error> {
         let op = Op::SetAcl {
             path: path.to_owned(),
-            acl: acls(acl),
+            acl: acls_of(acl),
             version: expected_acl_version.unwrap_or(-1),
         };
         match self.send(op).await? {
@@ -322,8 +322,9 @@ impl Client {
         }
     }
 
-    /// Adds an identity to the session (`digest` with `user:password`, say); AuthFailed ends
-    /// the session, as on a real server.
+    /// Adds an identity to the session (`digest` with `user:password`, say). On AuthFailed the
+    /// client gives the session up, as the real one does (the server keeps it until it
+    /// expires).
     pub async fn auth(&self, scheme: &str, auth: &[u8]) -> Result<(), Error> {
         let op = Op::AddAuth {
             scheme: scheme.to_owned(),

@@ -1,17 +1,11 @@
 //! zklab's client types in zookeeper-client's terms: errors, stats, events and session states,
 //! as the real crate reports what a real server sends.
 
-use zklab_recipes::acl::Acls;
 use zklab_recipes::client::{self as sim, SessionEvent, ZkError};
 use zookeeper_client as zk;
 use zookeeper_client::{Error, EventType, SessionState, Stat, WatchedEvent};
 
 include!("../../../../recipes/src/real_zk/acl_conversions.rs");
-
-/// An ACL the real client would send, as the simulated server takes it.
-pub(super) fn acls(acl: &[zk::Acl]) -> Acls {
-    Acls::new(acl.iter().map(acl_of).collect())
-}
 
 /// The error zookeeper-client reports for what the simulated client answered.
 pub(super) fn error(error: ZkError) -> Error {

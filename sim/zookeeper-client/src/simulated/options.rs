@@ -7,7 +7,7 @@ use std::time::Duration;
 use zklab_recipes::client::{CreateMode as SimMode, Op};
 use zookeeper_client::{Acls, Error};
 
-use super::conversions::acls;
+use super::conversions::acls_of;
 
 /// A node's kind; [`CreateMode::with_acls`] makes the [`CreateOptions`] a create takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl CreateOptions<'_> {
             path: path.to_owned(),
             data: data.to_vec(),
             mode,
-            acl: acls(&self.acls),
+            acl: acls_of(&self.acls),
         })
     }
 

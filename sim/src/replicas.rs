@@ -329,6 +329,24 @@ mod tests {
     }
 
     #[test]
+    fn a_follower_decides_a_transaction_as_the_session_was_known_on_the_leader() {
+        use crate::test_ops::{acl, add_auth, create_guarded, set};
+        use zklab_recipes::acl::Perms;
+        let mut ensemble = Replicas::new(2);
+        let (owner, writer) = (ensemble.open_session(), ensemble.open_session());
+        ensemble.apply(owner, &add_auth("digest", b"alice:secret"), 1);
+        let alices = acl(&[("auth", "", Perms::ALL), ("world", "anyone", Perms::READ)]);
+        ensemble.apply(owner, &create_guarded("/g", b"", alices), 1);
+        // Refused on the leader: the writer is nobody yet.
+        let refused = ensemble.apply(writer, &Op::Multi(vec![set("/g", b"x", -1)]), 2);
+        assert!(matches!(refused.reply, Ok(OpResult::Multi(ref results)) if results[0].is_err()));
+        // It authenticates before the follower replays the multi, which fails there too.
+        ensemble.apply(writer, &add_auth("digest", b"alice:secret"), 3);
+        while ensemble.replay_next(1).is_some() {}
+        assert_eq!(ensemble.server(1), ensemble.server(0));
+    }
+
+    #[test]
     fn an_expiry_is_replayed_and_deletes_the_ephemerals_on_every_follower() {
         let mut ensemble = Replicas::new(2);
         let s = ensemble.open_session();

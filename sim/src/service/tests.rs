@@ -457,3 +457,60 @@ fn a_lost_reply_still_brings_the_ops_own_watch_events_and_persistent_watches_com
     let outputs = run_until(&mut zk, retry + Duration::from_millis(200));
     assert_eq!(events(&outputs), [changed]);
 }
+
+#[test]
+fn a_refused_authentication_ends_the_session_for_its_client_and_the_server_reads_no_more() {
+    use crate::test_ops::add_auth;
+    let mut zk = service(1);
+    let (session, _) = zk.open_session(0, None, false);
+    let watching = zk.call(session, exists("/w", true)).unwrap();
+    let refused = zk.call(session, add_auth("foo", b"bar")).unwrap();
+    // Sent before the client hears the refusal: the server, which closed the connection, never
+    // applies it.
+    let after = zk
+        .call(session, create("/late", CreateMode::Persistent))
+        .unwrap();
+    let outputs = run_until(&mut zk, Duration::from_secs(1));
+    let replies = replies(&outputs);
+    assert!(matches!(replies[0], (id, Ok(OpResult::Exists(None))) if id == watching));
+    assert_eq!(replies[1], (refused, Err(ZkError::AuthFailed)));
+    assert_eq!(replies[2], (after, Err(ZkError::AuthFailed)));
+    assert!(events(&outputs).contains(&ZkEvent::Session(SessionEvent::Closed)));
+    assert!(zk.auth_failed(session));
+    assert!(zk.servers.server(0).node("/late").is_none());
+    assert!(
+        zk.servers.session_alive(session),
+        "the server keeps it until it expires"
+    );
+    assert!(zk
+        .servers
+        .server_mut(0)
+        .take_watches(session)
+        .data
+        .is_empty());
+    assert_eq!(
+        zk.call(session, exists("/w", false)),
+        Err(ZkError::AuthFailed)
+    );
+}
+
+#[test]
+fn an_authentication_in_flight_across_a_break_is_sent_again_rather_than_failed() {
+    use crate::test_ops::add_auth;
+    let mut zk = service(1);
+    zk.add_process(0);
+    let (session, _) = zk.open_session(0, None, false);
+    let id = zk
+        .call(session, add_auth("digest", b"alice:secret"))
+        .unwrap();
+    zk.drop_connection(session);
+    let mut outputs = Vec::new();
+    zk.take_outputs(&mut outputs);
+    let retry = zk.heartbeat_due(session).expect("a retry");
+    outputs.extend(run_until(&mut zk, retry));
+    zk.heartbeat(session);
+    outputs.extend(run_until(&mut zk, retry + Duration::from_secs(1)));
+    assert_eq!(replies(&outputs), [(id, Ok(OpResult::Authenticated))]);
+    let users = zk.servers.server(0).identity(session).who_am_i();
+    assert!(users.iter().any(|info| info.user == "alice"));
+}

@@ -393,6 +393,23 @@ fn a_session_hears_no_change_to_a_node_it_may_not_read_and_its_watch_is_spent() 
 }
 
 #[test]
+fn a_change_inside_a_multi_is_heard_under_the_acls_that_stood_when_it_ran() {
+    let (mut s, owner) = one_session();
+    let watcher = s.open_session();
+    created(&mut s, owner, persistent("/m"));
+    ok(&mut s, watcher, exists("/m/g", true));
+    ok(&mut s, watcher, get_children("/m", true));
+    // Made unreadable and deleted in one multi: its creation is not heard, its parent's
+    // change is.
+    let guarded = create_guarded("/m/g", b"", anyone("cdwa"));
+    let multi = Op::Multi(vec![guarded, delete("/m/g", -1)]);
+    assert_eq!(
+        notified(&mut s, owner, multi),
+        [note(watcher, EventType::NodeChildrenChanged, "/m", "/m/g")]
+    );
+}
+
+#[test]
 fn whoami_tells_the_address_then_each_digest_and_a_scheme_without_a_provider_fails() {
     let (mut s, a) = one_session();
     let users = |s: &mut Server| match ok(s, a, Op::WhoAmI) {

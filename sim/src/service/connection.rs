@@ -1,9 +1,9 @@
 //! A session's connection as its client library keeps it: `Connected`, `Disconnected` (ops
 //! wait for the reconnect, as ZooKeeper's client queues them), `Expired`, `Closed` or
-//! `AuthFailed`. A broken
-//! connection fails the ops in flight with ConnectionLoss and loses the watch events in flight;
-//! the server drops the session's watches, and the client re-registers those it holds when it
-//! reconnects, as ZooKeeper's client does. The heartbeat pings at a third of the session
+//! `AuthFailed`. A broken connection fails the ops in flight with ConnectionLoss (but an
+//! authentication, sent again) and loses the watch events in flight; the server drops the
+//! session's watches, and the client re-registers those it holds when it reconnects, as
+//! ZooKeeper's client does. The heartbeat pings at a third of the session
 //! timeout when idle, declares the connection lost after two thirds without hearing from the
 //! server, and reconnects after a short random delay.
 
@@ -258,6 +258,7 @@ impl Service {
                 conn.state = ConnState::Closed;
                 return Err(ZkError::SessionExpired);
             }
+            // Given up, and closed all the same (no close is sent).
             ConnState::AuthFailed => {
                 conn.state = ConnState::Closed;
                 return Err(ZkError::AuthFailed);

@@ -15,6 +15,7 @@ pub mod observe;
 pub mod through_drop_in;
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -25,11 +26,12 @@ use crate::sim::service::SimConfig;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use self::case::{cases, ensemble_cases, orderings, Case, Step, CONFIG};
+use self::case::{cases, ensemble_cases, orderings, Case, RealClient, Step, CONFIG};
 use self::case_faults::{simulate, ControllerFaults, EnsembleFaults, Simulated};
 use self::through_drop_in::simulate_through_drop_in;
 use crate::launcher::{Controller, Ensemble};
 use crate::recipes::subtree::delete_tree;
+use crate::wire_zk::WireZk;
 
 use self::observe::{observe, prepare_root, NoFaults, Observation};
 
@@ -129,8 +131,9 @@ pub fn conform(
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let strategy = match real {
-        RealServer::Hosts(_) | RealServer::ThroughDropIn(_) => cases(MAX_STEPS, false).boxed(),
-        RealServer::Controller(_) => cases(MAX_STEPS, true).boxed(),
+        RealServer::Hosts(_) => cases(MAX_STEPS, false, RealClient::Wire).boxed(),
+        RealServer::ThroughDropIn(_) => cases(MAX_STEPS, false, RealClient::Crate).boxed(),
+        RealServer::Controller(_) => cases(MAX_STEPS, true, RealClient::Wire).boxed(),
         RealServer::Ensemble(_) => ensemble_cases(MAX_STEPS).boxed(),
     };
     let mut report = ConformReport {
@@ -343,6 +346,8 @@ impl Differ<'_> {
     }
 
     /// Runs the steps on the real server, under `root`; says too whether a lost reply missed.
+    /// zklab's own wire client speaks to a plain server and to one with a command port; the
+    /// `zookeeper-client` crate to an ensemble and where the simulated side is its drop-in.
     fn observe_real(
         &self,
         sessions: usize,
@@ -350,46 +355,68 @@ impl Differ<'_> {
         root: &str,
     ) -> Result<(Observation, bool), ZkError> {
         self.runtime.block_on(async {
-            let observer = RealZk::connect(&self.side.hosts(None), SESSION_TIMEOUT).await?;
-            prepare_root(&observer, root).await?;
-            let count = sessions;
-            let mut sessions = Vec::with_capacity(count);
-            for index in 0..count {
-                let hosts = self.side.hosts(Some(index));
-                sessions.push(RealZk::connect(&hosts, SESSION_TIMEOUT).await?);
+            match self.side {
+                Side::Plain { .. } | Side::Controller(_) => {
+                    let connect = |hosts: String| async move {
+                        WireZk::connect(&hosts, SESSION_TIMEOUT).await
+                    };
+                    self.observe_on(connect, sessions, steps, root).await
+                }
+                Side::DropIn { .. } | Side::Ensemble { .. } => {
+                    let connect = |hosts: String| async move {
+                        RealZk::connect(&hosts, SESSION_TIMEOUT).await
+                    };
+                    self.observe_on(connect, sessions, steps, root).await
+                }
             }
-            let (observation, missed) = match &self.side {
-                Side::Controller(controller) => {
-                    let faults = ControllerFaults::new(controller);
-                    let observation = observe(&sessions, &observer, steps, root, &faults).await?;
-                    (observation, faults.missed())
-                }
-                Side::Ensemble {
-                    ensemble,
-                    leader,
-                    follower,
-                    ..
-                } => {
-                    let faults = EnsembleFaults::new(ensemble, *follower, *leader);
-                    let observation = observe(&sessions, &observer, steps, root, &faults).await?;
-                    if faults.broken() {
-                        return Err(ZkError::SystemError);
-                    }
-                    (observation, false)
-                }
-                Side::Plain { .. } | Side::DropIn { .. } => {
-                    let observation = observe(&sessions, &observer, steps, root, &NoFaults).await?;
-                    (observation, false)
-                }
-            };
-            for session in &sessions {
-                let _ = session.close().await;
-            }
-            // Leave the server as the case found it.
-            delete_tree(&observer, root).await?;
-            let _ = observer.close().await;
-            Ok((observation, missed))
         })
+    }
+
+    /// Runs the steps on sessions that `connect` opens.
+    async fn observe_on<C: ZkClient + Sync, F: Future<Output = Result<C, ZkError>>>(
+        &self,
+        connect: impl Fn(String) -> F,
+        count: usize,
+        steps: &[Step],
+        root: &str,
+    ) -> Result<(Observation, bool), ZkError> {
+        let observer = connect(self.side.hosts(None)).await?;
+        prepare_root(&observer, root).await?;
+        let mut sessions = Vec::with_capacity(count);
+        for index in 0..count {
+            sessions.push(connect(self.side.hosts(Some(index))).await?);
+        }
+        let (observation, missed) = match &self.side {
+            Side::Controller(controller) => {
+                let faults = ControllerFaults::new(controller);
+                let observation = observe(&sessions, &observer, steps, root, &faults).await?;
+                (observation, faults.missed())
+            }
+            Side::Ensemble {
+                ensemble,
+                leader,
+                follower,
+                ..
+            } => {
+                let faults = EnsembleFaults::new(ensemble, *follower, *leader);
+                let observation = observe(&sessions, &observer, steps, root, &faults).await?;
+                if faults.broken() {
+                    return Err(ZkError::SystemError);
+                }
+                (observation, false)
+            }
+            Side::Plain { .. } | Side::DropIn { .. } => {
+                let observation = observe(&sessions, &observer, steps, root, &NoFaults).await?;
+                (observation, false)
+            }
+        };
+        for session in &sessions {
+            let _ = session.close().await;
+        }
+        // Leave the server as the case found it.
+        delete_tree(&observer, root).await?;
+        let _ = observer.close().await;
+        Ok((observation, missed))
     }
 
     /// Shrinks a mismatching case to a small one that still mismatches.

@@ -23,6 +23,8 @@ pub mod prelude;
 pub mod real_faults;
 #[cfg(feature = "cli")]
 pub mod shell;
+#[cfg(feature = "real")]
+pub mod wire_zk;
 
 pub use zklab_models as models;
 pub use zklab_recipes as recipes;

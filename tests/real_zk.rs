@@ -96,6 +96,14 @@ fn generated_cases_behave_the_same_on_the_simulated_and_a_real_server() {
         "createTTL persistent sequential",
         "addWatch persistent",
         "addWatch persistent recursive",
+        "removeWatches",
+        "checkWatches",
+        "watches removed",
+        "watches held",
+        "NoWatcher",
+        "event DataWatchRemoved",
+        "event ChildWatchRemoved",
+        "event PersistentWatchRemoved",
     ];
     agree_on(RealServer::Hosts(&hosts), CONFORMANCE_CASES, &exercised);
 }
@@ -248,12 +256,15 @@ fn generated_cases_with_faults_behave_the_same_on_the_simulator_and_a_controller
         return;
     };
     let controller = Controller::start(&installation).expect("a controller server");
-    // The faults struck: sessions expired, and replies were lost.
+    // The faults struck: sessions expired, and replies were lost; persistent watches stood
+    // across them, and watches were removed.
     let exercised = [
         "fault",
         "event Expired",
         "ConnectionLoss",
         "createContainer",
+        "addWatch persistent recursive",
+        "watches removed",
     ];
     agree_on(RealServer::Controller(&controller), FAULT_CASES, &exercised);
 }
@@ -771,4 +782,75 @@ fn the_reaper_takes_the_same_nodes_on_a_real_server_and_in_the_simulator() {
     );
     let told = |what: &str| real.iter().any(|line| line.contains(what));
     assert!(told("NodeDeleted, path: \"/r/box\""), "{real:?}");
+}
+
+/// zklab's own wire client on a controller server: a persistent recursive watch and an identity
+/// outlive a closed connection (the client presents the identity and sets the watch again on
+/// the new one), and a removal of the watch is told to the client as ZooKeeper's client tells
+/// it, after which the server holds none.
+#[test]
+fn the_wire_client_sets_its_identity_and_watches_again_after_a_break_and_tells_a_removal() {
+    use zklab::launcher::ControlCommand;
+    use zklab::recipes::client::{AddWatchMode, EventType, WatchedEvent, WatcherKind};
+    use zklab::wire_zk::WireZk;
+    let Some(installation) = installed_or_skip("the wire client") else {
+        return;
+    };
+    let controller = Controller::start(&installation).expect("a controller server");
+    let hosts = controller.connect_string();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        let timeout = Duration::from_secs(10);
+        let session = WireZk::connect(&hosts, timeout).await.expect("a session");
+        let writer = WireZk::connect(&hosts, timeout).await.expect("a session");
+        session
+            .add_auth("digest", b"app:secret")
+            .await
+            .expect("authenticated");
+        let mode = AddWatchMode::PersistentRecursive;
+        session.add_watch("/w", mode).await.expect("a watch");
+        let closed = ControlCommand::CloseConnection(session.session_id());
+        controller.send(closed).expect("the connection closed");
+        for state in [SessionEvent::Disconnected, SessionEvent::SyncConnected] {
+            assert_eq!(session.next_event().await, Some(ZkEvent::Session(state)));
+        }
+        for path in ["/w", "/w/x"] {
+            writer
+                .create(path, b"", CreateMode::Persistent)
+                .await
+                .expect("created");
+            let created = WatchedEvent {
+                event_type: EventType::NodeCreated,
+                path: path.to_owned(),
+            };
+            assert_eq!(session.next_event().await, Some(ZkEvent::Watch(created)));
+        }
+        let identities = session.who_am_i().await.expect("identities");
+        assert!(
+            identities
+                .iter()
+                .any(|id| id.scheme == "digest" && id.user == "app"),
+            "{identities:?}"
+        );
+        session
+            .remove_watches("/w", WatcherKind::Any)
+            .await
+            .expect("removed");
+        let removed = WatchedEvent {
+            event_type: EventType::PersistentWatchRemoved,
+            path: "/w".to_owned(),
+        };
+        assert_eq!(session.next_event().await, Some(ZkEvent::Watch(removed)));
+        let check = Op::CheckWatches {
+            path: "/w".to_owned(),
+            kind: WatcherKind::Any,
+        };
+        assert_eq!(session.call(check).await, Err(ZkError::NoWatcher));
+        session.close().await.expect("closed");
+        assert_eq!(
+            session.next_event().await,
+            Some(ZkEvent::Session(SessionEvent::Closed))
+        );
+        assert_eq!(session.next_event().await, None);
+    });
 }

@@ -14,6 +14,7 @@ pub mod connect_string;
 pub mod digest;
 pub mod fault;
 pub mod forced;
+pub mod jute;
 pub mod local;
 pub mod log;
 pub mod notified;

@@ -35,9 +35,13 @@ fn acl_len(acl: &Acls) -> usize {
 
 fn record_len(op: &Op) -> usize {
     match op {
+        // A TTL node's create carries its TTL, a long, after the flags.
         Op::Create {
-            path, data, acl, ..
-        } => string(path) + 4 + data.len() + acl_len(acl) + 4,
+            path,
+            data,
+            acl,
+            mode,
+        } => string(path) + 4 + data.len() + acl_len(acl) + 4 + mode.ttl_ms().map_or(0, |_| 8),
         Op::SetAcl { path, acl, .. } => string(path) + acl_len(acl) + 4,
         Op::GetAcl { path } => string(path),
         Op::AddAuth { scheme, auth } => 4 + string(scheme) + 4 + auth.as_ref().map_or(0, Vec::len),

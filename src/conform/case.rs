@@ -12,7 +12,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::recipes::acl::{Acl, Acls, Id, Perms};
-use crate::recipes::client::{AddWatchMode, CreateMode, Op};
+use crate::recipes::client::{AddWatchMode, CreateMode, Op, WatcherKind};
 use crate::sim::digest::digest_id;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -579,26 +579,109 @@ fn check_root() -> impl Strategy<Value = Op> {
     })
 }
 
-/// Whether a case may leave persistent watches: not where a fault may break its connection.
-/// zookeeper-client 0.11 never sets one again on reconnection (its `resend_watches` computes
-/// `index.max(index)`, so it always sends SetWatches, without the persistent lists), where the
-/// simulated client sets it again as ZooKeeper's Java client does: such a case would compare
-/// the two clients, not the two servers.
-#[derive(Clone, Copy)]
-enum Persistent {
-    Watches,
-    NoWatches,
+/// The real side's client, whose reach the cases stay within.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RealClient {
+    /// zklab's own client of the wire protocol (`WireZk`): every op, and persistent watches
+    /// set again on reconnection, as ZooKeeper's Java client and the simulated one do.
+    Wire,
+    /// The `zookeeper-client` crate (`RealZk`): it cannot send removeWatches or checkWatches,
+    /// and 0.11 never sets a persistent watch again on reconnection (its `resend_watches`
+    /// computes `index.max(index)`, so it always sends SetWatches, without the persistent
+    /// lists): a case where a fault may break a connection leaves none, or it would compare
+    /// the two clients, not the two servers.
+    Crate,
 }
 
-fn op(persistent: Persistent) -> BoxedStrategy<Op> {
-    match persistent {
-        Persistent::Watches => {
-            let add_watch =
-                (path(), add_watch_mode()).prop_map(|(path, mode)| Op::AddWatch { path, mode });
-            prop_oneof![19 => op_without_persistent_watches(), 2 => add_watch].boxed()
+/// Which ops beyond the common ones a case may send.
+#[derive(Clone, Copy)]
+struct Reach {
+    persistent_watches: bool,
+    watch_removal: bool,
+}
+
+impl Reach {
+    fn of(client: RealClient, faults: bool) -> Reach {
+        Reach {
+            persistent_watches: client == RealClient::Wire || !faults,
+            watch_removal: client == RealClient::Wire,
         }
-        Persistent::NoWatches => op_without_persistent_watches().boxed(),
     }
+}
+
+fn op(reach: Reach) -> BoxedStrategy<Op> {
+    let add_watch = (path(), add_watch_mode()).prop_map(|(path, mode)| Op::AddWatch { path, mode });
+    // Of the nodes the cases make most, where watches stand most often.
+    let removal = node().prop_flat_map(watch_removal);
+    match (reach.persistent_watches, reach.watch_removal) {
+        (true, true) => prop_oneof![
+            19 => op_without_persistent_watches(),
+            2 => add_watch,
+            2 => removal
+        ]
+        .boxed(),
+        (true, false) => prop_oneof![19 => op_without_persistent_watches(), 2 => add_watch].boxed(),
+        (false, true) => prop_oneof![19 => op_without_persistent_watches(), 2 => removal].boxed(),
+        (false, false) => op_without_persistent_watches().boxed(),
+    }
+}
+
+/// A removeWatches or a checkWatches of `path`.
+fn watch_removal(path: String) -> impl Strategy<Value = Op> {
+    let kind = prop_oneof![
+        Just(WatcherKind::Children),
+        Just(WatcherKind::Data),
+        Just(WatcherKind::Any)
+    ];
+    (kind, any::<bool>()).prop_map(move |(kind, remove)| match remove {
+        true => Op::RemoveWatches {
+            path: path.clone(),
+            kind,
+        },
+        false => Op::CheckWatches {
+            path: path.clone(),
+            kind,
+        },
+    })
+}
+
+/// A session leaves a watch of any kind on a node, then removes or checks watches there: most
+/// removals elsewhere find none.
+fn watched_then_asked(sessions: usize) -> impl Strategy<Value = Vec<Step>> {
+    (0..sessions, node())
+        .prop_flat_map(|(session, path)| {
+            let watching = prop_oneof![
+                Just(Op::Exists {
+                    path: path.clone(),
+                    watch: true
+                }),
+                Just(Op::GetData {
+                    path: path.clone(),
+                    watch: true
+                }),
+                Just(Op::GetChildren {
+                    path: path.clone(),
+                    watch: true
+                }),
+                add_watch_mode().prop_map({
+                    let path = path.clone();
+                    move |mode| Op::AddWatch {
+                        path: path.clone(),
+                        mode,
+                    }
+                }),
+            ];
+            (Just(session), watching, watch_removal(path))
+        })
+        .prop_map(|(session, watching, asked)| {
+            vec![
+                Step::Call {
+                    session,
+                    op: watching,
+                },
+                Step::Call { session, op: asked },
+            ]
+        })
 }
 
 fn op_without_persistent_watches() -> impl Strategy<Value = Op> {
@@ -639,14 +722,14 @@ fn watch() -> impl Strategy<Value = bool> {
     prop_oneof![2 => Just(true), 1 => Just(false)]
 }
 
-fn step(sessions: usize, persistent: Persistent) -> impl Strategy<Value = Step> {
-    step_of(0..sessions, persistent)
+fn step(sessions: usize, reach: Reach) -> impl Strategy<Value = Step> {
+    step_of(0..sessions, reach)
 }
 
 /// A step of one of `sessions`.
-fn step_of(sessions: Range<usize>, persistent: Persistent) -> impl Strategy<Value = Step> {
+fn step_of(sessions: Range<usize>, reach: Reach) -> impl Strategy<Value = Step> {
     prop_oneof![
-        40 => (sessions.clone(), op(persistent)).prop_map(|(session, op)| Step::Call { session, op }),
+        40 => (sessions.clone(), op(reach)).prop_map(|(session, op)| Step::Call { session, op }),
         1 => sessions.prop_map(|session| Step::Close { session }),
     ]
 }
@@ -658,8 +741,8 @@ fn step_of(sessions: Range<usize>, persistent: Persistent) -> impl Strategy<Valu
 /// (`PrepRequestProcessor`: `nodeRecord.duplicate(zxid)` with only its aversion changed), so a
 /// write sent with it may pass the old ACL until the setACL is committed: a race of a real
 /// server's pipeline, which the simulated server, applying each request at once, has not.
-fn together(sessions: usize) -> impl Strategy<Value = Step> {
-    let no_set_acl = op(Persistent::Watches).prop_filter("a setACL sent with other calls", |op| {
+fn together(sessions: usize, reach: Reach) -> impl Strategy<Value = Step> {
+    let no_set_acl = op(reach).prop_filter("a setACL sent with other calls", |op| {
         !matches!(op, Op::SetAcl { .. })
     });
     prop::sample::subsequence((0..sessions).collect::<Vec<_>>(), 2..=sessions)
@@ -674,12 +757,12 @@ fn together(sessions: usize) -> impl Strategy<Value = Step> {
 }
 
 /// A step of a case without faults: with two sessions or more, now and then calls sent at once.
-fn plain_step(sessions: usize) -> BoxedStrategy<Step> {
+fn plain_step(sessions: usize, reach: Reach) -> BoxedStrategy<Step> {
     match sessions {
-        0 | 1 => step(sessions, Persistent::Watches).boxed(),
+        0 | 1 => step(sessions, reach).boxed(),
         _ => prop_oneof![
-            20 => step(sessions, Persistent::Watches),
-            1 => together(sessions)
+            20 => step(sessions, reach),
+            1 => together(sessions, reach)
         ]
         .boxed(),
     }
@@ -701,9 +784,9 @@ fn set_acl() -> impl Strategy<Value = Op> {
 }
 
 /// A step, or now and then a fault.
-fn step_or_fault(sessions: usize) -> impl Strategy<Value = Step> {
+fn step_or_fault(sessions: usize, reach: Reach) -> impl Strategy<Value = Step> {
     prop_oneof![
-        20 => step(sessions, Persistent::NoWatches),
+        20 => step(sessions, reach),
         1 => (0..sessions).prop_map(|session| Step::Expire { session }),
         1 => (0..sessions).prop_map(|session| Step::Disconnect { session }),
         2 => (0..sessions, lost_write()).prop_map(|(session, op)| Step::LoseReply { session, op }),
@@ -734,17 +817,15 @@ fn prelude() -> Vec<Step> {
 /// leaves a few watches to re-register. Syncs keep every read up to date
 /// (`synced_across_servers`).
 pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
+    let reach = Reach::of(RealClient::Crate, true);
     (2..=MAX_SESSIONS)
         .prop_flat_map(move |sessions| {
             let quarter = max_steps / 4;
             (
                 vec(watching_read(), 1..=3),
-                vec(step(sessions, Persistent::NoWatches), 0..=quarter),
-                vec(
-                    step_of(1..sessions, Persistent::NoWatches),
-                    1..=max_steps / 2,
-                ),
-                vec(step(sessions, Persistent::NoWatches), 0..=quarter),
+                vec(step(sessions, reach), 0..=quarter),
+                vec(step_of(1..sessions, reach), 1..=max_steps / 2),
+                vec(step(sessions, reach), 0..=quarter),
             )
                 .prop_map(move |(watches, before, away, after)| {
                     let steps = prelude()
@@ -811,20 +892,28 @@ fn synced(session: usize) -> Step {
 }
 
 /// Cases of 1 to [`MAX_SESSIONS`] sessions and 1 to `max_steps` steps (plus, mostly, the
-/// `prelude`, which shrinking may drop); with `faults`, some steps are faults.
-pub fn cases(max_steps: usize, faults: bool) -> impl Strategy<Value = Case> {
+/// `prelude`, which shrinking may drop); with `faults`, some steps are faults. The ops stay
+/// within what `client` can send.
+pub fn cases(max_steps: usize, faults: bool, client: RealClient) -> impl Strategy<Value = Case> {
+    let reach = Reach::of(client, faults);
     (1..=MAX_SESSIONS)
         .prop_flat_map(move |sessions| {
             let with_prelude = prop_oneof![4 => Just(true), 1 => Just(false)];
             let each = match faults {
-                false => plain_step(sessions),
-                true => step_or_fault(sessions).boxed(),
+                false => plain_step(sessions, reach),
+                true => step_or_fault(sessions, reach).boxed(),
+            }
+            .prop_map(|step| vec![step]);
+            let each = match reach.watch_removal {
+                true => prop_oneof![12 => each, 1 => watched_then_asked(sessions)].boxed(),
+                false => each.boxed(),
             };
             (with_prelude, vec(each, 1..=max_steps)).prop_map(move |(prelude_first, steps)| {
+                let steps = steps.into_iter().flatten();
                 let steps = if prelude_first {
                     prelude().into_iter().chain(steps).collect()
                 } else {
-                    steps
+                    steps.collect()
                 };
                 Case { sessions, steps }
             })

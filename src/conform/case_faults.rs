@@ -11,7 +11,6 @@ use super::case::Step;
 use super::observe::{observe, prepare_root, Faults, Observation, SETTLE_BOUND};
 use crate::launcher::{ControlCommand, Controller, Ensemble, LaunchError};
 use crate::recipes::client::{Op, OpReply, ZkClient, ZkError};
-use crate::recipes::real_zk::RealZk;
 use crate::sim::fault::{FaultPlan, FaultRates};
 use crate::sim::service::{SimConfig, SimZk};
 use crate::sim::sim_client::SimClient;
@@ -151,18 +150,18 @@ impl<'a> ControllerFaults<'a> {
     }
 }
 
-impl Faults<RealZk> for ControllerFaults<'_> {
-    async fn expire(&self, session: &RealZk) -> Result<(), ZkError> {
+impl<C: ZkClient + Sync> Faults<C> for ControllerFaults<'_> {
+    async fn expire(&self, session: &C) -> Result<(), ZkError> {
         self.send(ControlCommand::ExpireSession(session.session_id()))
     }
 
-    async fn disconnect(&self, session: &RealZk) -> Result<(), ZkError> {
+    async fn disconnect(&self, session: &C) -> Result<(), ZkError> {
         self.send(ControlCommand::CloseConnection(session.session_id()))
     }
 
     /// The server swallows the next reply; once it has had time to apply the write, the
     /// connection is dropped, as a lost reply drops it in the simulator.
-    async fn lose_reply(&self, session: &RealZk, op: Op) -> OpReply {
+    async fn lose_reply(&self, session: &C, op: Op) -> OpReply {
         self.send(ControlCommand::NoResponse(1))?;
         let drop_later = async {
             session.sleep(APPLY_BOUND).await;
@@ -223,13 +222,13 @@ impl<'a> EnsembleFaults<'a> {
     }
 }
 
-impl Faults<RealZk> for EnsembleFaults<'_> {
-    async fn away(&self, _: &RealZk) -> Result<(), ZkError> {
+impl<C: ZkClient> Faults<C> for EnsembleFaults<'_> {
+    async fn away(&self, _: &C) -> Result<(), ZkError> {
         self.act(|ensemble| ensemble.kill(self.follower))
     }
 
     /// The member restarts; the same member must lead as before.
-    async fn back(&self, _: &RealZk) -> Result<(), ZkError> {
+    async fn back(&self, _: &C) -> Result<(), ZkError> {
         let leader = self.act(|ensemble| ensemble.restart(self.follower))?;
         if leader != self.leader {
             self.broken.store(true, Ordering::Relaxed);

@@ -79,36 +79,6 @@ pub fn sets_watch(op: &Op) -> bool {
     )
 }
 
-/// The paths a session holds watches on, by kind, in path order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HeldWatches {
-    /// Data watches (getData, exists of an existing node).
-    pub data: Vec<String>,
-    /// Exists watches of missing nodes.
-    pub exist: Vec<String>,
-    /// Child watches.
-    pub child: Vec<String>,
-    /// Persistent watches.
-    pub persistent: Vec<String>,
-    /// Persistent recursive watches.
-    pub recursive: Vec<String>,
-}
-
-impl HeldWatches {
-    /// Whether the session holds no watch.
-    pub fn is_empty(&self) -> bool {
-        [
-            &self.data,
-            &self.exist,
-            &self.child,
-            &self.persistent,
-            &self.recursive,
-        ]
-        .iter()
-        .all(|paths| paths.is_empty())
-    }
-}
-
 impl Listeners {
     /// A new handle, hearing the session's news from now on.
     pub fn add(&self) -> ListenerId {
@@ -158,20 +128,6 @@ impl Listeners {
             _ => return,
         };
         watchers.entry(path.clone()).or_default().insert(listener);
-    }
-
-    /// The paths the session's handles hold watches on, by kind: what a client sets again
-    /// on a new connection (ZooKeeper's setWatches).
-    pub fn watches(&self) -> HeldWatches {
-        let routing = self.routing();
-        let paths = |watchers: &Watchers| watchers.keys().cloned().collect();
-        HeldWatches {
-            data: paths(&routing.data),
-            exist: paths(&routing.exist),
-            child: paths(&routing.child),
-            persistent: paths(&routing.persistent),
-            recursive: paths(&routing.recursive),
-        }
     }
 
     /// Routes an event off the wire: a fired watch to the handles holding it (each once, and the

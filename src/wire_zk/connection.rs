@@ -171,15 +171,10 @@ async fn serve(
         for auth in &session.auths {
             let _ = to_writer.send(auth.bytes.clone());
         }
-        let watched = shared.listeners.watches();
-        if !watched.is_empty() {
+        if !session.watches.is_empty() {
             let watches = SetWatches {
                 relative_zxid: session.last_zxid,
-                data: watched.data,
-                exist: watched.exist,
-                child: watched.child,
-                persistent: watched.persistent,
-                persistent_recursive: watched.recursive,
+                watches: session.watches.clone(),
             };
             if let Ok((_, bytes)) = Request::SetWatches(watches).encode(xid::SET_WATCHES) {
                 let _ = to_writer.send(frame(&bytes));
@@ -242,7 +237,10 @@ fn take_frame(shared: &Shared, bytes: &[u8]) -> Option<Ending> {
     }
     match header.xid {
         xid::NOTIFICATION => match decode_notification(body) {
-            Ok(event) => shared.listeners.deliver(ZkEvent::Watch(event)),
+            Ok(event) => {
+                session.watches.fire(&event);
+                shared.listeners.deliver(ZkEvent::Watch(event));
+            }
             Err(_) => return Some(Ending::Broken),
         },
         xid::PING | xid::SET_WATCHES => {}
@@ -264,7 +262,10 @@ fn take_frame(shared: &Shared, bytes: &[u8]) -> Option<Ending> {
             let reply = decode_reply(pending.header, &pending.request, &header, body)
                 .unwrap_or(Err(ZkError::MarshallingError));
             match &pending.request {
-                Request::Op(op) => shared.listeners.note_reply(pending.listener, op, &reply),
+                Request::Op(op) => {
+                    session.watches.register(op, &reply);
+                    shared.listeners.note_reply(pending.listener, op, &reply);
+                }
                 Request::CloseSession => {
                     session.end(ZkError::Closed, SessionEvent::Closed, &shared.listeners);
                     let _ = pending.reply.send(reply);

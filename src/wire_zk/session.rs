@@ -12,6 +12,7 @@ use crate::recipes::client::{
 };
 use crate::recipes::listeners::{ListenerId, Listeners};
 use crate::sim::jute::request::{Request, RequestHeader};
+use crate::sim::watch::SessionWatches;
 
 /// A request and who waits for its reply.
 pub(super) struct Pending {
@@ -56,6 +57,8 @@ pub(super) struct Session {
     pub(super) answered: usize,
     /// Closed by its application: every call fails with `Closed`.
     pub(super) closed: bool,
+    /// The watches the client holds, set again on each new connection.
+    pub(super) watches: SessionWatches,
 }
 
 impl Session {
@@ -71,6 +74,7 @@ impl Session {
             auths: Vec::new(),
             answered: 0,
             closed: false,
+            watches: SessionWatches::default(),
         }
     }
 
@@ -129,6 +133,7 @@ impl Session {
             return;
         }
         self.phase = Phase::Ended(error);
+        self.watches = SessionWatches::default();
         let queued = self.queued.drain(..).map(|(pending, _)| pending);
         for pending in self.in_flight.drain(..).chain(queued) {
             let _ = pending.reply.send(Err(error));

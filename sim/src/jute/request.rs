@@ -8,6 +8,7 @@ use zklab_recipes::client::{Op, Zxid};
 
 use super::archive::{JuteReader, JuteWriter, Malformed};
 use super::codes::{self, op_code, xid};
+use crate::watch::SessionWatches;
 
 /// One request after the handshake.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,22 +23,14 @@ pub enum Request {
     CloseSession,
 }
 
-/// The watches a reconnecting client had, each list by kind, and the last zxid it saw: a
-/// watch whose node changed after that zxid fires at once.
+/// The watches a reconnecting client had, and the last zxid it saw: a watch whose node changed
+/// after that zxid fires at once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SetWatches {
     /// The last zxid the client saw.
     pub relative_zxid: Zxid,
-    /// Data watches (getData, exists of an existing node).
-    pub data: Vec<String>,
-    /// Exists watches of nodes that did not exist.
-    pub exist: Vec<String>,
-    /// Child watches.
-    pub child: Vec<String>,
-    /// Persistent watches.
-    pub persistent: Vec<String>,
-    /// Persistent recursive watches.
-    pub persistent_recursive: Vec<String>,
+    /// The watches, by kind.
+    pub watches: SessionWatches,
 }
 
 /// The header before every request's record.
@@ -81,12 +74,13 @@ impl Request {
         match self {
             Request::Op(op) => write_op(&mut writer, op)?,
             Request::Ping | Request::CloseSession => {}
-            Request::SetWatches(watches) => {
-                writer.long(watches.relative_zxid).strings(&watches.data);
+            Request::SetWatches(set) => {
+                let watches = &set.watches;
+                writer.long(set.relative_zxid).strings(&watches.data);
                 writer.strings(&watches.exist).strings(&watches.child);
                 if code == op_code::SET_WATCHES2 {
                     writer.strings(&watches.persistent);
-                    writer.strings(&watches.persistent_recursive);
+                    writer.strings(&watches.recursive);
                 }
             }
         }
@@ -107,17 +101,20 @@ impl Request {
                 let relative_zxid = reader.long()?;
                 let (data, exist, child) =
                     (reader.strings()?, reader.strings()?, reader.strings()?);
-                let (persistent, persistent_recursive) = match header.code {
+                let (persistent, recursive) = match header.code {
                     op_code::SET_WATCHES2 => (reader.strings()?, reader.strings()?),
                     _ => Default::default(),
                 };
-                Request::SetWatches(SetWatches {
-                    relative_zxid,
+                let watches = SessionWatches {
                     data,
                     exist,
                     child,
                     persistent,
-                    persistent_recursive,
+                    recursive,
+                };
+                Request::SetWatches(SetWatches {
+                    relative_zxid,
+                    watches,
                 })
             }
             code => Request::Op(read_op(&mut reader, code)?),
@@ -127,8 +124,8 @@ impl Request {
     }
 }
 
-fn no_persistent(watches: &SetWatches) -> bool {
-    watches.persistent.is_empty() && watches.persistent_recursive.is_empty()
+fn no_persistent(set: &SetWatches) -> bool {
+    set.watches.persistent.is_empty() && set.watches.recursive.is_empty()
 }
 
 /// The type an op goes as on its own.

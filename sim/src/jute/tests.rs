@@ -15,6 +15,7 @@ use super::reply::{
 };
 use super::request::{Request, RequestHeader, SetWatches};
 use crate::packet::{request_len, MAX_REQUEST_LEN};
+use crate::watch::SessionWatches;
 
 fn path() -> impl Strategy<Value = String> {
     prop_oneof![Just("/".to_owned()), "(/[a-zé0-9]{1,4}){1,3}"]
@@ -235,14 +236,17 @@ fn op_and_reply() -> impl Strategy<Value = (Op, OpReply)> {
 
 fn watches() -> impl Strategy<Value = SetWatches> {
     (any::<i64>(), [names(), names(), names(), names(), names()]).prop_map(|(zxid, lists)| {
-        let [data, exist, child, persistent, persistent_recursive] = lists;
-        SetWatches {
-            relative_zxid: zxid,
+        let [data, exist, child, persistent, recursive] = lists;
+        let watches = SessionWatches {
             data,
             exist,
             child,
             persistent,
-            persistent_recursive,
+            recursive,
+        };
+        SetWatches {
+            relative_zxid: zxid,
+            watches,
         }
     })
 }

@@ -39,6 +39,7 @@ mod progress;
 mod real_command;
 mod replay_command;
 mod run_command;
+mod serve_command;
 mod shell_command;
 mod shrink_command;
 mod sweep_summary;
@@ -113,6 +114,12 @@ enum Command {
                             nothing of them)."
     )]
     Real(real_command::RealArgs),
+    /// Serve the simulated ZooKeeper on ZooKeeper's wire protocol (one server, no faults yet),
+    /// so that a client of any library or language connects to it as to a real one.
+    #[command(
+        after_help = "Prints the address it listens on (127.0.0.1) once it accepts                             connections. Exit status: 0 once --for has passed, 2 bad usage or                             the port cannot be had."
+    )]
+    Serve(serve_command::ServeArgs),
     /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real
     /// one; on a terminal it prompts and edits lines, and `help` lists what it supports.
     #[command(
@@ -255,6 +262,7 @@ pub fn main(scenarios: impl IntoIterator<Item = &'static Scenario>) -> ExitCode 
         Command::Check(args) => check_command::run(&args, &catalogue),
         Command::Conform(args) => conform_command::run(&args),
         Command::Real(args) => real_command::run(&args, &catalogue),
+        Command::Serve(args) => serve_command::run(&args),
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay(args) => replay_command::run(&args, &catalogue),
         Command::Shrink(args) => shrink_command::run(&args, &catalogue),

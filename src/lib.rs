@@ -21,6 +21,8 @@ pub mod launcher;
 pub mod prelude;
 #[cfg(feature = "real")]
 pub mod real_faults;
+#[cfg(feature = "real")]
+pub mod serve;
 #[cfg(feature = "cli")]
 pub mod shell;
 #[cfg(feature = "real")]

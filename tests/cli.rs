@@ -272,7 +272,7 @@ fn replay_explains_its_symbols_and_shows_one_client_or_the_story_up_to_the_viola
 #[test]
 fn every_commands_help_gives_its_exit_statuses() {
     for command in [
-        "list", "run", "merge", "check", "conform", "real", "shell", "replay",
+        "list", "run", "merge", "check", "conform", "real", "serve", "shell", "replay",
     ] {
         let output = zklab(&[command, "--help"]);
         assert!(output.status.success(), "{command}");

@@ -3,11 +3,20 @@
 //! from zkCli on a fresh ZooKeeper 3.8.
 //!
 //! Only the values no two servers share are masked: the clocks (`ctime`, `mtime`) and the
-//! session id of an ephemeral node's `ephemeralOwner`.
+//! session id of an ephemeral node's `ephemeralOwner`. The real zkCli runs the same scripts on
+//! `zklab serve` too, where a ZooKeeper is installed.
 
 use std::fs::File;
-use std::path::Path;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use zklab::launcher::installed_or_skip;
+
+#[path = "support/served.rs"]
+mod served;
+use served::Served;
 
 #[test]
 fn every_command_prints_what_zkcli_prints() {
@@ -47,7 +56,6 @@ fn help_lists_only_the_commands_the_shell_supports() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("zklab runs");
-    use std::io::Write as _;
     let mut input = shell.stdin.take().expect("its stdin");
     input.write_all(b"help\nquit\n").expect("the script");
     drop(input);
@@ -86,8 +94,7 @@ fn help_lists_only_the_commands_the_shell_supports() {
 
 /// Runs the binary on the script with stdout and stderr in one file, as a terminal shows them.
 fn assert_same_as_zkcli(name: &str) {
-    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shell");
-    let script = File::open(scripts.join(format!("{name}.zk"))).expect("the script");
+    let script = File::open(scripts().join(format!("{name}.zk"))).expect("the script");
     let output_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("shell-{name}.out"));
     let output = File::create(&output_path).expect("an output file");
     let status = Command::new(env!("CARGO_BIN_EXE_zklab"))
@@ -99,9 +106,18 @@ fn assert_same_as_zkcli(name: &str) {
         .expect("zklab runs");
     assert!(status.success(), "zklab shell exited with {status}");
     let actual = std::fs::read_to_string(&output_path).expect("the output");
+    assert_recorded(name, "zklab shell", &actual);
+}
+
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shell")
+}
+
+/// `actual`, what `who` printed for script `name`, is what zkCli printed on a real server.
+fn assert_recorded(name: &str, who: &str, actual: &str) {
     let expected =
-        std::fs::read_to_string(scripts.join(format!("{name}.out"))).expect("the recording");
-    let (actual, expected) = (mask(&actual), mask(&expected));
+        std::fs::read_to_string(scripts().join(format!("{name}.out"))).expect("the recording");
+    let (actual, expected) = (mask(actual), mask(&expected));
     if let Some(line) = actual
         .iter()
         .zip(&expected)
@@ -117,12 +133,75 @@ fn assert_same_as_zkcli(name: &str) {
             marked.join("\n")
         };
         panic!(
-            "{name}: line {} differs from zkCli's\n--- zklab shell:\n{}\n--- zkCli:\n{}",
+            "{name}: line {} differs from zkCli's on a real server\n--- {who}:\n{}\n--- zkCli:\n{}",
             line + 1,
             context(&actual),
             context(&expected)
         );
     }
+}
+
+/// The real zkCli runs the scripts on `zklab serve`, each on a fresh one, and prints what it
+/// printed on a real server, watch notifications included. Three scripts are left out:
+/// `commands` and `extended_types` read nodes created without data, which ZooKeeper keeps as
+/// null and zkCli prints as `null`, where zklab's server keeps empty data (`zklab shell` tells
+/// the two apart itself); and `subtree_commands`'s refused `deleteall` says so only now and then
+/// on any server: zkCli's `ZKUtil.deleteInBatch` releases its semaphore before its callback
+/// records the failure, so a reply that comes quickly enough is read as a success.
+#[test]
+fn zkcli_prints_on_zklab_serve_what_it_prints_on_a_real_server() {
+    if installed_or_skip("zkCli on zklab serve").is_none() {
+        return;
+    }
+    for name in ["persistent_watches", "acls", "number_format"] {
+        let served = Served::start();
+        let actual = zkcli(&served.address, name);
+        assert_recorded(name, "zkCli on zklab serve", &actual);
+    }
+}
+
+/// zkCli's script, as `tests/shell/record.sh` runs it: `$ZOOKEEPER_HOME/bin/zkCli.sh`, Debian's
+/// by default.
+fn zkcli_script() -> PathBuf {
+    let home = std::env::var_os("ZOOKEEPER_HOME").unwrap_or_else(|| "/usr/share/zookeeper".into());
+    Path::new(&home).join("bin/zkCli.sh")
+}
+
+/// What zkCli prints for script `name` on the server at `address`, its noise dropped as
+/// `tests/shell/record.sh` drops it. The lines go in one every tenth of a second, as typed, so
+/// each notification zkCli prints from its other thread comes before the next command's output.
+fn zkcli(address: &str, name: &str) -> String {
+    // stdout and stderr in one file, as a terminal shows them.
+    let output_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("zkcli-{name}.out"));
+    let output = File::create(&output_path).expect("an output file");
+    let mut child = Command::new(zkcli_script())
+        .args(["-waitforconnection", "-server", address])
+        .env("TZ", "UTC")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(output.try_clone().expect("a second handle")))
+        .stderr(output)
+        .spawn()
+        .expect("zkCli runs");
+    let mut input = child.stdin.take().expect("its stdin");
+    let script = std::fs::read_to_string(scripts().join(format!("{name}.zk"))).expect("the script");
+    for line in script.lines() {
+        if writeln!(input, "{line}").is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(input);
+    child.wait().expect("zkCli ends");
+    let text = std::fs::read_to_string(&output_path).expect("the output");
+    let noise = |line: &&str| {
+        line.starts_with("SLF4J: ")
+            || line.starts_with("Connecting to ")
+            || *line == "Welcome to ZooKeeper!"
+            || *line == "JLine support is disabled"
+            || line.starts_with("\tat ")
+    };
+    let kept: Vec<&str> = text.split('\n').filter(|line| !noise(line)).collect();
+    kept.join("\n")
 }
 
 /// The output's lines with the clocks and the session ids masked.

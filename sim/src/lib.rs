@@ -33,3 +33,4 @@ mod test_ops;
 pub mod trace;
 pub mod tree;
 pub mod watch;
+pub mod wire_service;

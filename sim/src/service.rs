@@ -29,7 +29,7 @@ mod output;
 mod reaping;
 mod replication;
 mod serving;
-mod streams;
+pub(crate) mod streams;
 mod timing;
 mod watch_delivery;
 mod wire;

@@ -1,0 +1,112 @@
+//! `zklab serve`: the simulated ZooKeeper on ZooKeeper's wire protocol, as clients of another
+//! process meet it. (zkCli's scripts on it: `tests/shell.rs`.)
+
+#[path = "support/served.rs"]
+mod served;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+
+use served::Served;
+use zklab::conform::{conform, ConformOptions, RealServer};
+use zklab::launcher::{installed_or_skip, Standalone};
+
+/// The generated conformance cases through zklab's wire client on `zklab serve` agree with the
+/// pure server in-process: the wire, both ways, and the sessions on real time lose nothing.
+#[test]
+fn generated_cases_agree_through_the_wire_with_the_server_in_process() {
+    let served = Served::start();
+    let options = ConformOptions {
+        cases: 200,
+        seed: 0,
+    };
+    let report = conform(RealServer::Hosts(&served.address), &options, |_, _| {})
+        .expect("zklab serve answers");
+    assert_eq!(report.cases, 200);
+    if let Some(mismatch) = &report.first_mismatch {
+        panic!("{}{}", mismatch.case, mismatch.difference);
+    }
+    for kind in [
+        "removeWatches",
+        "checkWatches",
+        "multiRead",
+        "createTTL persistent",
+    ] {
+        assert!(
+            report.requests.get(kind).is_some_and(|&n| n > 0),
+            "no {kind}"
+        );
+    }
+}
+
+/// A launch script's readiness probe finds it as it finds a ZooKeeper; a connection that sends
+/// nonsense is closed, and the server goes on serving others.
+#[test]
+fn srvr_tells_its_mode_and_a_nonsense_connection_is_closed_alone() {
+    let served = Served::start();
+    let ask = |bytes: &[u8]| {
+        let mut stream = TcpStream::connect(&served.address).expect("a connection");
+        stream.write_all(bytes).expect("sent");
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        answer
+    };
+    let srvr = String::from_utf8(ask(b"srvr")).expect("text");
+    assert!(
+        srvr.lines().any(|line| line == "Mode: standalone"),
+        "{srvr}"
+    );
+    // A length past the 1 MiB a server reads: closed unanswered.
+    assert_eq!(ask(&[0x7f, 0, 0, 0, 1, 2, 3]), b"");
+    // A frame that is no handshake: closed unanswered.
+    assert_eq!(ask(&[0, 0, 0, 3, 1, 2, 3]), b"");
+    let srvr = String::from_utf8(ask(b"srvr")).expect("text");
+    assert!(srvr.contains("Mode: standalone"), "{srvr}");
+}
+
+/// kazoo (Python) runs its client and its Lock, Counter, Queue and Election on `zklab serve` and
+/// prints what it printed on a real ZooKeeper 3.8 (`tests/serve/kazoo_smoke.out`), and on the
+/// installed server too where there is one. Without kazoo the test says it was skipped; with
+/// `ZKLAB_REQUIRE_KAZOO=1` (as in CI) it fails instead.
+#[test]
+fn kazoo_and_its_recipes_run_on_zklab_serve_as_on_a_real_server() {
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve");
+    let has_kazoo = Command::new("python3")
+        .args(["-c", "import kazoo"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !has_kazoo {
+        assert!(
+            std::env::var_os("ZKLAB_REQUIRE_KAZOO").is_none(),
+            "kazoo is required (ZKLAB_REQUIRE_KAZOO) but python3 cannot import it"
+        );
+        eprintln!("SKIPPED kazoo on zklab serve: no kazoo for python3 (pip install kazoo)");
+        return;
+    }
+    let expected = std::fs::read_to_string(scripts.join("kazoo_smoke.out")).expect("recorded");
+    let smoke = |address: &str| {
+        let output = Command::new("python3")
+            .arg(scripts.join("kazoo_smoke.py"))
+            .arg(address)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("text")
+    };
+    let served = Served::start();
+    assert_eq!(smoke(&served.address), expected, "on zklab serve");
+    if let Some(installation) = installed_or_skip("kazoo on a real server") {
+        let server = Standalone::start(&installation).expect("a standalone server");
+        assert_eq!(
+            smoke(&server.connect_string()),
+            expected,
+            "on a real server"
+        );
+    }
+}

@@ -20,7 +20,7 @@ use tokio::task::AbortHandle;
 
 use crate::sim::jute::archive::frame_len;
 use crate::sim::packet::MAX_REQUEST_LEN;
-use crate::sim::wire_service::{ConnId, Outgoing, Ticks, WireService};
+use crate::sim::wire_service::{ConnId, Control, Outgoing, Ticks, WireService};
 
 /// What to serve.
 #[derive(Clone, Debug)]
@@ -33,6 +33,9 @@ pub struct ServeOptions {
     pub ticks: Ticks,
     /// Stop after this long; `None` runs until the process is stopped.
     pub run_for: Option<Duration>,
+    /// A port on 127.0.0.1 for the command port (0 for any free one), which takes ZooKeeper's
+    /// `ControllerService` commands; `None` for none.
+    pub command_port: Option<u16>,
 }
 
 /// What a connection's writer is told.
@@ -96,21 +99,32 @@ fn now() -> Duration {
         .unwrap_or_default()
 }
 
-/// Serves until `options.run_for` has passed (or forever); `ready` hears the address once the
-/// listener accepts connections.
-pub fn serve(options: &ServeOptions, ready: impl FnOnce(SocketAddr)) -> io::Result<()> {
+/// Serves until `options.run_for` has passed (or forever); `ready` hears the address, and the
+/// command port's, once the listeners accept connections.
+pub fn serve(
+    options: &ServeOptions,
+    ready: impl FnOnce(SocketAddr, Option<SocketAddr>),
+) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
-        ready(listener.local_addr()?);
+        let commands = match options.command_port {
+            Some(port) => Some(TcpListener::bind(("127.0.0.1", port)).await?),
+            None => None,
+        };
+        let command_address = commands.as_ref().map(TcpListener::local_addr).transpose()?;
+        ready(listener.local_addr()?, command_address);
         let served = Arc::new(Served {
             core: Mutex::new(WireService::new(options.seed, options.ticks)),
             connections: Mutex::new(BTreeMap::new()),
         });
         tokio::spawn(clock(served.clone()));
+        if let Some(commands) = commands {
+            tokio::spawn(command_port(commands, served.clone()));
+        }
         let accepting = accept(listener, served);
         match options.run_for {
             Some(run_for) => {
@@ -204,4 +218,53 @@ async fn read(mut reader: OwnedReadHalf, conn: ConnId, served: Arc<Served>) {
     let mut outgoing = core.gone(conn);
     outgoing.push(Outgoing::Close { conn, why });
     served.carry_out(outgoing);
+}
+
+/// Takes the command port's requests, one a connection: `GET /command/<ACTION>[/<parameter>]`
+/// answered `200 OK` once carried out, `400 Bad Request` with the reason otherwise.
+async fn command_port(listener: TcpListener, served: Arc<Served>) {
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let served = served.clone();
+        tokio::spawn(async move {
+            let mut request = Vec::new();
+            let mut buffer = [0; 512];
+            // The request line is all the port reads; a request longer than a few lines is
+            // not one of its commands.
+            while !request.windows(4).any(|end| end == b"\r\n\r\n") && request.len() < 4096 {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let line = String::from_utf8_lossy(&request);
+            let line = line.lines().next().unwrap_or_default();
+            let answer = match command_of(line) {
+                Ok(command) => {
+                    let mut core = served.core();
+                    let outgoing = core.control(command, now());
+                    served.carry_out(outgoing);
+                    "HTTP/1.0 200 OK\r\n\r\n".to_owned()
+                }
+                Err(why) => format!("HTTP/1.0 400 Bad Request\r\n\r\n{why}\n"),
+            };
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        });
+    }
+}
+
+/// The command of a request line `GET /command/<ACTION>[/<parameter>] HTTP/1.x`.
+fn command_of(line: &str) -> Result<Control, String> {
+    let mut words = line.split_whitespace();
+    let (method, target) = (words.next(), words.next());
+    let path = match (method, target) {
+        (Some("GET"), Some(target)) => target.strip_prefix("/command/"),
+        _ => None,
+    };
+    let path = path.ok_or_else(|| format!("not a command: {line:?}"))?;
+    let (action, parameter) = match path.split_once('/') {
+        Some((action, parameter)) => (action, Some(parameter)),
+        None => (path, None),
+    };
+    Control::parse(action, parameter)
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use served::Served;
 use zklab::conform::{conform, ConformOptions, RealServer};
-use zklab::launcher::{installed_or_skip, Standalone};
+use zklab::launcher::{installed_or_skip, Controller, Standalone};
 
 /// The generated conformance cases through zklab's wire client on `zklab serve` agree with the
 /// pure server in-process: the wire, both ways, and the sessions on real time lose nothing.
@@ -36,6 +36,27 @@ fn generated_cases_agree_through_the_wire_with_the_server_in_process() {
     ] {
         assert!(
             report.requests.get(kind).is_some_and(|&n| n > 0),
+            "no {kind}"
+        );
+    }
+}
+
+/// The generated cases with faults (expiries, closed connections, lost replies) struck through
+/// its command port, as on ZooKeeper's `ControllerService`, agree with the simulated service.
+#[test]
+fn generated_cases_with_faults_struck_through_its_command_port_agree_with_the_simulator() {
+    let served = Served::start();
+    let controller =
+        Controller::attach(&served.address, served.command_port).expect("its command port");
+    let options = ConformOptions { cases: 60, seed: 0 };
+    let report = conform(RealServer::Controller(&controller), &options, |_, _| {})
+        .expect("zklab serve answers");
+    if let Some(mismatch) = &report.first_mismatch {
+        panic!("{}{}", mismatch.case, mismatch.difference);
+    }
+    for kind in ["fault", "event Expired", "ConnectionLoss"] {
+        assert!(
+            report.outcomes.get(kind).is_some_and(|&n| n > 0),
             "no {kind}"
         );
     }

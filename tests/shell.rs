@@ -15,6 +15,7 @@ use std::time::Duration;
 use zklab::launcher::installed_or_skip;
 
 #[path = "support/served.rs"]
+#[allow(dead_code, reason = "its command port serves tests/serve.rs")]
 mod served;
 use served::Served;
 

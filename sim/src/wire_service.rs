@@ -44,6 +44,53 @@ pub enum Outgoing {
     },
 }
 
+/// A command of the command port, as ZooKeeper's `ControllerService` takes them
+/// (`GET /command/<ACTION>[/<parameter>]`); a session id is written in decimal or `0x` hex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Nothing: the port answers.
+    Ping,
+    /// Close one session's connection, or every connection; sessions live on.
+    CloseConnection(Option<SessionId>),
+    /// Expire one session, or every one.
+    ExpireSession(Option<SessionId>),
+    /// Send no reply to the next `n` requests of any session (every one with no `n`), which
+    /// are still applied. As ZooKeeper's controller, replies to getData and getChildren, and
+    /// notifications, still go.
+    NoResponse(Option<u64>),
+    /// Behave again.
+    Reset,
+}
+
+impl Control {
+    /// The command `action` with its `parameter`, as the command port spells them.
+    pub fn parse(action: &str, parameter: Option<&str>) -> Result<Control, String> {
+        let number = |text: &str| {
+            let parsed = match text.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => text.parse(),
+            };
+            parsed.map_err(|_| format!("{action} takes a number, not {text:?}"))
+        };
+        let session = |text: Option<&str>| {
+            text.map(number)
+                .transpose()
+                .map(|n| n.map(|n| n as SessionId))
+        };
+        Ok(match action {
+            "PING" => Control::Ping,
+            "CLOSECONNECTION" => Control::CloseConnection(session(parameter)?),
+            "EXPIRESESSION" => Control::ExpireSession(session(parameter)?),
+            "NORESPONSE" => Control::NoResponse(parameter.map(number).transpose()?),
+            "RESET" => Control::Reset,
+            "ADDDELAY" | "FAILREQUESTS" | "REJECTCONNECTIONS" | "ELECTNEWLEADER" | "SHUTDOWN" => {
+                return Err(format!("{action} is not supported by zklab serve yet"))
+            }
+            _ => return Err(format!("no command {action}")),
+        })
+    }
+}
+
 /// How the server bounds the session timeouts clients ask for: ZooKeeper's `tickTime` (2 s by
 /// default), a timeout being 2 to 20 ticks.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +126,8 @@ pub struct WireService {
     /// Each open connection, and the session it is attached to once it has shaken hands.
     conns: BTreeMap<ConnId, Option<SessionId>>,
     next_reap: Duration,
+    /// How many more replies to swallow (`Control::NoResponse`); `u64::MAX` for all.
+    holding: u64,
     out: Vec<Outgoing>,
 }
 
@@ -92,6 +141,7 @@ impl WireService {
             sessions: BTreeMap::new(),
             conns: BTreeMap::new(),
             next_reap: Duration::ZERO,
+            holding: 0,
             out: Vec::new(),
         }
     }
@@ -161,17 +211,7 @@ impl WireService {
             .map(|(session, _)| *session)
             .collect();
         for session in expired {
-            let ended = self.server.expire_session(session, millis(now));
-            if let Some(state) = self.sessions.remove(&session) {
-                if let Some(conn) = state.conn {
-                    self.conns.remove(&conn);
-                    let why = None;
-                    self.out.push(Outgoing::Close { conn, why });
-                }
-            }
-            if let Some(ended) = ended {
-                self.notify(ended.notifications);
-            }
+            self.expire(session, now);
         }
         if now >= self.next_reap {
             self.next_reap = now + self.ticks.container_check;
@@ -182,6 +222,60 @@ impl WireService {
             }
         }
         (self.take(), self.ticks.tick / 2)
+    }
+
+    /// Carries out a command of the command port.
+    pub fn control(&mut self, command: Control, now: Duration) -> Vec<Outgoing> {
+        let every = |sessions: &BTreeMap<SessionId, SessionState>, one: Option<SessionId>| {
+            one.map_or_else(|| sessions.keys().copied().collect(), |one| vec![one])
+        };
+        match command {
+            Control::Ping => {}
+            Control::CloseConnection(one) => {
+                for session in every(&self.sessions, one) {
+                    let conn = self.sessions.get(&session).and_then(|state| state.conn);
+                    if let Some(conn) = conn {
+                        self.close(conn, None);
+                    }
+                }
+            }
+            Control::ExpireSession(one) => {
+                for session in every(&self.sessions, one) {
+                    self.expire(session, now);
+                }
+            }
+            Control::NoResponse(n) => self.holding = n.unwrap_or(u64::MAX),
+            Control::Reset => self.holding = 0,
+        }
+        self.take()
+    }
+
+    /// The server expires a session: its ephemerals go, other sessions' watches fire, and its
+    /// connection is closed behind the events it fired for the session itself.
+    fn expire(&mut self, session: SessionId, now: Duration) {
+        let ended = self.server.expire_session(session, millis(now));
+        if let Some(ended) = ended {
+            self.notify(ended.notifications);
+        }
+        if let Some(state) = self.sessions.remove(&session) {
+            if let Some(conn) = state.conn {
+                self.conns.remove(&conn);
+                self.out.push(Outgoing::Close { conn, why: None });
+            }
+        }
+    }
+
+    /// Sends a reply, unless the command port said to swallow it. A found node's data or
+    /// children go all the same: ZooKeeper sends those through its response cache, which its
+    /// controller does not hold back.
+    fn reply(&mut self, conn: ConnId, record: Vec<u8>, cached: bool) {
+        if self.holding > 0 && !cached {
+            self.holding = self
+                .holding
+                .saturating_sub(u64::from(self.holding != u64::MAX));
+            return;
+        }
+        self.send(conn, record);
     }
 
     fn take(&mut self) -> Vec<Outgoing> {
@@ -341,7 +435,9 @@ impl WireService {
             Op::AddAuth { .. } => 0,
             _ => applied.zxid,
         };
-        self.send(conn, encode_reply(header, zxid, &op, &applied.reply));
+        let cached = matches!(op, Op::GetData { .. } | Op::GetChildren { .. });
+        let record = encode_reply(header, zxid, &op, &applied.reply);
+        self.reply(conn, record, cached && applied.reply.is_ok());
         if refused_auth(&op, &applied.reply) {
             // The server closes the connection behind a refused authentication.
             self.close(conn, None);
@@ -350,7 +446,7 @@ impl WireService {
 
     fn reply_header(&mut self, conn: ConnId, xid: i32, zxid: i64, err: i32) {
         let header = ReplyHeader { xid, zxid, err };
-        self.send(conn, header.encode());
+        self.reply(conn, header.encode(), false);
     }
 
     /// Sends each fired watch to its session's connection; a session between connections has
@@ -573,6 +669,47 @@ mod tests {
         connect(&mut service, 4, 0, vec![0; 16], SECOND);
         let (records, _) = sent_to(&call(&mut service, 4, 1, persistent("/p"), SECOND), 4);
         assert!(reply_of(&records, &persistent("/p"), 1).is_ok());
+    }
+
+    #[test]
+    fn the_command_port_swallows_replies_but_found_data_closes_connections_and_expires() {
+        let mut service = service();
+        let (opened, _) = connect(&mut service, 1, 0, vec![0; 16], SECOND);
+        let session = opened.session_id;
+        let write = persistent("/p");
+        let read = Op::GetData {
+            path: "/p".into(),
+            watch: false,
+        };
+        assert_eq!(
+            Control::parse("NORESPONSE", Some("2")),
+            Ok(Control::NoResponse(Some(2)))
+        );
+        service.control(Control::NoResponse(Some(2)), SECOND);
+        assert!(call(&mut service, 1, 1, write.clone(), SECOND).is_empty());
+        let (records, _) = sent_to(&call(&mut service, 1, 2, read.clone(), SECOND), 1);
+        assert!(matches!(
+            reply_of(&records, &read, 2),
+            Ok(OpResult::Data { .. })
+        ));
+        let missing = Op::Exists {
+            path: "/q".into(),
+            watch: false,
+        };
+        assert!(call(&mut service, 1, 3, missing.clone(), SECOND).is_empty());
+        let (records, _) = sent_to(&call(&mut service, 1, 4, missing.clone(), SECOND), 1);
+        assert_eq!(reply_of(&records, &missing, 4), Ok(OpResult::Exists(None)));
+        let hex = format!("{session:#x}");
+        let close = Control::parse("CLOSECONNECTION", Some(&hex)).expect("a command");
+        assert!(sent_to(&service.control(close, SECOND), 1).1);
+        connect(&mut service, 2, session, opened.password.clone(), SECOND);
+        let expire =
+            Control::parse("EXPIRESESSION", Some(&session.to_string())).expect("a command");
+        assert!(sent_to(&service.control(expire, SECOND), 2).1);
+        let (expired, _) = connect(&mut service, 3, session, opened.password, SECOND);
+        assert_eq!(expired.timeout_ms, 0);
+        assert!(Control::parse("ELECTNEWLEADER", None).is_err());
+        assert!(Control::parse("EXPIRESESSION", Some("nine")).is_err());
     }
 
     #[test]

@@ -50,6 +50,13 @@ impl CommandServer {
             .map_err(|error| format!("could not start a ZooKeeper controller server: {error}"))
     }
 
+    /// The server at `hosts` whose command port is `port`.
+    pub fn attached(hosts: &str, port: u16) -> Result<CommandServer, String> {
+        Controller::attach(hosts, port)
+            .map(CommandServer::Controller)
+            .map_err(|error| format!("no command port at 127.0.0.1:{port}: {error}"))
+    }
+
     /// A fresh ensemble of [`ENSEMBLE_SIZE`] members.
     pub fn ensemble() -> Result<CommandServer, String> {
         Ensemble::start(&installation()?, ENSEMBLE_SIZE)

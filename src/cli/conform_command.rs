@@ -30,9 +30,14 @@ pub struct ConformArgs {
     seed: u64,
     /// Cases with faults too (session expiry, dropped connections, lost replies), compared
     /// with the simulated service rather than the pure server, on a server with a command port
-    /// (ZooKeeper's `ControllerService`) that zklab starts for the run.
-    #[arg(long, conflicts_with = "zk")]
+    /// (ZooKeeper's `ControllerService`) that zklab starts for the run, or the one `--zk` and
+    /// `--command-port` name.
+    #[arg(long)]
     faults: bool,
+    /// The command port (on 127.0.0.1) of the server `--zk` names, for `--faults` against it:
+    /// a `ControllerService`'s, or `zklab serve --command-port`'s.
+    #[arg(long, requires_all = ["zk", "faults"])]
+    command_port: Option<u16>,
     /// Cases on a 3-server ensemble that zklab starts for the run, compared with a simulated
     /// one: the follower a session is attached to dies while the others act, and restarts, so
     /// the session's watches are re-registered. Each case restarts a member: about a second.
@@ -54,7 +59,11 @@ fn server_for(args: &ConformArgs) -> Result<CommandServer, String> {
     if args.ensemble {
         CommandServer::ensemble()
     } else if args.faults {
-        CommandServer::controller()
+        match (&args.zk, args.command_port) {
+            (Some(hosts), Some(port)) => CommandServer::attached(hosts, port),
+            (Some(_), None) => Err("--faults against --zk needs its --command-port".to_owned()),
+            (None, _) => CommandServer::controller(),
+        }
     } else {
         CommandServer::given_or_started(args.zk.as_deref(), None)
     }

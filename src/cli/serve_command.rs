@@ -23,6 +23,11 @@ pub struct ServeArgs {
     /// Stop after this many seconds; without it, serve until stopped.
     #[arg(long = "for", value_parser = clap::value_parser!(u64).range(1..))]
     run_for: Option<u64>,
+    /// Also listen on this port of 127.0.0.1 (0: any free one) for the commands of ZooKeeper's
+    /// `ControllerService` (`GET /command/EXPIRESESSION/<session>`, `CLOSECONNECTION`,
+    /// `NORESPONSE`, `RESET`, `PING`); its address is printed on a second line.
+    #[arg(long)]
+    command_port: Option<u16>,
 }
 
 /// Serves: exit 0 when `--for` has passed, 2 when the port cannot be had.
@@ -35,9 +40,13 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             ..Ticks::default()
         },
         run_for: args.run_for.map(Duration::from_secs),
+        command_port: args.command_port,
     };
-    let ready = |address: std::net::SocketAddr| {
+    let ready = |address, commands: Option<std::net::SocketAddr>| {
         outln!("{address}");
+        if let Some(commands) = commands {
+            outln!("{commands}");
+        }
     };
     match serve(&options, ready) {
         Ok(()) => ExitCode::SUCCESS,

@@ -71,10 +71,13 @@ impl fmt::Display for ControlCommand {
     }
 }
 
-/// A running `ControllerService` on free ports of 127.0.0.1, killed when dropped.
+/// A running `ControllerService` on free ports of 127.0.0.1, killed when dropped; or a server
+/// someone else runs with such a command port (`zklab serve --command-port`), left running.
 #[derive(Debug)]
 pub struct Controller {
-    server: ServerProcess,
+    /// The server process, when this controller started it: held for its drop, which stops it.
+    _started: Option<ServerProcess>,
+    connect_string: String,
     command_port: u16,
 }
 
@@ -108,14 +111,26 @@ impl Controller {
         })?;
         let [server] = servers;
         Ok(Controller {
-            server,
+            connect_string: format!("127.0.0.1:{}", server.client_port()),
+            _started: Some(server),
             command_port,
         })
     }
 
-    /// `127.0.0.1:<port>`, for a client.
+    /// A server already running at `hosts` whose command port is `command_port` on 127.0.0.1;
+    /// an error unless the port answers a `PING`.
+    pub fn attach(hosts: &str, command_port: u16) -> Result<Self, LaunchError> {
+        command(command_port, "PING")?;
+        Ok(Controller {
+            _started: None,
+            connect_string: hosts.to_owned(),
+            command_port,
+        })
+    }
+
+    /// The connect string, for a client.
     pub fn connect_string(&self) -> String {
-        format!("127.0.0.1:{}", self.server.client_port())
+        self.connect_string.clone()
     }
 
     /// Has the server carry out `command`.

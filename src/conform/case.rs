@@ -650,27 +650,14 @@ fn watch_removal(path: String) -> impl Strategy<Value = Op> {
 fn watched_then_asked(sessions: usize) -> impl Strategy<Value = Vec<Step>> {
     (0..sessions, node())
         .prop_flat_map(|(session, path)| {
-            let watching = prop_oneof![
-                Just(Op::Exists {
+            let persistent = add_watch_mode().prop_map({
+                let path = path.clone();
+                move |mode| Op::AddWatch {
                     path: path.clone(),
-                    watch: true
-                }),
-                Just(Op::GetData {
-                    path: path.clone(),
-                    watch: true
-                }),
-                Just(Op::GetChildren {
-                    path: path.clone(),
-                    watch: true
-                }),
-                add_watch_mode().prop_map({
-                    let path = path.clone();
-                    move |mode| Op::AddWatch {
-                        path: path.clone(),
-                        mode,
-                    }
-                }),
-            ];
+                    mode,
+                }
+            });
+            let watching = prop_oneof![3 => watching_read_of(path.clone()), 1 => persistent];
             (Just(session), watching, watch_removal(path))
         })
         .prop_map(|(session, watching, asked)| {
@@ -847,19 +834,22 @@ pub fn ensemble_cases(max_steps: usize) -> impl Strategy<Value = Case> {
 
 /// A read that leaves a watch on a node.
 fn watching_read() -> impl Strategy<Value = Op> {
-    node().prop_flat_map(|path| {
-        prop_oneof![
-            Just(Op::Exists {
-                path: path.clone(),
-                watch: true
-            }),
-            Just(Op::GetData {
-                path: path.clone(),
-                watch: true
-            }),
-            Just(Op::GetChildren { path, watch: true }),
-        ]
-    })
+    node().prop_flat_map(watching_read_of)
+}
+
+/// A read that leaves a watch on `path`.
+fn watching_read_of(path: String) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        Just(Op::Exists {
+            path: path.clone(),
+            watch: true
+        }),
+        Just(Op::GetData {
+            path: path.clone(),
+            watch: true
+        }),
+        Just(Op::GetChildren { path, watch: true }),
+    ]
 }
 
 /// `steps`, with a sync before every call of session 0 (its follower may not have applied a

@@ -109,7 +109,6 @@ async fn handshake(shared: &Shared, host: &str) -> Result<(TcpStream, Duration),
         stream.set_nodelay(true).ok()?;
         stream.write_all(&frame(&request.encode())).await.ok()?;
         let bytes = read_frame(&mut stream).await.ok()?;
-
         let response = ConnectResponse::decode(&bytes).ok()?;
         Some((stream, response))
     };

@@ -129,10 +129,10 @@ pub fn serve(
         match options.run_for {
             Some(run_for) => {
                 let _ = tokio::time::timeout(run_for, accepting).await;
-                Ok(())
             }
             None => accepting.await,
         }
+        Ok(())
     })
 }
 
@@ -149,15 +149,28 @@ async fn clock(served: Arc<Served>) {
     }
 }
 
-async fn accept(listener: TcpListener, served: Arc<Served>) -> io::Result<()> {
+/// Accepts connections for as long as the server runs. A failed accept (a connection reset
+/// before it was taken, no file descriptor left) costs that connection alone: the listener
+/// goes on after a pause.
+async fn accept(listener: TcpListener, served: Arc<Served>) {
     let mut next: ConnId = 0;
     loop {
-        let (stream, _) = listener.accept().await?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                eprintln!("zklab serve: a connection could not be accepted: {error}");
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
         next += 1;
         open(stream, next, &served);
     }
 }
+
+/// How long the listener waits after a failed accept.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Starts a connection's reader and writer.
 fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {

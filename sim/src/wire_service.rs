@@ -15,7 +15,7 @@ use std::time::Duration;
 use zklab_recipes::client::{Op, OpReply, SessionId, ZkError};
 
 use crate::jute::archive::frame;
-use crate::jute::codes::xid;
+use crate::jute::codes::{op_code, xid};
 use crate::jute::handshake::{ConnectRequest, ConnectResponse, PASSWORD_LEN, PROTOCOL_VERSION};
 use crate::jute::reply::{encode_notification, encode_reply, ReplyHeader};
 use crate::jute::request::{Request, RequestHeader};
@@ -55,8 +55,8 @@ pub enum Control {
     /// Expire one session, or every one.
     ExpireSession(Option<SessionId>),
     /// Send no reply to the next `n` requests of any session (every one with no `n`), which
-    /// are still applied. As ZooKeeper's controller, replies to getData and getChildren, and
-    /// notifications, still go.
+    /// are still applied. As ZooKeeper's controller, the replies that find a node's data
+    /// (getData) or children (getChildren2, not getChildren), and notifications, still go.
     NoResponse(Option<u64>),
     /// Behave again.
     Reset,
@@ -266,8 +266,8 @@ impl WireService {
     }
 
     /// Sends a reply, unless the command port said to swallow it. A found node's data or
-    /// children go all the same: ZooKeeper sends those through its response cache, which its
-    /// controller does not hold back.
+    /// children (getData, getChildren2) go all the same: ZooKeeper sends those through its
+    /// response cache, which its controller does not hold back.
     fn reply(&mut self, conn: ConnId, record: Vec<u8>, cached: bool) {
         if self.holding > 0 && !cached {
             self.holding = self
@@ -435,7 +435,7 @@ impl WireService {
             Op::AddAuth { .. } => 0,
             _ => applied.zxid,
         };
-        let cached = matches!(op, Op::GetData { .. } | Op::GetChildren { .. });
+        let cached = header.code == op_code::GET_DATA || header.code == op_code::GET_CHILDREN2;
         let record = encode_reply(header, zxid, &op, &applied.reply);
         self.reply(conn, record, cached && applied.reply.is_ok());
         if refused_auth(&op, &applied.reply) {

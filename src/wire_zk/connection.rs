@@ -252,9 +252,12 @@ fn take_frame(shared: &Shared, bytes: &[u8]) -> Option<Ending> {
             }
         }
         _ => {
-            let pending = session.in_flight.pop_front()?;
+            // Replies come in request order; one out of it, or with nothing asked, means the
+            // stream is lost.
+            let Some(pending) = session.in_flight.pop_front() else {
+                return Some(Ending::Broken);
+            };
             if pending.header.xid != header.xid {
-                // Replies come in request order; one out of it means the stream is lost.
                 session.in_flight.push_front(pending);
                 return Some(Ending::Broken);
             }

@@ -134,6 +134,9 @@ impl Session {
         }
         self.phase = Phase::Ended(error);
         self.watches = SessionWatches::default();
+        // The news first: a caller woken by its error finds it queued.
+        listeners.deliver(ZkEvent::Session(event));
+        listeners.end();
         let queued = self.queued.drain(..).map(|(pending, _)| pending);
         for pending in self.in_flight.drain(..).chain(queued) {
             let _ = pending.reply.send(Err(error));
@@ -143,8 +146,6 @@ impl Session {
                 let _ = waiting.send(Err(error));
             }
         }
-        listeners.deliver(ZkEvent::Session(event));
-        listeners.end();
     }
 
     /// The server's answer to the next auth on this connection; a refusal ends the session.

@@ -1,8 +1,9 @@
 //! What a client sends once connected: a `RequestHeader` (xid, type), then the type's record.
 //!
-//! An [`Op`] goes as the request ZooKeeper's Java client makes of it: a create as `create2`
-//! (or `createContainer`, `createTTL`), a listing as `getChildren2`, each op of a multi as the
-//! Java client's `Op` does (a create as `create`, `createContainer` or `createTTL`).
+//! An [`Op`] goes as the request ZooKeeper's Java client makes of it when asked for a stat: a
+//! create as `create2` (or `createContainer`, `createTTL`), a listing as `getChildren2`; each
+//! op of a multi as the Java client's `Op` does (a create as `create`, `createContainer` or
+//! `createTTL`). Reading, any of them is taken.
 
 use zklab_recipes::client::{Op, Zxid};
 

@@ -8,37 +8,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 mkdir -p reports/serve
-libs="${JAVA_LIBS:-/usr/share/java}"
-jars=(zookeeper zookeeper-jute slf4j-api slf4j-simple netty-handler netty-transport netty-common
-      netty-buffer netty-codec netty-resolver netty-transport-native-epoll
-      netty-transport-native-unix-common commons-io commons-cli)
-classpath="$(printf "$libs/%s.jar:" "${jars[@]}")"
-work="$(mktemp -d)"
-pid=""
-stop() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=""; fi
+source tests/shell/standalone.sh
+serving_pid=""
+stop_serve() {
+  if [[ -n "$serving_pid" ]]; then
+    kill "$serving_pid" 2>/dev/null || true
+    wait "$serving_pid" 2>/dev/null || true
+    serving_pid=""
+  fi
 }
-trap 'stop; rm -rf "$work"' EXIT
+trap 'stop_serve; cleanup' EXIT
 for run in 1 2 3 4 5; do
   rm -f "$work/serve.out"
   ./target/release/zklab serve --port 0 > "$work/serve.out" &
-  pid=$!
+  serving_pid=$!
   until [[ -s "$work/serve.out" ]]; do sleep 0.1; done
   python3 reports/serve/latency.py "$(head -1 "$work/serve.out")" > "reports/serve/serve-$run.json"
-  stop
-  port=$((20000 + RANDOM % 12000))
-  rm -rf "$work/data" && mkdir -p "$work/data"
-  printf '%s\n' "tickTime=2000" "dataDir=$work/data" "clientPort=$port" \
-    "clientPortAddress=127.0.0.1" "admin.enableServer=false" "4lw.commands.whitelist=*" \
-    > "$work/zoo.cfg"
-  java -Xmx512m -cp "$classpath" org.apache.zookeeper.server.ZooKeeperServerMain "$work/zoo.cfg" \
-    > "$work/server.log" 2>&1 &
-  pid=$!
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && \
-      timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && echo srvr >&3 && cat <&3' _ "$port" \
-      | grep -q '^Mode: standalone'; do sleep 0.2; done
+  stop_serve
+  start_server
   python3 reports/serve/latency.py "127.0.0.1:$port" > "reports/serve/real-$run.json"
-  stop
+  stop_server
 done
 python3 - <<'PY' > reports/serve.md
 import json, statistics, subprocess

@@ -114,10 +114,15 @@ enum Command {
                             nothing of them)."
     )]
     Real(real_command::RealArgs),
-    /// Serve the simulated ZooKeeper on ZooKeeper's wire protocol (one server, no faults yet),
-    /// so that a client of any library or language connects to it as to a real one.
+    /// Serve the simulated ZooKeeper on ZooKeeper's wire protocol (one server), so that a
+    /// client of any library or language connects to it as to a real one and meets its faults.
     #[command(
-        after_help = "Prints the address it listens on (127.0.0.1) once it accepts                             connections. Exit status: 0 once --for has passed, 2 bad usage or                             the port cannot be had."
+        after_help = "Prints the address it listens on (127.0.0.1) once it accepts \
+                            connections. When it ends (--for, --idle, Ctrl-C or SIGTERM) it \
+                            prints the verdict on what clients claimed, and writes the trace, \
+                            a picture and the schedule of the faults struck to --out. Exit \
+                            status: 0 every property held, 1 a claim broke one, 2 bad usage \
+                            or the port cannot be had."
     )]
     Serve(serve_command::ServeArgs),
     /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real

@@ -1,41 +1,81 @@
 //! `zklab serve`: the simulated ZooKeeper ([`WireService`], the pure server behind ZooKeeper's
-//! wire protocol) on TCP, so that any client, in any language, connects to it as to a real
-//! server. One tokio task reads each connection and hands its frames to the core; one writes
-//! what the core sends it; a clock task ticks the core (expiry, the reaper).
+//! wire protocol, with its faults) on TCP, so that any client, in any language, connects to it
+//! as to a real server. One tokio task reads each connection and hands its frames to the core;
+//! one writes what the core sends it; a clock task ticks the core (expiry, the reaper, held
+//! traffic, faults drawn per second). Beside the client port: the command port
+//! (`command_port`) and the claims port (`claims`). Everything the core traces is judged as it
+//! comes (`verdict`).
 //!
-//! It listens on 127.0.0.1 only, reads at most a server's 1 MiB a request, and a connection that
-//! sends a malformed frame or handshake is closed alone, with a line on stderr.
+//! It listens on 127.0.0.1 only, reads at most a server's 1 MiB a request, takes at most
+//! `max_connections` connections, and closes a connection that sends a malformed frame or
+//! handshake, or that leaves more than [`MOST_UNWRITTEN`] bytes unread: each costs that
+//! connection alone, with a line on stderr.
+
+mod claims;
+mod command_port;
+mod verdict;
 
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use zklab_recipes::client::SessionId;
+use zklab_recipes::outcome::Outcome;
 
 use crate::sim::jute::archive::frame_len;
 use crate::sim::packet::MAX_REQUEST_LEN;
-use crate::sim::wire_service::{ConnId, Control, Outgoing, Ticks, WireService};
+use crate::sim::wire_service::{ConnId, Outgoing, ServeFaults, Ticks, WireService};
+
+pub use claims::parse_claim;
+pub use verdict::ServeReport;
+use verdict::Verdict;
+
+/// The most bytes a connection may leave unread (its client stalled) before it is closed.
+pub const MOST_UNWRITTEN: usize = 16 << 20;
 
 /// What to serve.
-#[derive(Clone, Debug)]
 pub struct ServeOptions {
     /// The port on 127.0.0.1; 0 for any free one.
     pub port: u16,
-    /// The seed the sessions' passwords come from.
+    /// The seed the sessions' passwords and the random faults come from.
     pub seed: u64,
     /// The tick and the reaper's interval.
     pub ticks: Ticks,
-    /// Stop after this long; `None` runs until the process is stopped.
+    /// Stop after this long; `None` runs until told to stop.
     pub run_for: Option<Duration>,
+    /// Stop once no connection has been open for this long.
+    pub idle: Option<Duration>,
     /// A port on 127.0.0.1 for the command port (0 for any free one), which takes ZooKeeper's
     /// `ControllerService` commands; `None` for none.
     pub command_port: Option<u16>,
+    /// A port on 127.0.0.1 for the claims port (0 for any free one); `None` for none.
+    pub claims_port: Option<u16>,
+    /// The faults to strike.
+    pub faults: ServeFaults,
+    /// The most connections open at once; more are closed as they come.
+    pub max_connections: usize,
+    /// Where the trace, the picture and the schedule go.
+    pub out: PathBuf,
+}
+
+/// Where a running `zklab serve` listens.
+#[derive(Clone, Copy, Debug)]
+pub struct Listening {
+    /// The client port.
+    pub clients: SocketAddr,
+    /// The command port, if asked for.
+    pub commands: Option<SocketAddr>,
+    /// The claims port, if asked for.
+    pub claims: Option<SocketAddr>,
 }
 
 /// What a connection's writer is told.
@@ -44,16 +84,19 @@ enum ToWriter {
     Close,
 }
 
-/// A connection's writer and its reader's task.
+/// A connection's writer, what it has not yet written, and its reader's task.
 struct Connection {
     writer: mpsc::UnboundedSender<ToWriter>,
+    unwritten: Arc<AtomicUsize>,
     reader: Option<AbortHandle>,
 }
 
-/// The core and the connections, shared by every task.
+/// The core, the connections and the verdict, shared by every task.
 struct Served {
     core: Mutex<WireService>,
     connections: Mutex<BTreeMap<ConnId, Connection>>,
+    /// `None` once the run has ended.
+    verdict: Mutex<Option<Verdict>>,
 }
 
 impl Served {
@@ -65,16 +108,65 @@ impl Served {
         self.connections.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Carries out what the core asked, in order. Called with the core locked, so that the
-    /// frames of two inputs never interleave.
-    fn carry_out(&self, outgoing: Vec<Outgoing>) {
+    fn verdict(&self) -> MutexGuard<'_, Option<Verdict>> {
+        self.verdict.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands the core one input; what it traced is judged and what it asked is carried out,
+    /// with the core locked, so that neither the frames nor the trace of two inputs interleave.
+    fn input(&self, input: impl FnOnce(&mut WireService) -> Vec<Outgoing>) {
+        let mut core = self.core();
+        let outgoing = input(&mut core);
+        self.settle(&mut core, outgoing);
+    }
+
+    /// A client's claim, traced and judged at once.
+    fn claim(&self, session: SessionId, outcome: Outcome, now: Duration) -> Result<(), String> {
+        let mut core = self.core();
+        let told = core.claim(session, outcome, now);
+        self.settle(&mut core, Vec::new());
+        told
+    }
+
+    fn settle(&self, core: &mut WireService, outgoing: Vec<Outgoing>) {
+        let trace = core.take_trace();
+        if !trace.entries().is_empty() {
+            if let Some(verdict) = self.verdict().as_mut() {
+                verdict.extend(trace);
+            }
+        }
+        let stalled = self.carry_out(outgoing);
+        for conn in stalled {
+            eprintln!(
+                "zklab serve: connection {conn} closed: it left {MOST_UNWRITTEN} bytes unread"
+            );
+            let mut gone = core.gone(conn, now());
+            gone.push(Outgoing::Close { conn, why: None });
+            self.settle(core, gone);
+        }
+    }
+
+    /// Carries out what the core asked, in order; returns the connections whose clients
+    /// left too much unread.
+    fn carry_out(&self, outgoing: Vec<Outgoing>) -> Vec<ConnId> {
         let mut connections = self.connections();
+        let mut stalled = Vec::new();
         for out in outgoing {
             match out {
                 Outgoing::Send { conn, bytes } => {
-                    if let Some(connection) = connections.get(&conn) {
-                        let _ = connection.writer.send(ToWriter::Frame(bytes));
+                    let Some(connection) = connections.get(&conn) else {
+                        continue;
+                    };
+                    let unwritten = connection
+                        .unwritten
+                        .fetch_add(bytes.len(), Ordering::SeqCst);
+                    if unwritten + bytes.len() > MOST_UNWRITTEN {
+                        if !stalled.contains(&conn) {
+                            stalled.push(conn);
+                        }
+                        continue;
                     }
+                    let _ = connection.writer.send(ToWriter::Frame(bytes));
                 }
                 Outgoing::Close { conn, why } => {
                     if let Some(why) = why {
@@ -89,6 +181,7 @@ impl Served {
                 }
             }
         }
+        stalled
     }
 }
 
@@ -99,60 +192,99 @@ fn now() -> Duration {
         .unwrap_or_default()
 }
 
-/// Serves until `options.run_for` has passed (or forever); `ready` hears the address, and the
-/// command port's, once the listeners accept connections.
+/// Serves until `options.run_for` has passed, no connection has been open for
+/// `options.idle`, or `stop` says so; `ready` hears where it listens once it accepts
+/// connections. Returns the run's verdict.
 pub fn serve(
-    options: &ServeOptions,
-    ready: impl FnOnce(SocketAddr, Option<SocketAddr>),
-) -> io::Result<()> {
+    options: ServeOptions,
+    ready: impl FnOnce(Listening),
+    stop: impl Fn() -> bool + Send + 'static,
+) -> io::Result<ServeReport> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
-        let commands = match options.command_port {
-            Some(port) => Some(TcpListener::bind(("127.0.0.1", port)).await?),
-            None => None,
-        };
-        let command_address = commands.as_ref().map(TcpListener::local_addr).transpose()?;
-        ready(listener.local_addr()?, command_address);
-        let served = Arc::new(Served {
-            core: Mutex::new(WireService::new(options.seed, options.ticks)),
-            connections: Mutex::new(BTreeMap::new()),
-        });
-        tokio::spawn(clock(served.clone()));
-        if let Some(commands) = commands {
-            tokio::spawn(command_port(commands, served.clone()));
-        }
-        let accepting = accept(listener, served);
-        match options.run_for {
-            Some(run_for) => {
-                let _ = tokio::time::timeout(run_for, accepting).await;
+        let bind = |port: Option<u16>| async move {
+            match port {
+                Some(port) => TcpListener::bind(("127.0.0.1", port)).await.map(Some),
+                None => Ok(None),
             }
-            None => accepting.await,
+        };
+        let commands = bind(options.command_port).await?;
+        let claims = bind(options.claims_port).await?;
+        let address = |listener: &Option<TcpListener>| {
+            listener.as_ref().map(TcpListener::local_addr).transpose()
+        };
+        let verdict = Verdict::start(&options.out)?;
+        let listening = Listening {
+            clients: listener.local_addr()?,
+            commands: address(&commands)?,
+            claims: address(&claims)?,
+        };
+        let core = WireService::new(options.seed, options.ticks, options.faults, now());
+        let served = Arc::new(Served {
+            core: Mutex::new(core),
+            connections: Mutex::new(BTreeMap::new()),
+            verdict: Mutex::new(Some(verdict)),
+        });
+        ready(listening);
+        if let Some(commands) = commands {
+            tokio::spawn(command_port::command_port(commands, served.clone()));
         }
-        Ok(())
+        if let Some(claims) = claims {
+            tokio::spawn(claims::claims_port(claims, served.clone()));
+        }
+        let accepting = accept(listener, served.clone(), options.max_connections);
+        let clock = clock(served.clone(), options.idle, stop);
+        let run_for = options.run_for.unwrap_or(Duration::MAX);
+        tokio::select! {
+            _ = accepting => {}
+            _ = clock => {}
+            _ = tokio::time::sleep(run_for) => {}
+        }
+        let core = served.core();
+        let (schedule, counts) = (core.faults().schedule().to_vec(), core.faults().counts());
+        let verdict = served.verdict().take().expect("the run ends once");
+        drop(core);
+        verdict.finish(&schedule, counts)
     })
 }
 
-/// Ticks the core as often as it asks.
-async fn clock(served: Arc<Served>) {
+/// Ticks the core as often as it asks, until `stop` says so or no connection has been open
+/// for `idle`.
+async fn clock(served: Arc<Served>, idle: Option<Duration>, stop: impl Fn() -> bool) {
+    let mut idle_since = Some(Instant::now());
     loop {
-        let next = {
-            let mut core = served.core();
-            let (outgoing, next) = core.tick(now());
-            served.carry_out(outgoing);
-            next
-        };
-        tokio::time::sleep(next).await;
+        let mut next = Duration::ZERO;
+        served.input(|core| {
+            let (outgoing, wait) = core.tick(now());
+            next = wait;
+            if core.connections() > 0 {
+                idle_since = None;
+            } else if idle_since.is_none() {
+                idle_since = Some(Instant::now());
+            }
+            outgoing
+        });
+        let idled = idle
+            .zip(idle_since)
+            .is_some_and(|(idle, since)| since.elapsed() >= idle);
+        if idled || stop() {
+            return;
+        }
+        tokio::time::sleep(next.min(STOP_CHECK)).await;
     }
 }
 
+/// How often the clock looks whether it was told to stop.
+const STOP_CHECK: Duration = Duration::from_millis(200);
+
 /// Accepts connections for as long as the server runs. A failed accept (a connection reset
 /// before it was taken, no file descriptor left) costs that connection alone: the listener
-/// goes on after a pause.
-async fn accept(listener: TcpListener, served: Arc<Served>) {
+/// goes on after a pause. A connection past `max_connections` is closed at once.
+async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usize) {
     let mut next: ConnId = 0;
     loop {
         let stream = match listener.accept().await {
@@ -163,6 +295,10 @@ async fn accept(listener: TcpListener, served: Arc<Served>) {
                 continue;
             }
         };
+        if served.core().connections() >= max_connections {
+            eprintln!("zklab serve: a connection refused: {max_connections} are open already");
+            continue;
+        }
         let _ = stream.set_nodelay(true);
         next += 1;
         open(stream, next, &served);
@@ -176,10 +312,12 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
     let (reader, mut writer) = stream.into_split();
     let (to_writer, mut frames) = mpsc::unbounded_channel();
+    let unwritten = Arc::new(AtomicUsize::new(0));
     served.connections().insert(
         conn,
         Connection {
             writer: to_writer,
+            unwritten: unwritten.clone(),
             reader: None,
         },
     );
@@ -189,6 +327,7 @@ fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
             if writer.write_all(&bytes).await.is_err() {
                 break;
             }
+            unwritten.fetch_sub(bytes.len(), Ordering::SeqCst);
         }
         let _ = writer.shutdown().await;
     });
@@ -223,61 +362,11 @@ async fn read(mut reader: OwnedReadHalf, conn: ConnId, served: Arc<Served>) {
         if reader.read_exact(&mut record).await.is_err() {
             break None;
         }
-        let mut core = served.core();
-        let outgoing = core.received(conn, &record, now());
-        served.carry_out(outgoing);
+        served.input(|core| core.received(conn, &record, now()));
     };
-    let mut core = served.core();
-    let mut outgoing = core.gone(conn);
-    outgoing.push(Outgoing::Close { conn, why });
-    served.carry_out(outgoing);
-}
-
-/// Takes the command port's requests, one a connection: `GET /command/<ACTION>[/<parameter>]`
-/// answered `200 OK` once carried out, `400 Bad Request` with the reason otherwise.
-async fn command_port(listener: TcpListener, served: Arc<Served>) {
-    while let Ok((mut stream, _)) = listener.accept().await {
-        let served = served.clone();
-        tokio::spawn(async move {
-            let mut request = Vec::new();
-            let mut buffer = [0; 512];
-            // The request line is all the port reads; a request longer than a few lines is
-            // not one of its commands.
-            while !request.windows(4).any(|end| end == b"\r\n\r\n") && request.len() < 4096 {
-                match stream.read(&mut buffer).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buffer[..n]),
-                }
-            }
-            let line = String::from_utf8_lossy(&request);
-            let line = line.lines().next().unwrap_or_default();
-            let answer = match command_of(line) {
-                Ok(command) => {
-                    let mut core = served.core();
-                    let outgoing = core.control(command, now());
-                    served.carry_out(outgoing);
-                    "HTTP/1.0 200 OK\r\n\r\n".to_owned()
-                }
-                Err(why) => format!("HTTP/1.0 400 Bad Request\r\n\r\n{why}\n"),
-            };
-            let _ = stream.write_all(answer.as_bytes()).await;
-            let _ = stream.shutdown().await;
-        });
-    }
-}
-
-/// The command of a request line `GET /command/<ACTION>[/<parameter>] HTTP/1.x`.
-fn command_of(line: &str) -> Result<Control, String> {
-    let mut words = line.split_whitespace();
-    let (method, target) = (words.next(), words.next());
-    let path = match (method, target) {
-        (Some("GET"), Some(target)) => target.strip_prefix("/command/"),
-        _ => None,
-    };
-    let path = path.ok_or_else(|| format!("not a command: {line:?}"))?;
-    let (action, parameter) = match path.split_once('/') {
-        Some((action, parameter)) => (action, Some(parameter)),
-        None => (path, None),
-    };
-    Control::parse(action, parameter)
+    served.input(|core| {
+        let mut outgoing = core.gone(conn, now());
+        outgoing.push(Outgoing::Close { conn, why });
+        outgoing
+    });
 }

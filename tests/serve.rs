@@ -2,11 +2,11 @@
 //! process meet it. (zkCli's scripts on it: `tests/shell.rs`.)
 
 #[path = "support/served.rs"]
+#[allow(dead_code, reason = "judged runs serve tests/serve_claims.rs")]
 mod served;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::Command;
 
 use served::Served;
@@ -47,7 +47,7 @@ fn generated_cases_agree_through_the_wire_with_the_server_in_process() {
 fn generated_cases_with_faults_struck_through_its_command_port_agree_with_the_simulator() {
     let served = Served::start();
     let controller =
-        Controller::attach(&served.address, served.command_port).expect("its command port");
+        Controller::attach(&served.address, served.side_port).expect("its command port");
     let options = ConformOptions { cases: 60, seed: 0 };
     let report = conform(RealServer::Controller(&controller), &options, |_, _| {})
         .expect("zklab serve answers");
@@ -93,19 +93,10 @@ fn srvr_tells_its_mode_and_a_nonsense_connection_is_closed_alone() {
 /// `ZKLAB_REQUIRE_KAZOO=1` (as in CI) it fails instead.
 #[test]
 fn kazoo_and_its_recipes_run_on_zklab_serve_as_on_a_real_server() {
-    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve");
-    let has_kazoo = Command::new("python3")
-        .args(["-c", "import kazoo"])
-        .status()
-        .is_ok_and(|status| status.success());
-    if !has_kazoo {
-        assert!(
-            std::env::var_os("ZKLAB_REQUIRE_KAZOO").is_none(),
-            "kazoo is required (ZKLAB_REQUIRE_KAZOO) but python3 cannot import it"
-        );
-        eprintln!("SKIPPED kazoo on zklab serve: no kazoo for python3 (pip install kazoo)");
+    if !served::kazoo_or_skip("kazoo on zklab serve") {
         return;
     }
+    let scripts = served::scripts();
     let expected = std::fs::read_to_string(scripts.join("kazoo_smoke.out")).expect("recorded");
     let smoke = |address: &str| {
         let output = Command::new("python3")

@@ -15,7 +15,10 @@ use std::time::Duration;
 use zklab::launcher::installed_or_skip;
 
 #[path = "support/served.rs"]
-#[allow(dead_code, reason = "its command port serves tests/serve.rs")]
+#[allow(
+    dead_code,
+    reason = "judged runs and kazoo serve tests/serve.rs and tests/serve_claims.rs"
+)]
 mod served;
 use served::Served;
 

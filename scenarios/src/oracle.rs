@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use zklab_models::general_properties::ORPHAN;
 use zklab_sim::property::Monitor;
-use zklab_sim::trace::{Trace, TraceEvent};
+use zklab_sim::trace::{Trace, TraceEntry, TraceEvent};
 
 use crate::monitor::fencing::{Fencing, STALE_TOKEN};
 use crate::monitor::herd::Herd;
@@ -78,25 +78,61 @@ pub fn properties(monitors: &impl Monitor) -> Vec<&'static Property> {
 /// The first violation of each kind `monitors` find in `trace` (each is fed the whole trace, so
 /// it sees past the others' violations), and the most sessions one deletion woke as their herd
 /// rules count them (`None` without a herd rule).
-fn first_of_each_kind(
-    mut monitors: impl Monitor,
-    trace: &Trace,
-) -> (Vec<Violation>, Option<usize>) {
-    let mut first: Vec<Violation> = Vec::new();
-    let mut found = Vec::new();
-    let mut most_woken = None;
+fn first_of_each_kind(monitors: impl Monitor, trace: &Trace) -> (Vec<Violation>, Option<usize>) {
+    let mut judging = Judging::new(monitors);
     for entry in trace.entries() {
-        if let TraceEvent::Notified { .. } = entry.event {
-            most_woken = most_woken.max(monitors.herd_count(entry));
+        judging.observe(entry);
+    }
+    (judging.first, judging.most_woken)
+}
+
+/// A trace judged as it grows, entry by entry (a run that never ends on its own, such as
+/// `zklab serve`'s, cannot be kept whole): the first violation of each kind the monitors find.
+#[derive(Debug)]
+pub struct Judging<M> {
+    monitors: M,
+    first: Vec<Violation>,
+    found: Vec<Violation>,
+    most_woken: Option<usize>,
+}
+
+impl<M: Monitor> Judging<M> {
+    /// Nothing judged yet.
+    pub fn new(monitors: M) -> Self {
+        Judging {
+            monitors,
+            first: Vec::new(),
+            found: Vec::new(),
+            most_woken: None,
         }
-        monitors.observe_all(entry, &mut found);
-        for violation in found.drain(..) {
-            if first.iter().all(|seen| seen.property != violation.property) {
-                first.push(violation);
+    }
+
+    /// Judges the next entry.
+    pub fn observe(&mut self, entry: &TraceEntry) {
+        if let TraceEvent::Notified { .. } = entry.event {
+            self.most_woken = self.most_woken.max(self.monitors.herd_count(entry));
+        }
+        self.monitors.observe_all(entry, &mut self.found);
+        for violation in self.found.drain(..) {
+            if self
+                .first
+                .iter()
+                .all(|seen| seen.property != violation.property)
+            {
+                self.first.push(violation);
             }
         }
     }
-    (first, most_woken)
+
+    /// The first violation of each kind so far, in the order they were found.
+    pub fn violations(&self) -> &[Violation] {
+        &self.first
+    }
+
+    /// The properties judged.
+    pub fn properties(&self) -> Vec<&'static Property> {
+        self.monitors.properties()
+    }
 }
 
 #[cfg(test)]

@@ -1,26 +1,46 @@
 //! The pure server behind ZooKeeper's wire protocol, as a core any clock and any sockets can
 //! drive: `zklab serve` runs it on tokio. It does no I/O: each input (a connection opened, one
-//! frame's record received, a connection gone, the clock's tick) comes with its time, and what it
-//! causes comes out as [`Outgoing`]s, in order.
+//! frame's record received, a connection gone, the clock's tick, a command, a client's claim)
+//! comes with its time, and what it causes comes out as [`Outgoing`]s, in order.
 //!
 //! It keeps what a ZooKeeper server keeps per session (its password, its negotiated timeout,
 //! when it was last heard, the connection it is attached to) and per connection (whether it has
 //! shaken hands). A session lives across connections until the clock passes its timeout unheard:
 //! then it expires, its ephemerals go, and its connection is closed. A connection that sends
 //! what no client sends is closed, alone, with a note saying why.
+//!
+//! Faults ([`ServeFaults`]) strike as the server sees requests; everything the server sees and
+//! does, and what clients claim they were told, goes to a [`Trace`] the driver takes out as it
+//! grows ([`WireService::take_trace`]), each session a client of its own (`c0` the first).
+
+mod anchor;
+mod control;
+mod holding;
+mod serve_faults;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use zklab_recipes::client::{Op, OpReply, SessionId, ZkError};
+use zklab_recipes::client::{EventType, Op, OpReply, SessionId, ZkError};
+use zklab_recipes::outcome::Outcome;
 
+use crate::fault::FaultKind;
 use crate::jute::archive::frame;
 use crate::jute::codes::{op_code, xid};
 use crate::jute::handshake::{ConnectRequest, ConnectResponse, PASSWORD_LEN, PROTOCOL_VERSION};
 use crate::jute::reply::{encode_notification, encode_reply, ReplyHeader};
 use crate::jute::request::{Request, RequestHeader};
-use crate::server::{Notification, Server};
+use crate::path::parent;
+use crate::server::{Ended, Notification, Server};
 use crate::service::streams::key;
+use crate::trace::{ClientId, OpText, Trace, TraceEvent};
+
+pub use anchor::{Anchor, AnchoredFault};
+pub use control::{parse_number, Control};
+use holding::Held;
+pub use serve_faults::ServeFaults;
 
 /// A connection, as its driver numbers them.
 pub type ConnId = u64;
@@ -42,53 +62,6 @@ pub enum Outgoing {
         /// Why, when the connection did something wrong (a line for the log), else `None`.
         why: Option<String>,
     },
-}
-
-/// A command of the command port, as ZooKeeper's `ControllerService` takes them
-/// (`GET /command/<ACTION>[/<parameter>]`); a session id is written in decimal or `0x` hex.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Control {
-    /// Nothing: the port answers.
-    Ping,
-    /// Close one session's connection, or every connection; sessions live on.
-    CloseConnection(Option<SessionId>),
-    /// Expire one session, or every one.
-    ExpireSession(Option<SessionId>),
-    /// Send no reply to the next `n` requests of any session (every one with no `n`), which
-    /// are still applied. As ZooKeeper's controller, the replies that find a node's data
-    /// (getData) or children (getChildren2, not getChildren), and notifications, still go.
-    NoResponse(Option<u64>),
-    /// Behave again.
-    Reset,
-}
-
-impl Control {
-    /// The command `action` with its `parameter`, as the command port spells them.
-    pub fn parse(action: &str, parameter: Option<&str>) -> Result<Control, String> {
-        let number = |text: &str| {
-            let parsed = match text.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => text.parse(),
-            };
-            parsed.map_err(|_| format!("{action} takes a number, not {text:?}"))
-        };
-        let session = |text: Option<&str>| {
-            text.map(number)
-                .transpose()
-                .map(|n| n.map(|n| n as SessionId))
-        };
-        Ok(match action {
-            "PING" => Control::Ping,
-            "CLOSECONNECTION" => Control::CloseConnection(session(parameter)?),
-            "EXPIRESESSION" => Control::ExpireSession(session(parameter)?),
-            "NORESPONSE" => Control::NoResponse(parameter.map(number).transpose()?),
-            "RESET" => Control::Reset,
-            "ADDDELAY" | "FAILREQUESTS" | "REJECTCONNECTIONS" | "ELECTNEWLEADER" | "SHUTDOWN" => {
-                return Err(format!("{action} is not supported by zklab serve yet"))
-            }
-            _ => return Err(format!("no command {action}")),
-        })
-    }
 }
 
 /// How the server bounds the session timeouts clients ask for: ZooKeeper's `tickTime` (2 s by
@@ -115,6 +88,11 @@ struct SessionState {
     timeout: Duration,
     last_heard: Duration,
     conn: Option<ConnId>,
+    client: ClientId,
+    /// How many requests of each verb the session sent (its handshakes as `connect`).
+    asked: BTreeMap<String, u32>,
+    /// Its last request, which a fault drawn per second is anchored after.
+    last: Anchor,
 }
 
 /// The pure server and its sessions on the wire (see the module's documentation).
@@ -122,26 +100,43 @@ pub struct WireService {
     server: Server,
     seed: u64,
     ticks: Ticks,
+    /// The wall time the service started at: the trace counts from it.
+    started: Duration,
+    /// The time of the input being handled, since the epoch.
+    now: Duration,
     sessions: BTreeMap<SessionId, SessionState>,
+    /// The client of every session ever opened, for claims that come after its end.
+    clients: BTreeMap<SessionId, ClientId>,
     /// Each open connection, and the session it is attached to once it has shaken hands.
     conns: BTreeMap<ConnId, Option<SessionId>>,
+    /// The sessions whose traffic a fault holds back.
+    held: BTreeMap<SessionId, Held>,
     next_reap: Duration,
     /// How many more replies to swallow (`Control::NoResponse`); `u64::MAX` for all.
     holding: u64,
+    faults: ServeFaults,
+    trace: Trace,
     out: Vec<Outgoing>,
 }
 
 impl WireService {
-    /// A fresh server (only `/` and `/zookeeper`) whose session passwords come from `seed`.
-    pub fn new(seed: u64, ticks: Ticks) -> Self {
+    /// A fresh server (only `/` and `/zookeeper`) started at wall time `started`, whose session
+    /// passwords come from `seed`, striking `faults`.
+    pub fn new(seed: u64, ticks: Ticks, faults: ServeFaults, started: Duration) -> Self {
         WireService {
             server: Server::new(),
             seed,
             ticks,
+            started,
+            now: started,
             sessions: BTreeMap::new(),
+            clients: BTreeMap::new(),
             conns: BTreeMap::new(),
-            next_reap: Duration::ZERO,
+            held: BTreeMap::new(),
+            next_reap: started,
             holding: 0,
+            faults,
+            trace: Trace::new(),
             out: Vec::new(),
         }
     }
@@ -176,14 +171,34 @@ impl WireService {
         count
     }
 
+    /// The trace so far, taken out (the service keeps none of it).
+    pub fn take_trace(&mut self) -> Trace {
+        std::mem::take(&mut self.trace)
+    }
+
+    /// The faults struck so far.
+    pub fn faults(&self) -> &ServeFaults {
+        &self.faults
+    }
+
+    /// How many connections are open.
+    pub fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
     /// A connection opened: its first frame must be a handshake.
     pub fn opened(&mut self, conn: ConnId) {
         self.conns.insert(conn, None);
     }
 
     /// A connection is gone (the client closed it, or it broke): the server drops the watches
-    /// its session set, as ZooKeeper drops a connection's watches; the session lives on.
-    pub fn gone(&mut self, conn: ConnId) -> Vec<Outgoing> {
+    /// its session set, as ZooKeeper drops a connection's watches; the session lives on. What it
+    /// sent and a fault held unread goes with it.
+    pub fn gone(&mut self, conn: ConnId, now: Duration) -> Vec<Outgoing> {
+        self.now = now;
+        for held in self.held.values_mut() {
+            held.forget(conn);
+        }
         if let Some(Some(session)) = self.conns.remove(&conn) {
             self.detach(session, conn);
         }
@@ -192,40 +207,65 @@ impl WireService {
 
     /// One frame's record from a connection, at `now` (the wall clock, since the epoch).
     pub fn received(&mut self, conn: ConnId, record: &[u8], now: Duration) -> Vec<Outgoing> {
+        self.now = now;
         match self.conns.get(&conn) {
-            Some(None) => self.handshake(conn, record, now),
+            Some(None) => self.handshake(conn, record),
             Some(Some(session)) => {
                 let session = *session;
-                self.request(conn, session, record, now);
+                self.release(session);
+                match self.held.get_mut(&session) {
+                    Some(held) if held.reading_held(now) => {
+                        held.hold_incoming(conn, record.to_vec());
+                    }
+                    _ => self.request(conn, session, record),
+                }
             }
             None => {}
         }
         self.take()
     }
 
-    /// The clock's tick: sessions unheard for their timeout expire, and the reaper looks when
-    /// its time comes. Returns when to tick next at the latest.
+    /// The clock's tick: held traffic whose time has come goes, sessions unheard for their
+    /// timeout expire, faults drawn per second strike, and the reaper looks when its time
+    /// comes. Returns when to tick next at the latest.
     pub fn tick(&mut self, now: Duration) -> (Vec<Outgoing>, Duration) {
+        self.now = now;
+        let held: Vec<SessionId> = self.held.keys().copied().collect();
+        for session in held {
+            self.release(session);
+        }
         let expired: Vec<SessionId> = (self.sessions.iter())
             .filter(|(_, state)| now > state.last_heard + state.timeout)
             .map(|(session, _)| *session)
             .collect();
         for session in expired {
-            self.expire(session, now);
+            self.expire(session);
+        }
+        while let Some(kind) = self.faults.due(self.since_start()) {
+            self.strike_drawn(kind);
         }
         if now >= self.next_reap {
             self.next_reap = now + self.ticks.container_check;
             for path in self.server.reap_candidates(millis(now)) {
-                if let Some(applied) = self.server.reap(&path, millis(now)) {
-                    self.notify(applied.notifications);
-                }
+                self.reap(&path);
             }
         }
-        (self.take(), self.ticks.tick / 2)
+        (self.take(), self.next_tick())
+    }
+
+    /// How long until the next tick: at most half a tick, sooner when held traffic or a fault
+    /// drawn per second is due.
+    fn next_tick(&self) -> Duration {
+        let releases = (self.held.values()).filter_map(|held| held.next_release(self.now));
+        let fault = self.faults.next_due().map(|at| self.started + at);
+        let soonest = releases.chain(fault).min();
+        let wait = soonest.map_or(Duration::MAX, |at| at.saturating_sub(self.now));
+        wait.clamp(Duration::from_millis(1), self.ticks.tick / 2)
     }
 
     /// Carries out a command of the command port.
     pub fn control(&mut self, command: Control, now: Duration) -> Vec<Outgoing> {
+        self.now = now;
         let every = |sessions: &BTreeMap<SessionId, SessionState>, one: Option<SessionId>| {
             one.map_or_else(|| sessions.keys().copied().collect(), |one| vec![one])
         };
@@ -241,7 +281,7 @@ impl WireService {
             }
             Control::ExpireSession(one) => {
                 for session in every(&self.sessions, one) {
-                    self.expire(session, now);
+                    self.expire(session);
                 }
             }
             Control::NoResponse(n) => self.holding = n.unwrap_or(u64::MAX),
@@ -250,32 +290,121 @@ impl WireService {
         self.take()
     }
 
+    /// What a client says its recipe told it (it holds a lock, it leads, it lost them), in the
+    /// session it names, which may have ended: a client that believes it holds a lock after its
+    /// session expired is what a monitor must see. An error for a session never opened here.
+    pub fn claim(
+        &mut self,
+        session: SessionId,
+        outcome: Outcome,
+        now: Duration,
+    ) -> Result<(), String> {
+        self.now = now;
+        let client = *(self.clients.get(&session))
+            .ok_or_else(|| format!("no session {session:#x} was opened here"))?;
+        self.record(TraceEvent::Outcome {
+            client,
+            session,
+            outcome,
+        });
+        Ok(())
+    }
+
+    fn since_start(&self) -> Duration {
+        self.now.saturating_sub(self.started)
+    }
+
+    fn record(&mut self, event: TraceEvent) {
+        let at = self.since_start();
+        self.trace.push(at, event);
+    }
+
+    /// Sends what a fault held back for `session` once its time has come, then reads what its
+    /// client sent meanwhile.
+    fn release(&mut self, session: SessionId) {
+        let now = self.now;
+        let Some(held) = self.held.get_mut(&session) else {
+            return;
+        };
+        let released = held.release_outgoing(now);
+        self.out.extend(released);
+        while let Some((conn, record)) = self
+            .held
+            .get_mut(&session)
+            .and_then(|h| h.release_incoming(now))
+        {
+            match self.conns.get(&conn) {
+                Some(None) => self.handshake(conn, &record),
+                Some(Some(attached)) if *attached == session => {
+                    self.request(conn, session, &record)
+                }
+                _ => {}
+            }
+        }
+        if self
+            .held
+            .get(&session)
+            .is_some_and(|held| held.is_idle(now))
+        {
+            self.held.remove(&session);
+        }
+    }
+
+    /// The session a connection is attached to, if it has shaken hands.
+    fn session_of(&self, conn: ConnId) -> Option<SessionId> {
+        self.conns.get(&conn).copied().flatten()
+    }
+
+    /// Hands `out`, for `session`'s connection, to the driver, unless a fault holds the
+    /// session's traffic back.
+    fn emit(&mut self, session: Option<SessionId>, out: Outgoing) {
+        let now = self.now;
+        match session.and_then(|session| self.held.get_mut(&session)) {
+            Some(held) if held.sending_held(now) => held.hold_outgoing(out),
+            _ => self.out.push(out),
+        }
+    }
+
     /// The server expires a session: its ephemerals go, other sessions' watches fire, and its
     /// connection is closed behind the events it fired for the session itself.
-    fn expire(&mut self, session: SessionId, now: Duration) {
-        let ended = self.server.expire_session(session, millis(now));
+    fn expire(&mut self, session: SessionId) {
+        let ended = self.server.expire_session(session, millis(self.now));
         if let Some(ended) = ended {
-            self.notify(ended.notifications);
+            self.ended(session, ended, true);
         }
         if let Some(state) = self.sessions.remove(&session) {
             if let Some(conn) = state.conn {
                 self.conns.remove(&conn);
-                self.out.push(Outgoing::Close { conn, why: None });
+                self.emit(Some(session), Outgoing::Close { conn, why: None });
             }
         }
+    }
+
+    /// A session's end, in the trace, and the watches it fired.
+    fn ended(&mut self, session: SessionId, ended: Ended, expired: bool) {
+        let client = self.clients.get(&session).copied().unwrap_or_default();
+        self.notify(session, ended.zxid, ended.notifications);
+        self.record(TraceEvent::SessionEnded {
+            client,
+            session,
+            expired,
+            deleted: ended.deleted,
+        });
     }
 
     /// Sends a reply, unless the command port said to swallow it. A found node's data or
     /// children (getData, getChildren2) go all the same: ZooKeeper sends those through its
     /// response cache, which its controller does not hold back.
-    fn reply(&mut self, conn: ConnId, record: Vec<u8>, cached: bool) {
+    /// Whether it went.
+    fn reply(&mut self, conn: ConnId, record: Vec<u8>, cached: bool) -> bool {
         if self.holding > 0 && !cached {
             self.holding = self
                 .holding
                 .saturating_sub(u64::from(self.holding != u64::MAX));
-            return;
+            return false;
         }
         self.send(conn, record);
+        true
     }
 
     fn take(&mut self) -> Vec<Outgoing> {
@@ -284,14 +413,24 @@ impl WireService {
 
     fn send(&mut self, conn: ConnId, record: Vec<u8>) {
         let bytes = frame(&record);
-        self.out.push(Outgoing::Send { conn, bytes });
+        let session = self.session_of(conn);
+        self.emit(session, Outgoing::Send { conn, bytes });
     }
 
     fn close(&mut self, conn: ConnId, why: Option<String>) {
-        if let Some(Some(session)) = self.conns.remove(&conn) {
-            self.detach(session, conn);
+        let session = self.session_of(conn);
+        if let (Some(session), Some(why)) = (session, &why) {
+            let client = self.clients.get(&session).copied().unwrap_or_default();
+            let text = format!("the server closed s{session}'s connection: {why}");
+            self.record(TraceEvent::Note { client, text });
         }
-        self.out.push(Outgoing::Close { conn, why });
+        if let Some(session) = session {
+            self.conns.remove(&conn);
+            self.detach(session, conn);
+        } else {
+            self.conns.remove(&conn);
+        }
+        self.emit(session, Outgoing::Close { conn, why });
     }
 
     /// The session's connection is gone: its watches go with it.
@@ -304,12 +443,32 @@ impl WireService {
         }
     }
 
+    /// Counts a request of `session`, and names it as a schedule anchors a fault to it.
+    fn count(&mut self, session: SessionId, verb: &str) -> Option<Anchor> {
+        let state = self.sessions.get_mut(&session)?;
+        let nth = state.asked.entry(verb.to_owned()).or_default();
+        *nth += 1;
+        let anchor = Anchor {
+            client: state.client,
+            verb: verb.to_owned(),
+            nth: *nth,
+        };
+        state.last = anchor.clone();
+        Some(anchor)
+    }
+
     /// A connection's first frame: a new session, or a known one resumed with its password.
-    fn handshake(&mut self, conn: ConnId, record: &[u8], now: Duration) {
+    fn handshake(&mut self, conn: ConnId, record: &[u8]) {
         let request = match ConnectRequest::decode(record) {
             Ok(request) => request,
             Err(error) => return self.close(conn, Some(format!("a bad handshake: {error}"))),
         };
+        let now = self.now;
+        if let Some(held) = self.held.get_mut(&request.session_id) {
+            if held.reading_held(now) {
+                return held.hold_incoming(conn, record.to_vec());
+            }
+        }
         if request.last_zxid_seen > self.server.last_zxid() {
             let why = format!(
                 "the client has seen zxid {:#x}, beyond this server's {:#x}",
@@ -324,18 +483,7 @@ impl WireService {
         );
         let timeout = timeout.clamp(tick * 2, tick * 20);
         let session = match request.session_id {
-            0 => {
-                let session = self.server.open_session();
-                let password = self.password(session);
-                let state = SessionState {
-                    password,
-                    timeout,
-                    last_heard: now,
-                    conn: None,
-                };
-                self.sessions.insert(session, state);
-                Some(session)
-            }
+            0 => Some(self.open_session(timeout)),
             session => {
                 let known = self.sessions.get(&session);
                 known
@@ -370,13 +518,42 @@ impl WireService {
             // The session moved to this connection: the old one goes, with its watches.
             self.conns.remove(&previous);
             self.server.take_watches(session);
-            self.out.push(Outgoing::Close {
-                conn: previous,
-                why: None,
-            });
+            self.emit(
+                Some(session),
+                Outgoing::Close {
+                    conn: previous,
+                    why: None,
+                },
+            );
         }
         self.conns.insert(conn, Some(session));
         self.send(conn, response.encode());
+        if let Some(anchor) = self.count(session, "connect") {
+            self.strike_after(session, &anchor, &[]);
+        }
+    }
+
+    /// A new session, a client of its own in the trace.
+    fn open_session(&mut self, timeout: Duration) -> SessionId {
+        let session = self.server.open_session();
+        let client = ClientId::try_from(self.clients.len()).unwrap_or(ClientId::MAX);
+        self.clients.insert(session, client);
+        let state = SessionState {
+            password: self.password(session),
+            timeout,
+            last_heard: self.now,
+            conn: None,
+            client,
+            asked: BTreeMap::new(),
+            last: Anchor {
+                client,
+                verb: "connect".to_owned(),
+                nth: 1,
+            },
+        };
+        self.sessions.insert(session, state);
+        self.record(TraceEvent::SessionOpened { client, session });
+        session
     }
 
     /// A session's password: 16 bytes drawn from the seed and the session.
@@ -387,11 +564,12 @@ impl WireService {
     }
 
     /// One request of an attached connection.
-    fn request(&mut self, conn: ConnId, session: SessionId, record: &[u8], now: Duration) {
+    fn request(&mut self, conn: ConnId, session: SessionId, record: &[u8]) {
         let (header, request) = match Request::decode(record) {
             Ok(decoded) => decoded,
             Err(error) => return self.close(conn, Some(format!("a bad request: {error}"))),
         };
+        let now = self.now;
         if let Some(state) = self.sessions.get_mut(&session) {
             state.last_heard = now;
         }
@@ -400,7 +578,7 @@ impl WireService {
             Request::Ping => self.reply_header(conn, xid::PING, zxid, 0),
             Request::SetWatches(set) => {
                 let fired = (self.server).set_watches(session, set.relative_zxid, &set.watches);
-                self.notify(fired);
+                self.notify(session, zxid, fired);
                 self.reply_header(conn, xid::SET_WATCHES, zxid, 0);
             }
             Request::CloseSession => {
@@ -408,60 +586,221 @@ impl WireService {
                 let zxid = ended.as_ref().map_or(zxid, |ended| ended.zxid);
                 // The closing session hears its own ephemerals go, before the close's reply.
                 if let Some(ended) = ended {
-                    self.notify(ended.notifications);
+                    self.ended(session, ended, false);
                 }
                 self.sessions.remove(&session);
                 self.reply_header(conn, header.xid, zxid, 0);
                 self.conns.remove(&conn);
-                self.out.push(Outgoing::Close { conn, why: None });
+                self.emit(Some(session), Outgoing::Close { conn, why: None });
             }
-            Request::Op(op) => self.apply(conn, session, header, op, now),
+            Request::Op(op) => self.apply(conn, session, header, op),
         }
     }
 
-    fn apply(
-        &mut self,
-        conn: ConnId,
-        session: SessionId,
-        header: RequestHeader,
-        op: Op,
-        now: Duration,
-    ) {
-        let applied = self.server.apply(session, &op, millis(now));
+    fn apply(&mut self, conn: ConnId, session: SessionId, header: RequestHeader, op: Op) {
+        let client = self.clients.get(&session).copied().unwrap_or_default();
+        let text = OpText(&op).to_string();
+        let verb = text.split(' ').next().unwrap_or_default();
+        let anchor = self.count(session, verb);
+        self.record(TraceEvent::Request {
+            client,
+            session,
+            op: op.clone(),
+        });
+        let fault = anchor
+            .as_ref()
+            .and_then(|anchor| self.faults.at(anchor, &op));
+        if let Some(fault) = fault
+            .as_ref()
+            .filter(|f| f.kind == FaultKind::ConnectionLoss)
+        {
+            self.strike(fault.clone(), format!("connection lost before {text}"));
+            return self.close(conn, None);
+        }
+        let applied = self.server.apply(session, &op, millis(self.now));
+        self.record(TraceEvent::Applied {
+            client,
+            session,
+            zxid: applied.zxid,
+            op: op.clone(),
+            reply: applied.reply.clone(),
+        });
         // A watch event goes out before any reply that reflects its change.
-        self.notify(applied.notifications);
-        // An auth is answered outside the pipeline, with zxid 0.
-        let zxid = match op {
-            Op::AddAuth { .. } => 0,
-            _ => applied.zxid,
-        };
-        let cached = header.code == op_code::GET_DATA || header.code == op_code::GET_CHILDREN2;
-        let record = encode_reply(header, zxid, &op, &applied.reply);
-        self.reply(conn, record, cached && applied.reply.is_ok());
-        if refused_auth(&op, &applied.reply) {
-            // The server closes the connection behind a refused authentication.
+        self.notify(session, applied.zxid, applied.notifications);
+        if let Some(fault) = fault.as_ref().filter(|f| f.kind != FaultKind::Reorder) {
+            self.strike(fault.clone(), format!("reply lost after apply: {text}"));
             self.close(conn, None);
+        } else {
+            if let Some(fault) = fault {
+                let until = self.now + fault.lasts;
+                self.strike(fault, format!("the reply to {text} held back"));
+                self.held.entry(session).or_default().delay_sending(until);
+            }
+            // An auth is answered outside the pipeline, with zxid 0.
+            let zxid = match op {
+                Op::AddAuth { .. } => 0,
+                _ => applied.zxid,
+            };
+            let cached = header.code == op_code::GET_DATA || header.code == op_code::GET_CHILDREN2;
+            let record = encode_reply(header, zxid, &op, &applied.reply);
+            if self.reply(conn, record, cached && applied.reply.is_ok()) {
+                self.record(TraceEvent::Reply {
+                    client,
+                    session,
+                    reply: applied.reply.clone(),
+                });
+            }
+            if refused_auth(&op, &applied.reply) {
+                // The server closes the connection behind a refused authentication.
+                self.close(conn, None);
+            }
+        }
+        let emptied = emptied(&op, &applied.reply);
+        if let Some(anchor) = anchor {
+            self.strike_after(session, &anchor, &emptied);
+        }
+    }
+
+    /// The schedule's faults that strike once the `anchor`ed request of `session` is
+    /// answered, then a drawn reaping of each container it `emptied`.
+    fn strike_after(&mut self, session: SessionId, anchor: &Anchor, emptied: &[String]) {
+        for fault in self.faults.after(anchor) {
+            self.strike_on(session, fault, emptied);
+        }
+        let now = millis(self.now);
+        for container in emptied {
+            if self.server.reapable(container, now) && self.faults.draw_reaped() {
+                let fault = AnchoredFault {
+                    kind: FaultKind::ContainerReaped,
+                    anchor: anchor.clone(),
+                    lasts: Duration::ZERO,
+                };
+                self.strike_on(session, fault, std::slice::from_ref(container));
+            }
+        }
+    }
+
+    /// Strikes a fault that acts on a session (rather than on one request's fate).
+    fn strike_on(&mut self, session: SessionId, fault: AnchoredFault, emptied: &[String]) {
+        let now = self.now;
+        match fault.kind {
+            FaultKind::SessionExpiry => {
+                self.strike(fault, format!("server expires s{session}"));
+                self.expire(session);
+            }
+            FaultKind::Partition => {
+                let until = now + fault.lasts;
+                let detail = format!("s{session} cut off for {:?}", fault.lasts);
+                self.strike(fault, detail);
+                self.held.entry(session).or_default().cut_off(until);
+            }
+            FaultKind::ContainerReaped => {
+                let reapable: Vec<&String> = (emptied.iter())
+                    .filter(|path| self.server.reapable(path, millis(now)))
+                    .collect();
+                let detail = match reapable.is_empty() {
+                    true => "no container to reap".to_owned(),
+                    false => format!("reaped at once: {reapable:?}"),
+                };
+                let reapable: Vec<String> = reapable.into_iter().cloned().collect();
+                self.strike(fault, detail);
+                for path in reapable {
+                    self.reap(&path);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A fault drawn per second strikes a random live session, anchored after its last request.
+    fn strike_drawn(&mut self, kind: FaultKind) {
+        let live: Vec<SessionId> = self.sessions.keys().copied().collect();
+        if live.is_empty() {
+            return;
+        }
+        let which = self.faults.pick(kind, live.len());
+        let session = live[which];
+        let state = &self.sessions[&session];
+        let (anchor, lasts) = (state.last.clone(), self.faults.length(kind, state.timeout));
+        let fault = AnchoredFault {
+            kind,
+            anchor,
+            lasts,
+        };
+        self.strike_on(session, fault, &[]);
+    }
+
+    /// A fault struck: a trace line, and a line of the schedule that strikes it again.
+    fn strike(&mut self, fault: AnchoredFault, detail: String) {
+        let detail = format!("{detail} (schedule: {fault})");
+        self.record(TraceEvent::Fault {
+            kind: fault.kind,
+            client: fault.anchor.client,
+            detail,
+            lasts: fault.lasts,
+        });
+        self.faults.struck(fault);
+    }
+
+    /// The reaper deletes a container or an idle TTL node.
+    fn reap(&mut self, path: &str) {
+        if let Some(applied) = self.server.reap(path, millis(self.now)) {
+            self.record(TraceEvent::Reaped {
+                zxid: applied.zxid,
+                path: path.to_owned(),
+            });
+            self.notify(0, applied.zxid, applied.notifications);
         }
     }
 
     fn reply_header(&mut self, conn: ConnId, xid: i32, zxid: i64, err: i32) {
         let header = ReplyHeader { xid, zxid, err };
-        self.reply(conn, header.encode(), false);
+        let _ = self.reply(conn, header.encode(), false);
     }
 
-    /// Sends each fired watch to its session's connection; a session between connections has
-    /// no watches to fire.
-    fn notify(&mut self, notifications: Vec<Notification>) {
+    /// Sends each watch that one change (by session `by`, at `zxid`) fired to its session's
+    /// connection; a session between connections has no watches to fire.
+    fn notify(&mut self, by: SessionId, zxid: i64, notifications: Vec<Notification>) {
+        if notifications.is_empty() {
+            return;
+        }
+        for change in TraceEvent::notified(&self.server, by, zxid, &notifications) {
+            self.record(change);
+        }
         for notification in notifications {
-            let conn = self
-                .sessions
-                .get(&notification.session)
-                .and_then(|state| state.conn);
-            if let Some(conn) = conn {
-                self.send(conn, encode_notification(&notification.event));
-            }
+            let state = self.sessions.get(&notification.session);
+            let Some((conn, client)) = state.and_then(|s| Some((s.conn?, s.client))) else {
+                continue;
+            };
+            self.record(TraceEvent::Watch {
+                client,
+                session: notification.session,
+                deletion: notification.event.event_type == EventType::NodeDeleted,
+                event: notification.event.clone(),
+                zxid,
+                cause: notification.cause,
+            });
+            self.send(conn, encode_notification(&notification.event));
         }
     }
+}
+
+/// The parents of the nodes an op deleted: the containers it may have emptied.
+fn emptied(op: &Op, reply: &OpReply) -> Vec<String> {
+    let deleted: Vec<&str> = match (op, reply) {
+        (Op::Delete { path, .. }, Ok(_)) => vec![path],
+        (Op::Multi(ops), Ok(_)) => (ops.iter())
+            .filter_map(|op| match op {
+                Op::Delete { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    deleted
+        .into_iter()
+        .map(|path| parent(path).to_owned())
+        .collect()
 }
 
 fn refused_auth(op: &Op, reply: &OpReply) -> bool {
@@ -470,257 +809,4 @@ fn refused_auth(op: &Op, reply: &OpReply) -> bool {
 
 fn millis(now: Duration) -> i64 {
     i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use zklab_recipes::client::{CreateMode, EventType, OpResult, WatchedEvent};
-
-    use super::*;
-    use crate::jute::archive::frame_len;
-    use crate::jute::reply::{decode_notification, decode_reply};
-    use crate::test_ops::{create, persistent};
-
-    const SECOND: Duration = Duration::from_secs(1);
-
-    fn service() -> WireService {
-        WireService::new(7, Ticks::default())
-    }
-
-    /// The records of the frames sent to `conn`, and whether it was closed.
-    fn sent_to(outgoing: &[Outgoing], conn: ConnId) -> (Vec<Vec<u8>>, bool) {
-        let mut records = Vec::new();
-        let mut closed = false;
-        for out in outgoing {
-            match out {
-                Outgoing::Send { conn: to, bytes } if *to == conn => {
-                    let len = frame_len(bytes[..4].try_into().expect("a prefix"), usize::MAX);
-                    assert_eq!(len, Ok(bytes.len() - 4));
-                    records.push(bytes[4..].to_vec());
-                }
-                Outgoing::Close { conn: to, .. } if *to == conn => closed = true,
-                _ => {}
-            }
-        }
-        (records, closed)
-    }
-
-    fn connect(
-        service: &mut WireService,
-        conn: ConnId,
-        session: SessionId,
-        password: Vec<u8>,
-        now: Duration,
-    ) -> (ConnectResponse, bool) {
-        service.opened(conn);
-        let request = ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 0,
-            timeout_ms: 10_000,
-            session_id: session,
-            password,
-            read_only: false,
-        };
-        let outgoing = service.received(conn, &request.encode(), now);
-        let (records, closed) = sent_to(&outgoing, conn);
-        (
-            ConnectResponse::decode(&records[0]).expect("a response"),
-            closed,
-        )
-    }
-
-    fn call(
-        service: &mut WireService,
-        conn: ConnId,
-        xid: i32,
-        op: Op,
-        now: Duration,
-    ) -> Vec<Outgoing> {
-        let (_, bytes) = Request::Op(op).encode(xid).expect("sendable");
-        service.received(conn, &bytes, now)
-    }
-
-    fn reply_of(records: &[Vec<u8>], op: &Op, xid: i32) -> OpReply {
-        let request = Request::Op(op.clone());
-        let (sent, _) = request.encode(xid).expect("sendable");
-        let record = records.last().expect("a reply");
-        let (header, body) = ReplyHeader::decode(record).expect("a header");
-        assert_eq!(header.xid, xid);
-        decode_reply(sent, &request, &header, body).expect("a reply")
-    }
-
-    #[test]
-    fn a_session_is_opened_resumed_with_its_password_and_refused_with_another() {
-        let mut service = service();
-        let (opened, closed) = connect(&mut service, 1, 0, vec![0; 16], SECOND);
-        assert!(!closed);
-        assert_eq!(opened.timeout_ms, 10_000);
-        assert_ne!(opened.session_id, 0);
-        let session = opened.session_id;
-        let op = create("/e", CreateMode::Ephemeral);
-        call(&mut service, 1, 1, op, SECOND);
-        service.gone(1);
-        let (resumed, closed) = connect(&mut service, 2, session, opened.password.clone(), SECOND);
-        assert!(!closed);
-        assert_eq!((resumed.session_id, resumed.timeout_ms), (session, 10_000));
-        let (refused, closed) = connect(&mut service, 3, session, vec![1; 16], SECOND);
-        assert!(closed);
-        assert_eq!((refused.session_id, refused.timeout_ms), (0, 0));
-        let read = Op::Exists {
-            path: "/e".into(),
-            watch: false,
-        };
-        let (records, _) = sent_to(&call(&mut service, 2, 2, read.clone(), SECOND), 2);
-        assert!(matches!(
-            reply_of(&records, &read, 2),
-            Ok(OpResult::Exists(Some(_)))
-        ));
-    }
-
-    #[test]
-    fn an_unheard_session_expires_its_ephemerals_go_and_its_watchers_hear_it() {
-        let mut service = service();
-        let (owner, _) = connect(&mut service, 1, 0, vec![0; 16], SECOND);
-        connect(&mut service, 2, 0, vec![0; 16], SECOND);
-        call(
-            &mut service,
-            1,
-            1,
-            create("/e", CreateMode::Ephemeral),
-            SECOND,
-        );
-        call(
-            &mut service,
-            2,
-            1,
-            Op::Exists {
-                path: "/e".into(),
-                watch: true,
-            },
-            SECOND,
-        );
-        // The watcher pings; the owner is silent past its timeout.
-        for at in [4, 8, 12] {
-            let (_, bytes) = Request::Ping.encode(-2).expect("sendable");
-            service.received(2, &bytes, SECOND * at);
-        }
-        let (outgoing, _) = service.tick(SECOND * 12);
-        assert!(
-            sent_to(&outgoing, 1).1,
-            "the expired session's connection is closed"
-        );
-        let (records, _) = sent_to(&outgoing, 2);
-        let (header, body) = ReplyHeader::decode(&records[0]).expect("a header");
-        assert_eq!(header.xid, xid::NOTIFICATION);
-        let deleted = WatchedEvent {
-            event_type: EventType::NodeDeleted,
-            path: "/e".into(),
-        };
-        assert_eq!(decode_notification(body), Ok(deleted));
-        let (expired, closed) = connect(
-            &mut service,
-            3,
-            owner.session_id,
-            owner.password,
-            SECOND * 13,
-        );
-        assert!(closed);
-        assert_eq!(expired.timeout_ms, 0);
-    }
-
-    #[test]
-    fn a_bad_handshake_or_request_or_a_client_from_the_future_closes_that_connection_alone() {
-        let mut service = service();
-        connect(&mut service, 1, 0, vec![0; 16], SECOND);
-        service.opened(2);
-        let outgoing = service.received(2, b"nonsense", SECOND);
-        assert!(matches!(
-            &outgoing[..],
-            [Outgoing::Close {
-                conn: 2,
-                why: Some(_)
-            }]
-        ));
-        let outgoing = service.received(1, &[0, 0, 0, 9, 0, 0, 0, 77], SECOND);
-        assert!(matches!(
-            &outgoing[..],
-            [Outgoing::Close {
-                conn: 1,
-                why: Some(_)
-            }]
-        ));
-        service.opened(3);
-        let ahead = ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 1_000,
-            timeout_ms: 10_000,
-            session_id: 0,
-            password: vec![0; 16],
-            read_only: false,
-        };
-        let outgoing = service.received(3, &ahead.encode(), SECOND);
-        assert!(matches!(
-            &outgoing[..],
-            [Outgoing::Close {
-                conn: 3,
-                why: Some(_)
-            }]
-        ));
-        connect(&mut service, 4, 0, vec![0; 16], SECOND);
-        let (records, _) = sent_to(&call(&mut service, 4, 1, persistent("/p"), SECOND), 4);
-        assert!(reply_of(&records, &persistent("/p"), 1).is_ok());
-    }
-
-    #[test]
-    fn the_command_port_swallows_replies_but_found_data_closes_connections_and_expires() {
-        let mut service = service();
-        let (opened, _) = connect(&mut service, 1, 0, vec![0; 16], SECOND);
-        let session = opened.session_id;
-        let write = persistent("/p");
-        let read = Op::GetData {
-            path: "/p".into(),
-            watch: false,
-        };
-        assert_eq!(
-            Control::parse("NORESPONSE", Some("2")),
-            Ok(Control::NoResponse(Some(2)))
-        );
-        service.control(Control::NoResponse(Some(2)), SECOND);
-        assert!(call(&mut service, 1, 1, write.clone(), SECOND).is_empty());
-        let (records, _) = sent_to(&call(&mut service, 1, 2, read.clone(), SECOND), 1);
-        assert!(matches!(
-            reply_of(&records, &read, 2),
-            Ok(OpResult::Data { .. })
-        ));
-        let missing = Op::Exists {
-            path: "/q".into(),
-            watch: false,
-        };
-        assert!(call(&mut service, 1, 3, missing.clone(), SECOND).is_empty());
-        let (records, _) = sent_to(&call(&mut service, 1, 4, missing.clone(), SECOND), 1);
-        assert_eq!(reply_of(&records, &missing, 4), Ok(OpResult::Exists(None)));
-        let hex = format!("{session:#x}");
-        let close = Control::parse("CLOSECONNECTION", Some(&hex)).expect("a command");
-        assert!(sent_to(&service.control(close, SECOND), 1).1);
-        connect(&mut service, 2, session, opened.password.clone(), SECOND);
-        let expire =
-            Control::parse("EXPIRESESSION", Some(&session.to_string())).expect("a command");
-        assert!(sent_to(&service.control(expire, SECOND), 2).1);
-        let (expired, _) = connect(&mut service, 3, session, opened.password, SECOND);
-        assert_eq!(expired.timeout_ms, 0);
-        assert!(Control::parse("ELECTNEWLEADER", None).is_err());
-        assert!(Control::parse("EXPIRESESSION", Some("nine")).is_err());
-    }
-
-    #[test]
-    fn srvr_says_the_mode_as_launch_scripts_look_for_it() {
-        let service = service();
-        let srvr = service.four_letter_word(b"srvr").expect("an answer");
-        assert!(
-            srvr.lines().any(|line| line == "Mode: standalone"),
-            "{srvr}"
-        );
-        assert_eq!(service.four_letter_word(b"ruok").as_deref(), Some("imok"));
-        assert_eq!(service.four_letter_word(b"abcd"), None);
-    }
 }

@@ -24,6 +24,14 @@ pub fn stop_on_ctrl_c() {
     let _ = unsafe { signal_hook_registry::register(libc::SIGINT, on_ctrl_c) };
 }
 
+/// From now on, SIGTERM asks the run to stop as a first Ctrl-C does (a server told to stop
+/// still gives its verdict).
+pub fn stop_on_term() {
+    let on_term = || INTERRUPTED.store(true, Ordering::SeqCst);
+    // SAFETY: the handler only touches an atomic, which is async-signal-safe.
+    let _ = unsafe { signal_hook_registry::register(libc::SIGTERM, on_term) };
+}
+
 /// Whether Ctrl-C asked the run to stop.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)

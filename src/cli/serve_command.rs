@@ -1,11 +1,14 @@
 //! `zklab serve`: the simulated ZooKeeper on ZooKeeper's wire protocol, for clients of any
-//! library and language.
+//! library and language, with seeded server-side faults, judged by what clients claim.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::serve::{serve, ServeOptions};
-use crate::sim::wire_service::Ticks;
+use crate::cli::interrupt;
+use crate::serve::{serve, Listening, ServeOptions, ServeReport};
+use crate::sim::fault::{FaultKind, FaultRates};
+use crate::sim::wire_service::{AnchoredFault, ServeFaults, Ticks};
 
 /// `zklab serve`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -13,25 +16,86 @@ pub struct ServeArgs {
     /// The port on 127.0.0.1 (0: any free one); the connect string is printed once it listens.
     #[arg(long, default_value_t = 2181)]
     port: u16,
-    /// The seed the sessions' passwords come from.
+    /// The seed the sessions' passwords and the random faults come from.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Faults the server strikes: `none`, or a comma-separated list of `all` and kinds
+    /// (connection-loss, lost-reply, lost-create-reply and reorder per request, session-expiry
+    /// and partition per second, container-reaped per emptied container), each at its default
+    /// rate or as `kind=rate`, as `zklab run --faults` takes them. `all` is every kind a
+    /// standalone server can strike at clients it does not run.
+    #[arg(long, default_value = "none", value_parser = parse_serve_faults)]
+    faults: String,
+    /// A schedule of faults anchored to what the server saw (a fault a line, as
+    /// `lost-create-reply c1 create 3`): the `schedule.txt` a run wrote strikes its faults again.
+    #[arg(long)]
+    script: Option<PathBuf>,
     /// How often, in seconds, the server deletes emptied containers and idle TTL nodes (as
     /// ZooKeeper's `znode.container.checkIntervalMs`).
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     container_check: u64,
-    /// Stop after this many seconds; without it, serve until stopped.
+    /// Stop after this many seconds; without it, serve until Ctrl-C, SIGTERM or `--idle`.
     #[arg(long = "for", value_parser = clap::value_parser!(u64).range(1..))]
     run_for: Option<u64>,
+    /// Stop once no client has been connected for this many seconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    idle: Option<u64>,
     /// Also listen on this port of 127.0.0.1 (0: any free one) for the commands of ZooKeeper's
     /// `ControllerService` (`GET /command/EXPIRESESSION/<session>`, `CLOSECONNECTION`,
-    /// `NORESPONSE`, `RESET`, `PING`); its address is printed on a second line.
+    /// `NORESPONSE`, `RESET`, `PING`).
     #[arg(long)]
     command_port: Option<u16>,
+    /// Also listen on this port of 127.0.0.1 (0: any free one) for clients' claims, a line
+    /// each: `<session> granted|shared <role> [<token>]`, `<session> released <role>`,
+    /// `<session> suspended|resumed|lost`, each answered `ok` or `error: ...`.
+    #[arg(long)]
+    claims_port: Option<u16>,
+    /// The most client connections open at once; more are closed as they come.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// Where the run's trace, picture and schedule go.
+    #[arg(long, default_value = "zklab-serve")]
+    out: PathBuf,
 }
 
-/// Serves: exit 0 when `--for` has passed, 2 when the port cannot be had.
+/// Faults as `--faults` takes them, refusing a kind `zklab serve` cannot strike by name.
+fn parse_serve_faults(spec: &str) -> Result<String, String> {
+    let rates = FaultRates::parse(spec)?;
+    let named = |kind: FaultKind| {
+        let mut names = spec.split(',').filter_map(|item| item.split('=').next());
+        names.any(|name| name.trim() == kind.name())
+    };
+    for kind in FaultKind::ALL {
+        if named(kind) && rates.rate(kind) > 0.0 {
+            AnchoredFault::moment(kind)?;
+        }
+    }
+    Ok(spec.to_owned())
+}
+
+/// Serves, then prints the verdict: exit 0 when every claim held, 1 when one broke a property,
+/// 2 on bad usage or a port that cannot be had.
 pub fn run(args: &ServeArgs) -> ExitCode {
+    let schedule = match &args.script {
+        None => Vec::new(),
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(error) => {
+                    return crate::cli::usage_error(&format!(
+                        "cannot read {}: {error}",
+                        path.display()
+                    ))
+                }
+            };
+            match AnchoredFault::parse_schedule(&text) {
+                Ok(schedule) => schedule,
+                Err(why) => return crate::cli::usage_error(&format!("{}: {why}", path.display())),
+            }
+        }
+    };
+    let rates = FaultRates::parse(&args.faults).expect("validated by clap");
+    let asked_faults = !args.faults.eq("none") || !schedule.is_empty();
     let options = ServeOptions {
         port: args.port,
         seed: args.seed,
@@ -40,18 +104,74 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             ..Ticks::default()
         },
         run_for: args.run_for.map(Duration::from_secs),
+        idle: args.idle.map(Duration::from_secs),
         command_port: args.command_port,
+        claims_port: args.claims_port,
+        faults: ServeFaults::new(rates, schedule, args.seed),
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        out: args.out.clone(),
     };
-    let ready = |address, commands: Option<std::net::SocketAddr>| {
-        outln!("{address}");
-        if let Some(commands) = commands {
-            outln!("{commands}");
+    let ready = |listening: Listening| {
+        outln!("{}", listening.clients);
+        if let Some(commands) = listening.commands {
+            outln!("command port: {commands}");
+        }
+        if let Some(claims) = listening.claims {
+            outln!("claims port: {claims}");
         }
     };
-    match serve(&options, ready) {
-        Ok(()) => ExitCode::SUCCESS,
+    interrupt::stop_on_ctrl_c();
+    interrupt::stop_on_term();
+    match serve(options, ready, interrupt::interrupted) {
+        Ok(report) => verdict(&report, asked_faults, args),
         Err(error) => {
             crate::cli::usage_error(&format!("cannot serve on 127.0.0.1:{}: {error}", args.port))
         }
+    }
+}
+
+/// Prints a finished run's verdict, and the command that strikes its faults again.
+fn verdict(report: &ServeReport, asked_faults: bool, args: &ServeArgs) -> ExitCode {
+    let struck: Vec<String> = (report.counts.iter())
+        .filter(|(_, count)| *count > 0)
+        .map(|(kind, count)| format!("{kind} {count}"))
+        .collect();
+    let count = |n: u64, what: &str| match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    };
+    outln!(
+        "zklab serve ended: {}, {}, {}",
+        count(report.sessions, "session"),
+        count(report.claims, "claim"),
+        count(report.violations.len() as u64, "violation")
+    );
+    if asked_faults {
+        let struck = if struck.is_empty() {
+            "none".to_owned()
+        } else {
+            struck.join(", ")
+        };
+        outln!("faults struck: {struck}");
+    }
+    for violation in &report.violations {
+        outln!("VIOLATION {violation}");
+    }
+    outln!("trace: {}", report.trace.display());
+    outln!("picture: {}", report.picture.display());
+    if !struck.is_empty() {
+        outln!(
+            "strike them again: zklab serve --port {} --script {}",
+            args.port,
+            report.schedule.display()
+        );
+    }
+    if report.claims == 0 && args.claims_port.is_some() {
+        eprintln!("no client made a claim: the run judged nothing of what they believed");
+    }
+    if report.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

@@ -1,45 +1,70 @@
-//! `zklab serve` as a test starts it: on a free port, with a command port on another, killed
-//! when dropped.
+//! `zklab serve` as a test starts it: on free ports, killed when dropped; or judged, run until
+//! its clients are gone and its verdict read. And kazoo, which the tests that drive it need.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 
 /// A `zklab serve` process on free ports, killed when dropped.
 pub struct Served {
     child: Child,
+    stdout: BufReader<ChildStdout>,
     /// Where it listens: `127.0.0.1:PORT`.
     pub address: String,
-    /// Its command port.
-    pub command_port: u16,
+    /// Its command port, or its claims port for a judged run.
+    pub side_port: u16,
 }
 
 impl Served {
-    /// Starts one, and returns once it listens.
+    /// Starts one with a command port, and returns once it listens.
     pub fn start() -> Self {
+        Served::with(&["--command-port", "0", "--for", "300"], "command port: ")
+    }
+
+    /// Starts one with a claims port and `args` (faults, a schedule) that ends a second after
+    /// its last client left, writing its record to `out`.
+    pub fn judged(args: &[&str], out: &Path) -> Self {
+        let out = out.to_str().expect("a path in UTF-8");
+        let mut all = vec!["--claims-port", "0", "--idle", "1", "--out", out];
+        all.extend_from_slice(args);
+        Served::with(&all, "claims port: ")
+    }
+
+    fn with(args: &[&str], side: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_zklab"))
-            .args(["serve", "--port", "0", "--command-port", "0"])
-            .args(["--container-check", "3600", "--for", "300"])
+            .args(["serve", "--port", "0", "--container-check", "3600"])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("zklab serve runs");
         let mut stdout = BufReader::new(child.stdout.take().expect("its stdout"));
         let mut line = || {
             let mut line = String::new();
-            stdout
-                .read_line(&mut line)
-                .expect("an address it listens on");
-            let line = line.trim().to_owned();
-            assert!(line.starts_with("127.0.0.1:"), "{line}");
-            line
+            stdout.read_line(&mut line).expect("what it listens on");
+            line.trim().to_owned()
         };
         let address = line();
-        let commands = line();
-        let command_port = commands[10..].parse().expect("a port");
+        assert!(address.starts_with("127.0.0.1:"), "{address}");
+        let side_line = line();
+        let side_port = (side_line.strip_prefix(side))
+            .and_then(|address| address.strip_prefix("127.0.0.1:"))
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("{side}127.0.0.1:<port>, not {side_line}"));
         Served {
             child,
+            stdout,
             address,
-            command_port,
+            side_port,
         }
+    }
+
+    /// Waits for a judged run to end: its exit status and what it printed.
+    pub fn verdict(mut self) -> (ExitStatus, String) {
+        let mut printed = String::new();
+        self.stdout
+            .read_to_string(&mut printed)
+            .expect("its verdict");
+        (self.child.wait().expect("it ends"), printed)
     }
 }
 
@@ -48,4 +73,26 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The Python scripts of `tests/serve`.
+pub fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve")
+}
+
+/// Whether python3 has kazoo. Without it the test says it was skipped; with
+/// `ZKLAB_REQUIRE_KAZOO=1` (as in CI) it fails instead.
+pub fn kazoo_or_skip(what: &str) -> bool {
+    let has_kazoo = Command::new("python3")
+        .args(["-c", "import kazoo"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !has_kazoo {
+        assert!(
+            std::env::var_os("ZKLAB_REQUIRE_KAZOO").is_none(),
+            "kazoo is required (ZKLAB_REQUIRE_KAZOO) but python3 cannot import it"
+        );
+        eprintln!("SKIPPED {what}: no kazoo for python3 (pip install kazoo)");
+    }
+    has_kazoo
 }

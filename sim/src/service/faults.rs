@@ -9,6 +9,7 @@ use std::time::Duration;
 use madsim::rand::Rng;
 use zklab_recipes::client::{Op, SessionId};
 
+use super::streams::draw_interval;
 use super::wire::{Delivery, Response};
 use super::{Output, Service};
 use crate::fault::{FaultKind, ScriptedFault};
@@ -26,15 +27,6 @@ const STALE_READ_LAG: (Duration, Duration) = (Duration::from_millis(100), Durati
 pub(super) struct Striking {
     script: Vec<ScriptedFault>,
     next_random: Vec<(FaultKind, Duration)>,
-}
-
-/// The time to the next random fault of a kind, or `None` when its rate is zero.
-fn draw_interval(rng: &mut impl Rng, rate_per_second: f64) -> Option<Duration> {
-    if rate_per_second <= 0.0 {
-        return None;
-    }
-    let uniform: f64 = rng.gen_range(f64::EPSILON..1.0);
-    Some(Duration::from_secs_f64(-uniform.ln() / rate_per_second))
 }
 
 impl Service {

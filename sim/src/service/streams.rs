@@ -5,7 +5,9 @@
 //! up, and each fault kind (a message fault's odds; a process, session or server fault's times,
 //! clients and lengths).
 
-use madsim::rand::{Error, RngCore};
+use std::time::Duration;
+
+use madsim::rand::{Error, Rng, RngCore};
 
 use crate::fault::FaultKind;
 
@@ -77,6 +79,16 @@ impl RngCore for Stream {
         self.fill_bytes(dest);
         Ok(())
     }
+}
+
+/// The time to the next random fault of a kind striking `rate` times a second (a Poisson
+/// process), or `None` when its rate is zero.
+pub(crate) fn draw_interval(rng: &mut impl Rng, rate: f64) -> Option<Duration> {
+    if rate <= 0.0 {
+        return None;
+    }
+    let uniform: f64 = rng.gen_range(f64::EPSILON..1.0);
+    Some(Duration::from_secs_f64(-uniform.ln() / rate))
 }
 
 /// Every concern's stream of one run.

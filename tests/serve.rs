@@ -122,3 +122,37 @@ fn kazoo_and_its_recipes_run_on_zklab_serve_as_on_a_real_server() {
         );
     }
 }
+
+/// zookeeper-client's contract, walked through the real crate.
+mod contract {
+    include!("zookeeper_client_dropin/contract.rs");
+}
+
+/// A program on the real `zookeeper-client` crate (its contract's walk: every call, its errors,
+/// its watches and its lock) sees on `zklab serve` what it sees on a real ZooKeeper.
+#[test]
+fn a_zookeeper_client_program_sees_on_zklab_serve_what_it_sees_on_a_real_server() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let walk = |hosts: String| {
+        runtime.block_on(async move {
+            let zk = zookeeper_client::Client::connect(&hosts)
+                .await
+                .expect("a session");
+            contract::transcript(&zk, "/contract").await
+        })
+    };
+    let served = Served::start();
+    let on_serve = walk(served.address.clone());
+    assert!(on_serve.len() > 40, "{on_serve:?}");
+    let Some(installation) = installed_or_skip("zookeeper-client on a real server") else {
+        return;
+    };
+    let server = Standalone::start(&installation).expect("a standalone server");
+    let on_real = walk(server.connect_string());
+    let mismatches: Vec<String> = (on_serve.iter().zip(&on_real))
+        .filter(|(serve, real)| serve != real)
+        .map(|(serve, real)| format!("zklab serve: {serve}\n       real: {real}"))
+        .collect();
+    assert_eq!(on_serve.len(), on_real.len());
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

@@ -146,18 +146,22 @@ fn assert_recorded(name: &str, who: &str, actual: &str) {
 }
 
 /// The real zkCli runs the scripts on `zklab serve`, each on a fresh one, and prints what it
-/// printed on a real server, watch notifications included. Three scripts are left out:
-/// `commands` and `extended_types` read nodes created without data, which ZooKeeper keeps as
-/// null and zkCli prints as `null`, where zklab's server keeps empty data (`zklab shell` tells
-/// the two apart itself); and `subtree_commands`'s refused `deleteall` says so only now and then
-/// on any server: zkCli's `ZKUtil.deleteInBatch` releases its semaphore before its callback
-/// records the failure, so a reply that comes quickly enough is read as a success.
+/// printed on a real server, watch notifications and nodes of null data included. One script is
+/// left out: `subtree_commands`'s refused `deleteall` says so only now and then on any server:
+/// zkCli's `ZKUtil.deleteInBatch` releases its semaphore before its callback records the
+/// failure, so a reply that comes quickly enough is read as a success.
 #[test]
 fn zkcli_prints_on_zklab_serve_what_it_prints_on_a_real_server() {
     if installed_or_skip("zkCli on zklab serve").is_none() {
         return;
     }
-    for name in ["persistent_watches", "acls", "number_format"] {
+    for name in [
+        "persistent_watches",
+        "acls",
+        "number_format",
+        "commands",
+        "extended_types",
+    ] {
         let served = Served::start();
         let actual = zkcli(&served.address, name);
         assert_recorded(name, "zkCli on zklab serve", &actual);

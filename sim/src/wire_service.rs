@@ -23,14 +23,14 @@ mod tests;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use zklab_recipes::client::{EventType, Op, OpReply, SessionId, ZkError};
+use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, Stat, ZkError};
 use zklab_recipes::outcome::Outcome;
 
 use crate::fault::FaultKind;
 use crate::jute::archive::frame;
 use crate::jute::codes::{op_code, xid};
 use crate::jute::handshake::{ConnectRequest, ConnectResponse, PASSWORD_LEN, PROTOCOL_VERSION};
-use crate::jute::reply::{encode_notification, encode_reply, ReplyHeader};
+use crate::jute::reply::{encode_notification, encode_reply_nulling, ReplyHeader};
 use crate::jute::request::{Request, RequestHeader};
 use crate::path::parent;
 use crate::server::{Ended, Notification, Server};
@@ -111,6 +111,9 @@ pub struct WireService {
     conns: BTreeMap<ConnId, Option<SessionId>>,
     /// The sessions whose traffic a fault holds back.
     held: BTreeMap<SessionId, Held>,
+    /// The nodes whose data is null (created or set so; a client's op holds it as empty), by
+    /// czxid: the data version that made it null.
+    null_data: BTreeMap<i64, i32>,
     next_reap: Duration,
     /// How many more replies to swallow (`Control::NoResponse`); `u64::MAX` for all.
     holding: u64,
@@ -133,6 +136,7 @@ impl WireService {
             clients: BTreeMap::new(),
             conns: BTreeMap::new(),
             held: BTreeMap::new(),
+            null_data: BTreeMap::new(),
             next_reap: started,
             holding: 0,
             faults,
@@ -565,7 +569,7 @@ impl WireService {
 
     /// One request of an attached connection.
     fn request(&mut self, conn: ConnId, session: SessionId, record: &[u8]) {
-        let (header, request) = match Request::decode(record) {
+        let (header, request, nulls) = match Request::decode_noting_null_data(record) {
             Ok(decoded) => decoded,
             Err(error) => return self.close(conn, Some(format!("a bad request: {error}"))),
         };
@@ -593,11 +597,18 @@ impl WireService {
                 self.conns.remove(&conn);
                 self.emit(Some(session), Outgoing::Close { conn, why: None });
             }
-            Request::Op(op) => self.apply(conn, session, header, op),
+            Request::Op(op) => self.apply(conn, session, header, op, &nulls),
         }
     }
 
-    fn apply(&mut self, conn: ConnId, session: SessionId, header: RequestHeader, op: Op) {
+    fn apply(
+        &mut self,
+        conn: ConnId,
+        session: SessionId,
+        header: RequestHeader,
+        op: Op,
+        nulls: &[String],
+    ) {
         let client = self.clients.get(&session).copied().unwrap_or_default();
         let text = OpText(&op).to_string();
         let verb = text.split(' ').next().unwrap_or_default();
@@ -618,6 +629,7 @@ impl WireService {
             return self.close(conn, None);
         }
         let applied = self.server.apply(session, &op, millis(self.now));
+        self.nulled(&op, &applied.reply, nulls);
         self.record(TraceEvent::Applied {
             client,
             session,
@@ -642,7 +654,8 @@ impl WireService {
                 _ => applied.zxid,
             };
             let cached = header.code == op_code::GET_DATA || header.code == op_code::GET_CHILDREN2;
-            let record = encode_reply(header, zxid, &op, &applied.reply);
+            let null = |stat: &Stat| self.null_data.get(&stat.czxid) == Some(&stat.version);
+            let record = encode_reply_nulling(header, zxid, &op, &applied.reply, &null);
             if self.reply(conn, record, cached && applied.reply.is_ok()) {
                 self.record(TraceEvent::Reply {
                     client,
@@ -658,6 +671,35 @@ impl WireService {
         let emptied = emptied(&op, &applied.reply);
         if let Some(anchor) = anchor {
             self.strike_after(session, &anchor, &emptied);
+        }
+    }
+
+    /// Notes the nodes `op` left with null data: those of `nulls` it created or set.
+    fn nulled(&mut self, op: &Op, reply: &OpReply, nulls: &[String]) {
+        if nulls.is_empty() {
+            return;
+        }
+        let done: Vec<(&Op, &OpReply)> = match (op, reply) {
+            (Op::Multi(ops), Ok(OpResult::Multi(results))) => ops.iter().zip(results).collect(),
+            _ => vec![(op, reply)],
+        };
+        for (op, reply) in done {
+            let path = match (op, reply) {
+                (Op::Create { path, data, .. }, Ok(OpResult::Created { path: made, .. }))
+                    if data.is_empty() && nulls.contains(path) =>
+                {
+                    made
+                }
+                (Op::SetData { path, data, .. }, Ok(_))
+                    if data.is_empty() && nulls.contains(path) =>
+                {
+                    path
+                }
+                _ => continue,
+            };
+            if let Some((_, stat)) = self.server.node(path) {
+                self.null_data.insert(stat.czxid, stat.version);
+            }
         }
     }
 

@@ -1,5 +1,6 @@
-// A walk through zookeeper-client's contract, included twice by tests/zookeeper_client_dropin.rs:
-// through the drop-in under the simulator and through the real crate on a real ZooKeeper. It
+// A walk through zookeeper-client's contract, included by tests/zookeeper_client_dropin.rs
+// (through the drop-in under the simulator and through the real crate on a real ZooKeeper) and
+// by tests/serve.rs (through the real crate on zklab serve and on a real ZooKeeper). It
 // writes down what a caller sees of each call (results and errors, not zxids or times, which
 // differ from one server to another), so the two transcripts must be equal.
 

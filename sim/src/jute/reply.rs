@@ -72,6 +72,19 @@ pub fn decode_notification(body: &[u8]) -> Result<WatchedEvent, Malformed> {
 /// The reply to an op sent as `sent` (header and result record, without the frame's length
 /// prefix), the server's last zxid being `zxid`.
 pub fn encode_reply(sent: RequestHeader, zxid: Zxid, op: &Op, reply: &OpReply) -> Vec<u8> {
+    encode_reply_nulling(sent, zxid, op, reply, &|_| false)
+}
+
+/// [`encode_reply`], a node's data sent as null where `null` says so of its stat: ZooKeeper
+/// keeps a node created or set with null data as null, and sends it back as null (zkCli prints
+/// `null`), which bytes alone cannot say.
+pub fn encode_reply_nulling(
+    sent: RequestHeader,
+    zxid: Zxid,
+    op: &Op,
+    reply: &OpReply,
+    null: &dyn Fn(&Stat) -> bool,
+) -> Vec<u8> {
     let err = match (op, reply) {
         (Op::Exists { .. }, Ok(OpResult::Exists(None))) => ZkError::NoNode.code(),
         (_, Ok(_)) => 0,
@@ -84,7 +97,7 @@ pub fn encode_reply(sent: RequestHeader, zxid: Zxid, op: &Op, reply: &OpReply) -
     };
     let mut writer = header.writer();
     if let (0, Ok(result)) = (err, reply) {
-        write_result(&mut writer, sent.code, op, result);
+        write_result(&mut writer, sent.code, op, result, null);
     }
     writer.finish()
 }
@@ -120,7 +133,13 @@ pub fn decode_reply(
 }
 
 /// A successful result's record.
-fn write_result(writer: &mut JuteWriter, code: i32, op: &Op, result: &OpResult) {
+fn write_result(
+    writer: &mut JuteWriter,
+    code: i32,
+    op: &Op,
+    result: &OpResult,
+    null: &dyn Fn(&Stat) -> bool,
+) {
     match result {
         OpResult::Created { path, stat } => {
             writer.string(path);
@@ -132,7 +151,8 @@ fn write_result(writer: &mut JuteWriter, code: i32, op: &Op, result: &OpResult) 
             writer.stat(stat);
         }
         OpResult::Data { data, stat } => {
-            writer.buffer(Some(data)).stat(stat);
+            let data = (!data.is_empty() || !null(stat)).then_some(&data[..]);
+            writer.buffer(data).stat(stat);
         }
         OpResult::Children { children, stat } => {
             writer.strings(children);
@@ -168,7 +188,7 @@ fn write_result(writer: &mut JuteWriter, code: i32, op: &Op, result: &OpResult) 
                 _ => &[],
             };
             for (i, result) in results.iter().enumerate() {
-                write_in_multi(writer, ops.get(i), result);
+                write_in_multi(writer, ops.get(i), result, null);
             }
             writer.int(-1).bool(true).int(-1);
         }
@@ -184,7 +204,12 @@ fn write_result(writer: &mut JuteWriter, code: i32, op: &Op, result: &OpResult) 
 
 /// One op's result in a multi's or a multiRead's reply: its own header, then its record. A
 /// create made as `create` (any but a container or a TTL node) tells its path alone.
-fn write_in_multi(writer: &mut JuteWriter, op: Option<&Op>, result: &Result<OpResult, ZkError>) {
+fn write_in_multi(
+    writer: &mut JuteWriter,
+    op: Option<&Op>,
+    result: &Result<OpResult, ZkError>,
+    null: &dyn Fn(&Stat) -> bool,
+) {
     let (code, err) = match result {
         Ok(OpResult::Created { .. }) => match op {
             Some(Op::Create { mode, .. }) if mode.is_reaped() => (op_code::CREATE2, 0),
@@ -203,7 +228,7 @@ fn write_in_multi(writer: &mut JuteWriter, op: Option<&Op>, result: &Result<OpRe
         (op_code::ERROR, _) => {
             writer.int(err);
         }
-        (_, Ok(result)) => write_result(writer, code, op.unwrap_or(&Op::WhoAmI), result),
+        (_, Ok(result)) => write_result(writer, code, op.unwrap_or(&Op::WhoAmI), result, null),
         (_, Err(_)) => {}
     }
 }

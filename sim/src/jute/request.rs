@@ -90,6 +90,15 @@ impl Request {
 
     /// Reads a request (header and record).
     pub fn decode(bytes: &[u8]) -> Result<(RequestHeader, Request), Malformed> {
+        Request::decode_noting_null_data(bytes).map(|(header, request, _)| (header, request))
+    }
+
+    /// Reads a request, and the paths its creates and setDatas (inside a multi too) gave null
+    /// data, which an [`Op`] holds as empty: ZooKeeper keeps the difference.
+    pub fn decode_noting_null_data(
+        bytes: &[u8],
+    ) -> Result<(RequestHeader, Request, Vec<String>), Malformed> {
+        let mut nulls = Vec::new();
         let mut reader = JuteReader::new(bytes);
         let header = RequestHeader {
             xid: reader.int()?,
@@ -118,10 +127,10 @@ impl Request {
                     watches,
                 })
             }
-            code => Request::Op(read_op(&mut reader, code)?),
+            code => Request::Op(read_op(&mut reader, code, &mut nulls)?),
         };
         reader.done()?;
-        Ok((header, request))
+        Ok((header, request, nulls))
     }
 }
 
@@ -262,11 +271,18 @@ fn write_op(writer: &mut JuteWriter, op: &Op) -> Result<(), Unsendable> {
     Ok(())
 }
 
-/// Reads the record of an op of type `code`.
-fn read_op(reader: &mut JuteReader<'_>, code: i32) -> Result<Op, Malformed> {
+/// Reads the record of an op of type `code`; the paths it gives null data go to `nulls`.
+fn read_op(
+    reader: &mut JuteReader<'_>,
+    code: i32,
+    nulls: &mut Vec<String>,
+) -> Result<Op, Malformed> {
     Ok(match code {
         op_code::CREATE | op_code::CREATE2 | op_code::CREATE_CONTAINER | op_code::CREATE_TTL => {
             let (path, data, acl) = (reader.string()?, reader.buffer()?, reader.acls()?);
+            if data.is_none() {
+                nulls.push(path.clone());
+            }
             let flags = reader.int()?;
             let ttl_ms = match code {
                 op_code::CREATE_TTL => reader.long()?,
@@ -299,11 +315,17 @@ fn read_op(reader: &mut JuteReader<'_>, code: i32) -> Result<Op, Malformed> {
             path: reader.string()?,
             watch: reader.bool()?,
         },
-        op_code::SET_DATA => Op::SetData {
-            path: reader.string()?,
-            data: reader.buffer()?.unwrap_or_default(),
-            version: reader.int()?,
-        },
+        op_code::SET_DATA => {
+            let (path, data) = (reader.string()?, reader.buffer()?);
+            if data.is_none() {
+                nulls.push(path.clone());
+            }
+            Op::SetData {
+                path,
+                data: data.unwrap_or_default(),
+                version: reader.int()?,
+            }
+        }
         op_code::SYNC => Op::Sync {
             path: reader.string()?,
         },
@@ -353,7 +375,7 @@ fn read_op(reader: &mut JuteReader<'_>, code: i32) -> Result<Op, Malformed> {
                 if !may_hold(inner, write) {
                     return Err(codes::unknown("op inside a multi", inner));
                 }
-                let op = read_op(reader, inner)?;
+                let op = read_op(reader, inner, nulls)?;
                 if !fits_in(&op, write) {
                     return Err(codes::unknown("op inside a multi", inner));
                 }

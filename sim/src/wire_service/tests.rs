@@ -450,3 +450,35 @@ fn a_claim_is_told_in_its_session_even_after_the_session_ended_and_refused_for_a
         "{last:?}"
     );
 }
+
+#[test]
+fn a_node_created_or_set_with_null_data_is_read_back_as_null_until_set_with_bytes() {
+    use crate::jute::archive::JuteWriter;
+    use zklab_recipes::acl::Acls;
+    let mut service = service();
+    connect(&mut service, 1, 0, vec![0; 16], SECOND);
+    // zkCli's `create /n`: a plain create of null data.
+    let mut writer = JuteWriter::new();
+    writer.int(1).int(op_code::CREATE).string("/n").buffer(None);
+    writer.acls(&Acls::OPEN).int(0);
+    service.received(1, &writer.finish(), SECOND);
+    call(&mut service, 1, 2, persistent("/empty"), SECOND);
+    // The data's length as a getData reply writes it: after the 16-byte header.
+    let data_length = |service: &mut WireService, xid: i32, path: &str| {
+        let read = Op::GetData {
+            path: path.into(),
+            watch: false,
+        };
+        let (records, _) = sent_to(&call(service, 1, xid, read, SECOND), 1);
+        i32::from_be_bytes(records[0][16..20].try_into().expect("a length"))
+    };
+    assert_eq!(data_length(&mut service, 3, "/n"), -1, "null");
+    assert_eq!(data_length(&mut service, 4, "/empty"), 0, "empty, not null");
+    let set = Op::SetData {
+        path: "/n".into(),
+        data: b"x".to_vec(),
+        version: -1,
+    };
+    call(&mut service, 1, 5, set, SECOND);
+    assert_eq!(data_length(&mut service, 6, "/n"), 1);
+}

@@ -198,7 +198,7 @@ fn now() -> Duration {
 pub fn serve(
     options: ServeOptions,
     ready: impl FnOnce(Listening),
-    stop: impl Fn() -> bool + Send + 'static,
+    stop: impl Fn() -> bool,
 ) -> io::Result<ServeReport> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -299,8 +299,12 @@ async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usi
             eprintln!("zklab serve: a connection refused: {max_connections} are open already");
             continue;
         }
-        let _ = stream.set_nodelay(true);
         next += 1;
+        if !served.core().opened(next).is_empty() {
+            eprintln!("zklab serve: a connection refused, as the command port asked");
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
         open(stream, next, &served);
     }
 }
@@ -308,7 +312,7 @@ async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usi
 /// How long the listener waits after a failed accept.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
-/// Starts a connection's reader and writer.
+/// Starts the reader and the writer of a connection the core has taken.
 fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
     let (reader, mut writer) = stream.into_split();
     let (to_writer, mut frames) = mpsc::unbounded_channel();
@@ -321,7 +325,6 @@ fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
             reader: None,
         },
     );
-    served.core().opened(conn);
     tokio::spawn(async move {
         while let Some(ToWriter::Frame(bytes)) = frames.recv().await {
             if writer.write_all(&bytes).await.is_err() {

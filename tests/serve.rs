@@ -149,10 +149,5 @@ fn a_zookeeper_client_program_sees_on_zklab_serve_what_it_sees_on_a_real_server(
     };
     let server = Standalone::start(&installation).expect("a standalone server");
     let on_real = walk(server.connect_string());
-    let mismatches: Vec<String> = (on_serve.iter().zip(&on_real))
-        .filter(|(serve, real)| serve != real)
-        .map(|(serve, real)| format!("zklab serve: {serve}\n       real: {real}"))
-        .collect();
-    assert_eq!(on_serve.len(), on_real.len());
-    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    contract::assert_same_as_real("zklab serve", &on_serve, &on_real);
 }

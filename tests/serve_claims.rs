@@ -8,15 +8,10 @@
 #[allow(dead_code, reason = "its command port serves tests/serve.rs")]
 mod served;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use served::Served;
-
-/// A directory of its own for one judged run.
-fn out_dir(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("zklab-serve-{name}-{}", std::process::id()))
-}
+use served::{out_dir, Served};
 
 /// One judged run of `tests/serve/lock_clients.py` with `clients` arguments on a `zklab serve`
 /// given `serve` arguments: its exit code and what it printed.
@@ -67,6 +62,10 @@ fn kazoos_lock_holds_under_lost_replies_lost_connections_and_reordering() {
         .find(|line| line.starts_with("faults struck:"));
     assert!(
         struck.is_some_and(|line| line.contains("lost-create-reply")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("the most sessions one deletion woke: "),
         "{printed}"
     );
     let trace = std::fs::read_to_string(out.join("trace.txt")).expect("the trace");

@@ -386,12 +386,7 @@ fn the_drop_in_answers_as_the_real_crate_does_on_a_real_zookeeper() {
         real_contract::transcript(&zk, "/contract").await
     });
 
-    let mismatches: Vec<String> = (simulated.iter().zip(&real))
-        .filter(|(simulated, real)| simulated != real)
-        .map(|(simulated, real)| format!("simulated: {simulated}\n     real: {real}"))
-        .collect();
-    assert_eq!(simulated.len(), real.len());
-    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    real_contract::assert_same_as_real("simulated", &simulated, &real);
     println!("{} calls, 0 mismatches", real.len());
 }
 

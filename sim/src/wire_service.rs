@@ -37,6 +37,7 @@ use crate::server::{Ended, Notification, Server};
 use crate::service::streams::key;
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
 
+use anchor::RequestAnchors;
 pub use anchor::{Anchor, AnchoredFault};
 pub use control::{parse_number, Control};
 use holding::Held;
@@ -89,10 +90,11 @@ struct SessionState {
     last_heard: Duration,
     conn: Option<ConnId>,
     client: ClientId,
-    /// How many requests of each verb the session sent (its handshakes as `connect`).
-    asked: BTreeMap<String, u32>,
+    /// How many requests of each verb the session sent (its handshakes as `connect`), in all
+    /// (`None`) and on each parent's children.
+    asked: BTreeMap<(String, Option<String>), u32>,
     /// Its last request, which a fault drawn per second is anchored after.
-    last: Anchor,
+    last: RequestAnchors,
 }
 
 /// The pure server and its sessions on the wire (see the module's documentation).
@@ -117,6 +119,12 @@ pub struct WireService {
     next_reap: Duration,
     /// How many more replies to swallow (`Control::NoResponse`); `u64::MAX` for all.
     holding: u64,
+    /// How many more requests to fail (`Control::FailRequests`); `u64::MAX` for all.
+    failing: u64,
+    /// How long each request waits before it is read (`Control::AddDelay`).
+    delay: Duration,
+    /// Whether new connections are refused (`Control::RejectConnections`).
+    rejecting: bool,
     faults: ServeFaults,
     trace: Trace,
     out: Vec<Outgoing>,
@@ -139,6 +147,9 @@ impl WireService {
             null_data: BTreeMap::new(),
             next_reap: started,
             holding: 0,
+            failing: 0,
+            delay: Duration::ZERO,
+            rejecting: false,
             faults,
             trace: Trace::new(),
             out: Vec::new(),
@@ -190,9 +201,16 @@ impl WireService {
         self.conns.len()
     }
 
-    /// A connection opened: its first frame must be a handshake.
-    pub fn opened(&mut self, conn: ConnId) {
-        self.conns.insert(conn, None);
+    /// A connection opened: its first frame must be a handshake. Refused at once while the
+    /// command port says so.
+    pub fn opened(&mut self, conn: ConnId) -> Vec<Outgoing> {
+        match self.rejecting {
+            true => self.out.push(Outgoing::Close { conn, why: None }),
+            false => {
+                self.conns.insert(conn, None);
+            }
+        }
+        self.take()
     }
 
     /// A connection is gone (the client closed it, or it broke): the server drops the watches
@@ -217,11 +235,15 @@ impl WireService {
             Some(Some(session)) => {
                 let session = *session;
                 self.release(session);
-                match self.held.get_mut(&session) {
-                    Some(held) if held.reading_held(now) => {
-                        held.hold_incoming(conn, record.to_vec());
-                    }
-                    _ => self.request(conn, session, record),
+                let delay = self.delay;
+                let held = self.held.get_mut(&session);
+                if delay > Duration::ZERO {
+                    let held = self.held.entry(session).or_default();
+                    held.delay_incoming(conn, record.to_vec(), now, delay);
+                } else if let Some(held) = held.filter(|held| held.reading_held(now)) {
+                    held.hold_incoming(conn, record.to_vec());
+                } else {
+                    self.request(conn, session, record);
                 }
             }
             None => {}
@@ -289,14 +311,21 @@ impl WireService {
                 }
             }
             Control::NoResponse(n) => self.holding = n.unwrap_or(u64::MAX),
-            Control::Reset => self.holding = 0,
+            Control::FailRequests(n) => self.failing = n.unwrap_or(u64::MAX),
+            Control::AddDelay(ms) => self.delay = Duration::from_millis(ms),
+            Control::RejectConnections => self.rejecting = true,
+            Control::Reset => {
+                (self.holding, self.failing) = (0, 0);
+                self.delay = Duration::ZERO;
+                self.rejecting = false;
+            }
         }
         self.take()
     }
 
     /// What a client says its recipe told it (it holds a lock, it leads, it lost them), in the
-    /// session it names, which may have ended: a client that believes it holds a lock after its
-    /// session expired is what a monitor must see. An error for a session never opened here.
+    /// session it names, which may have ended (the monitors decide what a claim in a dead
+    /// session means). An error for a session never opened here.
     pub fn claim(
         &mut self,
         session: SessionId,
@@ -447,18 +476,32 @@ impl WireService {
         }
     }
 
-    /// Counts a request of `session`, and names it as a schedule anchors a fault to it.
-    fn count(&mut self, session: SessionId, verb: &str) -> Option<Anchor> {
+    /// Counts a request of `session` (on a child of `under`, if it names a node), and names it
+    /// as a schedule anchors a fault to it.
+    fn count(
+        &mut self,
+        session: SessionId,
+        verb: &str,
+        under: Option<&str>,
+    ) -> Option<RequestAnchors> {
         let state = self.sessions.get_mut(&session)?;
-        let nth = state.asked.entry(verb.to_owned()).or_default();
-        *nth += 1;
-        let anchor = Anchor {
-            client: state.client,
-            verb: verb.to_owned(),
-            nth: *nth,
+        let client = state.client;
+        let mut anchor = |under: Option<&str>| {
+            let key = (verb.to_owned(), under.map(str::to_owned));
+            let nth = state.asked.entry(key).or_default();
+            *nth += 1;
+            Anchor {
+                client,
+                verb: verb.to_owned(),
+                nth: *nth,
+                under: under.map(str::to_owned),
+            }
         };
-        state.last = anchor.clone();
-        Some(anchor)
+        let every = anchor(None);
+        let under = under.map(|under| anchor(Some(under)));
+        let anchors = RequestAnchors { every, under };
+        state.last = anchors.clone();
+        Some(anchors)
     }
 
     /// A connection's first frame: a new session, or a known one resumed with its password.
@@ -532,8 +575,8 @@ impl WireService {
         }
         self.conns.insert(conn, Some(session));
         self.send(conn, response.encode());
-        if let Some(anchor) = self.count(session, "connect") {
-            self.strike_after(session, &anchor, &[]);
+        if let Some(anchors) = self.count(session, "connect", None) {
+            self.strike_after(session, &anchors, &[]);
         }
     }
 
@@ -549,10 +592,14 @@ impl WireService {
             conn: None,
             client,
             asked: BTreeMap::new(),
-            last: Anchor {
-                client,
-                verb: "connect".to_owned(),
-                nth: 1,
+            last: RequestAnchors {
+                every: Anchor {
+                    client,
+                    verb: "connect".to_owned(),
+                    nth: 1,
+                    under: None,
+                },
+                under: None,
             },
         };
         self.sessions.insert(session, state);
@@ -578,6 +625,16 @@ impl WireService {
             state.last_heard = now;
         }
         let zxid = self.server.last_zxid();
+        if self.failing > 0 {
+            // The command port fails it unread, as ZooKeeper's controller: APIERROR, zxid 0.
+            self.failing -= u64::from(self.failing != u64::MAX);
+            let header = ReplyHeader {
+                xid: header.xid,
+                zxid: 0,
+                err: ZkError::ApiError.code(),
+            };
+            return self.send(conn, header.encode());
+        }
         match request {
             Request::Ping => self.reply_header(conn, xid::PING, zxid, 0),
             Request::SetWatches(set) => {
@@ -612,15 +669,13 @@ impl WireService {
         let client = self.clients.get(&session).copied().unwrap_or_default();
         let text = OpText(&op).to_string();
         let verb = text.split(' ').next().unwrap_or_default();
-        let anchor = self.count(session, verb);
+        let anchors = self.count(session, verb, Some(parent(op.path())));
         self.record(TraceEvent::Request {
             client,
             session,
             op: op.clone(),
         });
-        let fault = anchor
-            .as_ref()
-            .and_then(|anchor| self.faults.at(anchor, &op));
+        let fault = (anchors.as_ref()).and_then(|anchors| self.faults.at(anchors, &op));
         if let Some(fault) = fault
             .as_ref()
             .filter(|f| f.kind == FaultKind::ConnectionLoss)
@@ -669,8 +724,8 @@ impl WireService {
             }
         }
         let emptied = emptied(&op, &applied.reply);
-        if let Some(anchor) = anchor {
-            self.strike_after(session, &anchor, &emptied);
+        if let Some(anchors) = anchors {
+            self.strike_after(session, &anchors, &emptied);
         }
     }
 
@@ -703,10 +758,10 @@ impl WireService {
         }
     }
 
-    /// The schedule's faults that strike once the `anchor`ed request of `session` is
-    /// answered, then a drawn reaping of each container it `emptied`.
-    fn strike_after(&mut self, session: SessionId, anchor: &Anchor, emptied: &[String]) {
-        for fault in self.faults.after(anchor) {
+    /// The schedule's faults that strike once the request of `session` that answers to
+    /// `anchors` is answered, then a drawn reaping of each container it `emptied`.
+    fn strike_after(&mut self, session: SessionId, anchors: &RequestAnchors, emptied: &[String]) {
+        for fault in self.faults.after(anchors) {
             self.strike_on(session, fault, emptied);
         }
         let now = millis(self.now);
@@ -714,7 +769,7 @@ impl WireService {
             if self.server.reapable(container, now) && self.faults.draw_reaped() {
                 let fault = AnchoredFault {
                     kind: FaultKind::ContainerReaped,
-                    anchor: anchor.clone(),
+                    anchor: anchors.written(),
                     lasts: Duration::ZERO,
                 };
                 self.strike_on(session, fault, std::slice::from_ref(container));
@@ -763,7 +818,10 @@ impl WireService {
         let which = self.faults.pick(kind, live.len());
         let session = live[which];
         let state = &self.sessions[&session];
-        let (anchor, lasts) = (state.last.clone(), self.faults.length(kind, state.timeout));
+        let (anchor, lasts) = (
+            state.last.written(),
+            self.faults.length(kind, state.timeout),
+        );
         let fault = AnchoredFault {
             kind,
             anchor,

@@ -42,7 +42,7 @@ pub struct ServeArgs {
     idle: Option<u64>,
     /// Also listen on this port of 127.0.0.1 (0: any free one) for the commands of ZooKeeper's
     /// `ControllerService` (`GET /command/EXPIRESESSION/<session>`, `CLOSECONNECTION`,
-    /// `NORESPONSE`, `RESET`, `PING`).
+    /// `NORESPONSE`, `FAILREQUESTS`, `ADDDELAY`, `REJECTCONNECTIONS`, `RESET`, `PING`).
     #[arg(long)]
     command_port: Option<u16>,
     /// Also listen on this port of 127.0.0.1 (0: any free one) for clients' claims, a line
@@ -146,6 +146,7 @@ fn verdict(report: &ServeReport, asked_faults: bool, args: &ServeArgs) -> ExitCo
         count(report.claims, "claim"),
         count(report.violations.len() as u64, "violation")
     );
+    outln!("the most sessions one deletion woke: {}", report.most_woken);
     if asked_faults {
         let struck = if struck.is_empty() {
             "none".to_owned()

@@ -9,6 +9,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::scenarios::monitor::exclusion::MutualExclusion;
+use crate::scenarios::monitor::herd::Herd;
 use crate::scenarios::oracle::{Judging, Violation};
 use crate::sim::fault::FaultCounts;
 use crate::sim::picture::Timeline;
@@ -35,6 +36,7 @@ pub struct Verdict {
     entries: u64,
     sessions: u64,
     claims: u64,
+    most_woken: usize,
 }
 
 /// What a finished run says.
@@ -47,6 +49,9 @@ pub struct ServeReport {
     pub sessions: u64,
     /// Claims the clients made.
     pub claims: u64,
+    /// The most sessions one deletion woke (a herd shows here; no monitor here knows which
+    /// wakings a recipe needs).
+    pub most_woken: usize,
     /// The whole trace.
     pub trace: PathBuf,
     /// The picture of its end.
@@ -70,6 +75,7 @@ impl Verdict {
             entries: 0,
             sessions: 0,
             claims: 0,
+            most_woken: 0,
         })
     }
 
@@ -81,6 +87,9 @@ impl Verdict {
                 TraceEvent::SessionOpened { .. } => self.sessions += 1,
                 TraceEvent::Outcome { .. } => self.claims += 1,
                 _ => {}
+            }
+            if let Some(woken) = Herd::woken(&entry.event) {
+                self.most_woken = self.most_woken.max(woken.len());
             }
             // A trace file that cannot be written costs the file, not the run: the end says so.
             let _ = writeln!(self.trace_file, "{entry}");
@@ -134,6 +143,7 @@ impl Verdict {
             counts,
             sessions: self.sessions,
             claims: self.claims,
+            most_woken: self.most_woken,
             trace: self.dir.join("trace.txt"),
             picture: picture_path,
             schedule: schedule_path,

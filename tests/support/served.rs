@@ -16,9 +16,13 @@ pub struct Served {
 }
 
 impl Served {
-    /// Starts one with a command port, and returns once it listens.
+    /// Starts one with a command port, and returns once it listens; its record goes to a
+    /// directory of its own under the target's.
     pub fn start() -> Self {
-        Served::with(&["--command-port", "0", "--for", "300"], "command port: ")
+        let out = out_dir("served");
+        let out = out.to_str().expect("a path in UTF-8");
+        let args = ["--command-port", "0", "--for", "300", "--out", out];
+        Served::with(&args, "command port: ")
     }
 
     /// Starts one with a claims port and `args` (faults, a schedule) that ends a second after
@@ -73,6 +77,14 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A directory of its own, under the target's, for the record of one `zklab serve`.
+pub fn out_dir(name: &str) -> PathBuf {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("serve-{name}-{}-{run}", std::process::id()))
 }
 
 /// The Python scripts of `tests/serve`.

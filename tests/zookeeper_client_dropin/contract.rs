@@ -198,3 +198,14 @@ pub async fn transcript(client: &Client, root: &str) -> Vec<String> {
     see!(client.get_acl(&at("/mine")).await.map(|(acl, s)| (acl, s.aversion)));
     seen
 }
+
+/// Asserts that transcript `one` (by `who`) is the `real` server's, showing the calls that differ.
+#[allow(dead_code, reason = "each includer compares with one of its transcripts")]
+pub fn assert_same_as_real(who: &str, one: &[String], real: &[String]) {
+    let mismatches: Vec<String> = (one.iter().zip(real))
+        .filter(|(one, real)| one != real)
+        .map(|(one, real)| format!("{who}: {one}\n{:>width$}: {real}", "real", width = who.len()))
+        .collect();
+    assert_eq!(one.len(), real.len());
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

@@ -6,13 +6,16 @@
 //! One fault a line, `#` starts a comment:
 //!
 //! ```text
-//! lost-create-reply c1 create 3
+//! lost-create-reply c1 create 3 under /locks
 //! session-expiry c0 getChildren 4
 //! partition c2 exists 1 for 5.000s
 //! ```
 //!
 //! `c1` is the second session the server opened (the trace's client), `create 3` its third
-//! request of that verb (as the trace writes ops; `connect` counts its handshakes). A message
+//! request of that verb (as the trace writes ops; `connect` counts its handshakes), `under
+//! /locks` counting only the requests on a child of `/locks` (a multi: on its first op's), so
+//! that a schedule still lands where it did when a run makes the parents in another order. A
+//! message
 //! fault strikes that request: `connection-loss` closes the connection instead of applying it,
 //! `lost-reply` and `lost-create-reply` apply it and close the connection instead of replying,
 //! `reorder` holds its reply back for the time given. The others strike once it is answered:
@@ -32,8 +35,30 @@ pub struct Anchor {
     pub client: ClientId,
     /// The request's verb as the trace writes it (`create`, `getChildren`, ...), or `connect`.
     pub verb: String,
-    /// Which of the session's requests of that verb, from 1.
+    /// Which of the session's requests of that verb (under `under`), from 1.
     pub nth: u32,
+    /// The node whose children's requests alone are counted, if not every one.
+    pub under: Option<String>,
+}
+
+/// The anchors one request answers to: counted among all of its session's requests of its
+/// verb, and among those on its parent's children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RequestAnchors {
+    pub(super) every: Anchor,
+    pub(super) under: Option<Anchor>,
+}
+
+impl RequestAnchors {
+    /// Whether a schedule's fault anchored at `anchor` strikes this request.
+    pub(super) fn answer_to(&self, anchor: &Anchor) -> bool {
+        *anchor == self.every || Some(anchor) == self.under.as_ref()
+    }
+
+    /// The anchor a fault struck here is written with: the narrower one.
+    pub(super) fn written(&self) -> Anchor {
+        self.under.clone().unwrap_or_else(|| self.every.clone())
+    }
 }
 
 /// A fault of a schedule: what strikes, at which request, for how long.
@@ -101,7 +126,16 @@ impl AnchoredFault {
         let words: Vec<&str> = line.split_whitespace().collect();
         let (kind, client, verb, nth, rest) = match &words[..] {
             [kind, client, verb, nth, rest @ ..] => (kind, client, verb, nth, rest),
-            _ => return Err("a fault is `<kind> c<n> <verb> <nth> [for <seconds>s]`".into()),
+            _ => {
+                return Err(
+                    "a fault is `<kind> c<n> <verb> <nth> [under <path>] [for <seconds>s]`".into(),
+                )
+            }
+        };
+        let (under, rest) = match rest {
+            ["under", path, rest @ ..] if path.starts_with('/') => (Some((*path).to_owned()), rest),
+            ["under", ..] => return Err("`under` takes a path".into()),
+            rest => (None, rest),
         };
         let kind: FaultKind = kind.parse()?;
         let moment = AnchoredFault::moment(kind)?;
@@ -129,6 +163,7 @@ impl AnchoredFault {
             client,
             verb: (*verb).to_owned(),
             nth,
+            under,
         };
         Ok(AnchoredFault {
             kind,
@@ -140,8 +175,16 @@ impl AnchoredFault {
 
 impl fmt::Display for AnchoredFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Anchor { client, verb, nth } = &self.anchor;
+        let Anchor {
+            client,
+            verb,
+            nth,
+            under,
+        } = &self.anchor;
         write!(f, "{} c{client} {verb} {nth}", self.kind)?;
+        if let Some(under) = under {
+            write!(f, " under {under}")?;
+        }
         if AnchoredFault::lasts_a_while(self.kind) {
             write!(f, " for {:.3}s", self.lasts.as_secs_f64())?;
         }
@@ -155,19 +198,20 @@ mod tests {
 
     #[test]
     fn a_schedule_reads_back_what_it_writes_and_names_the_line_of_an_error() {
-        let text = "# struck\nlost-create-reply c1 create 3\npartition c0 exists 2 for 1.500s\n\
-                    session-expiry c2 connect 1 # after its handshake\n";
+        let text = "# struck\nlost-create-reply c1 create 3 under /locks\n\
+                    partition c0 exists 2 for 1.500s\nsession-expiry c2 connect 1 # handshake\n";
         let faults = AnchoredFault::parse_schedule(text).expect("a schedule");
         let written: Vec<String> = faults.iter().map(ToString::to_string).collect();
         assert_eq!(
             written,
             [
-                "lost-create-reply c1 create 3",
+                "lost-create-reply c1 create 3 under /locks",
                 "partition c0 exists 2 for 1.500s",
                 "session-expiry c2 connect 1"
             ]
         );
         assert_eq!(faults[1].lasts, Duration::from_millis(1500));
+        assert_eq!(faults[0].anchor.under.as_deref(), Some("/locks"));
         for (bad, why) in [
             ("lost-reply c1 create", "a fault is"),
             ("lost-reply 1 create 1", "no session"),
@@ -177,6 +221,8 @@ mod tests {
             ("partition c1 create 1", "needs `for"),
             ("partition c1 create 1 for soon", "no time"),
             ("lost-reply c1 connect 1", "handshake"),
+            ("lost-reply c1 create 1 under", "takes a path"),
+            ("lost-reply c1 create 1 under locks", "takes a path"),
             ("session-expiry c1 create 1 for 2s", "nothing after"),
             ("boom c1 create 1", "unknown fault kind"),
         ] {

@@ -17,9 +17,20 @@ pub enum Control {
     /// are still applied. As ZooKeeper's controller, the replies that find a node's data
     /// (getData) or children (getChildren2, not getChildren), and notifications, still go.
     NoResponse(Option<u64>),
-    /// Behave again.
+    /// Answer the next `n` requests (every one with no `n`) with APIERROR at once, unapplied,
+    /// as ZooKeeper's controller does (pings too).
+    FailRequests(Option<u64>),
+    /// Hold every request this many milliseconds before reading it (ZooKeeper's controller
+    /// sleeps as long before each read), one after another in each session.
+    AddDelay(u64),
+    /// Refuse new connections. (ZooKeeper 3.8's controller takes the command and does nothing.)
+    RejectConnections,
+    /// Behave again: no delay, no reply swallowed, no request failed, connections taken.
     Reset,
 }
+
+/// ADDDELAY's delay when it names none, as ZooKeeper's controller's.
+const DEFAULT_DELAY_MS: u64 = 1000;
 
 /// A number as the command and claims ports write them (session ids most of all): decimal, or
 /// hex after `0x`.
@@ -46,9 +57,25 @@ impl Control {
             "CLOSECONNECTION" => Control::CloseConnection(session(parameter)?),
             "EXPIRESESSION" => Control::ExpireSession(session(parameter)?),
             "NORESPONSE" => Control::NoResponse(parameter.map(number).transpose()?),
+            "FAILREQUESTS" => Control::FailRequests(parameter.map(number).transpose()?),
+            "ADDDELAY" => Control::AddDelay(
+                parameter
+                    .map(number)
+                    .transpose()?
+                    .unwrap_or(DEFAULT_DELAY_MS),
+            ),
+            "REJECTCONNECTIONS" => Control::RejectConnections,
             "RESET" => Control::Reset,
-            "ADDDELAY" | "FAILREQUESTS" | "REJECTCONNECTIONS" | "ELECTNEWLEADER" | "SHUTDOWN" => {
-                return Err(format!("{action} is not supported by zklab serve yet"))
+            "ELECTNEWLEADER" => {
+                return Err(
+                    "ELECTNEWLEADER needs an ensemble; zklab serve is one server".to_owned(),
+                )
+            }
+            "SHUTDOWN" => {
+                return Err(
+                    "SHUTDOWN is not taken: stop zklab serve with a signal, --for or --idle"
+                        .to_owned(),
+                )
             }
             _ => return Err(format!("no command {action}")),
         })

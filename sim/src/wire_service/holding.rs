@@ -1,6 +1,7 @@
 //! A session's traffic held back by a fault: behind a reordered reply, what the server sends
 //! the session waits until the reply is due (the session's own order kept, other sessions'
-//! traffic overtaking it); under a partition, what the client sends waits unread too.
+//! traffic overtaking it); under a partition, what the client sends waits unread too; under the
+//! command port's ADDDELAY, each request waits its delay before it is read.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,7 +16,8 @@ pub(super) struct Held {
     /// Until when what the session's client sends waits unread.
     reading_until: Duration,
     outgoing: VecDeque<Outgoing>,
-    incoming: VecDeque<(ConnId, Vec<u8>)>,
+    /// What the client sent, each with the time it may be read at.
+    incoming: VecDeque<(ConnId, Vec<u8>, Duration)>,
 }
 
 impl Held {
@@ -44,8 +46,24 @@ impl Held {
         self.outgoing.push_back(out);
     }
 
+    /// Holds a record the client sent until the reading may go on.
     pub(super) fn hold_incoming(&mut self, conn: ConnId, record: Vec<u8>) {
-        self.incoming.push_back((conn, record));
+        self.incoming.push_back((conn, record, Duration::ZERO));
+    }
+
+    /// Holds a record `delay` longer than the one before it, received at `now`.
+    pub(super) fn delay_incoming(
+        &mut self,
+        conn: ConnId,
+        record: Vec<u8>,
+        now: Duration,
+        delay: Duration,
+    ) {
+        let after = self
+            .incoming
+            .back()
+            .map_or(now, |(_, _, due)| (*due).max(now));
+        self.incoming.push_back((conn, record, after + delay));
     }
 
     /// What the server sent that may go by `now`, in order.
@@ -58,21 +76,26 @@ impl Held {
 
     /// The next record the client sent, if it may be read by `now`.
     pub(super) fn release_incoming(&mut self, now: Duration) -> Option<(ConnId, Vec<u8>)> {
-        match self.reading_until > now {
-            true => None,
-            false => self.incoming.pop_front(),
+        match self.incoming.front() {
+            Some((_, _, due)) if self.reading_until <= now && *due <= now => self
+                .incoming
+                .pop_front()
+                .map(|(conn, record, _)| (conn, record)),
+            _ => None,
         }
     }
 
     /// A connection is gone: what it sent and was never read goes with it.
     pub(super) fn forget(&mut self, conn: ConnId) {
-        self.incoming.retain(|(from, _)| *from != conn);
+        self.incoming.retain(|(from, _, _)| *from != conn);
     }
 
     /// When something held may go next, if anything is held.
     pub(super) fn next_release(&self, now: Duration) -> Option<Duration> {
+        let due = self.incoming.front().map(|(_, _, due)| *due);
         [self.sending_until, self.reading_until]
             .into_iter()
+            .chain(due)
             .filter(|until| *until > now)
             .min()
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use madsim::rand::Rng;
 use zklab_recipes::client::Op;
 
-use super::anchor::{Anchor, AnchoredFault, Moment};
+use super::anchor::{AnchoredFault, Moment, RequestAnchors};
 use crate::fault::{FaultCounts, FaultKind, FaultRates};
 use crate::service::streams::{draw_interval, Stream};
 
@@ -62,19 +62,20 @@ impl ServeFaults {
         &mut self.streams[kind as usize]
     }
 
-    /// Takes the schedule's fault of a kind striking at `moment` of the `anchor`ed request.
-    fn scheduled(&mut self, anchor: &Anchor, moment: Moment) -> Option<AnchoredFault> {
+    /// Takes the schedule's fault of a kind striking at `moment` of the request that
+    /// answers to `anchors`.
+    fn scheduled(&mut self, anchors: &RequestAnchors, moment: Moment) -> Option<AnchoredFault> {
         let index = self.to_strike.iter().position(|fault| {
-            fault.anchor == *anchor && AnchoredFault::moment(fault.kind) == Ok(moment)
+            anchors.answer_to(&fault.anchor) && AnchoredFault::moment(fault.kind) == Ok(moment)
         })?;
         Some(self.to_strike.remove(index))
     }
 
-    /// The message fault striking the `anchor`ed request `op`, if one does: the schedule's,
-    /// else one drawn (the connection lost before it is applied, its reply lost after, or its
-    /// reply held back).
-    pub(super) fn at(&mut self, anchor: &Anchor, op: &Op) -> Option<AnchoredFault> {
-        if let Some(fault) = self.scheduled(anchor, Moment::At) {
+    /// The message fault striking request `op` (which answers to `anchors`), if one does: the
+    /// schedule's, else one drawn (the connection lost before it is applied, its reply lost
+    /// after, or its reply held back).
+    pub(super) fn at(&mut self, anchors: &RequestAnchors, op: &Op) -> Option<AnchoredFault> {
+        if let Some(fault) = self.scheduled(anchors, Moment::At) {
             return Some(fault);
         }
         let lost_reply = match op {
@@ -89,7 +90,7 @@ impl ServeFaults {
                     FaultKind::Reorder => self.stream(kind).gen_range(Duration::ZERO..=longest),
                     _ => Duration::ZERO,
                 };
-                let anchor = anchor.clone();
+                let anchor = anchors.written();
                 return Some(AnchoredFault {
                     kind,
                     anchor,
@@ -100,9 +101,9 @@ impl ServeFaults {
         None
     }
 
-    /// The schedule's faults striking once the `anchor`ed request is answered.
-    pub(super) fn after(&mut self, anchor: &Anchor) -> Vec<AnchoredFault> {
-        std::iter::from_fn(|| self.scheduled(anchor, Moment::After)).collect()
+    /// The schedule's faults striking once the request that answers to `anchors` is answered.
+    pub(super) fn after(&mut self, anchors: &RequestAnchors) -> Vec<AnchoredFault> {
+        std::iter::from_fn(|| self.scheduled(anchors, Moment::After)).collect()
     }
 
     /// Whether the reaper takes a container the moment a request emptied it.

@@ -482,3 +482,58 @@ fn a_node_created_or_set_with_null_data_is_read_back_as_null_until_set_with_byte
     call(&mut service, 1, 5, set, SECOND);
     assert_eq!(data_length(&mut service, 6, "/n"), 1);
 }
+
+#[test]
+fn the_command_port_fails_requests_delays_them_and_refuses_connections_until_reset() {
+    let mut service = service();
+    connect(&mut service, 1, 0, vec![0; 16], SECOND);
+    assert_eq!(
+        Control::parse("ADDDELAY", None),
+        Ok(Control::AddDelay(1000))
+    );
+    service.control(Control::FailRequests(Some(1)), SECOND);
+    let (records, _) = sent_to(&call(&mut service, 1, 1, persistent("/a"), SECOND), 1);
+    let (header, _) = ReplyHeader::decode(&records[0]).expect("a header");
+    assert_eq!(
+        (header.xid, header.zxid, header.err),
+        (1, 0, ZkError::ApiError.code())
+    );
+    assert!(!found(&mut service, 2, "/a", SECOND), "failed unapplied");
+    service.control(Control::AddDelay(300), SECOND);
+    assert!(call(&mut service, 1, 2, persistent("/b"), SECOND).is_empty());
+    assert!(call(&mut service, 1, 3, exists("/b"), SECOND).is_empty());
+    let at = |ms: u64| SECOND + Duration::from_millis(ms);
+    let (outgoing, _) = service.tick(at(300));
+    assert_eq!(
+        sent_to(&outgoing, 1).0.len(),
+        1,
+        "the first after its delay"
+    );
+    let (outgoing, _) = service.tick(at(600));
+    assert_eq!(sent_to(&outgoing, 1).0.len(), 1, "the second a delay later");
+    service.control(Control::RejectConnections, at(600));
+    assert!(matches!(
+        &service.opened(9)[..],
+        [Outgoing::Close { conn: 9, .. }]
+    ));
+    service.control(Control::Reset, at(600));
+    assert!(service.opened(9).is_empty());
+    let (records, _) = sent_to(&call(&mut service, 1, 4, exists("/b"), at(600)), 1);
+    assert_eq!(records.len(), 1, "no delay after a reset");
+}
+
+#[test]
+fn a_fault_anchored_under_a_node_counts_only_the_requests_on_its_children() {
+    let mut service = faulty("lost-create-reply c0 create 1 under /locks", "none", 1);
+    connect(&mut service, 1, 0, vec![0; 16], SECOND);
+    for (xid, path) in [(1, "/locks"), (2, "/other")] {
+        let (records, closed) = sent_to(&call(&mut service, 1, xid, persistent(path), SECOND), 1);
+        assert!(!closed && records.len() == 1, "{path} is not under /locks");
+    }
+    let outgoing = call(&mut service, 1, 3, persistent("/locks/a"), SECOND);
+    assert_eq!(
+        sent_to(&outgoing, 1),
+        (Vec::new(), true),
+        "the first create under /locks"
+    );
+}

@@ -123,7 +123,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
     interrupt::stop_on_ctrl_c();
     interrupt::stop_on_term();
     match serve(options, ready, interrupt::interrupted) {
-        Ok(report) => verdict(&report, asked_faults, args),
+        Ok(report) => verdict(&report, asked_faults, args.claims_port.is_some()),
         Err(error) => {
             crate::cli::usage_error(&format!("cannot serve on 127.0.0.1:{}: {error}", args.port))
         }
@@ -131,7 +131,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
 }
 
 /// Prints a finished run's verdict, and the command that strikes its faults again.
-fn verdict(report: &ServeReport, asked_faults: bool, args: &ServeArgs) -> ExitCode {
+fn verdict(report: &ServeReport, asked_faults: bool, claims_port: bool) -> ExitCode {
     let struck: Vec<String> = (report.counts.iter())
         .filter(|(_, count)| *count > 0)
         .map(|(kind, count)| format!("{kind} {count}"))
@@ -162,12 +162,11 @@ fn verdict(report: &ServeReport, asked_faults: bool, args: &ServeArgs) -> ExitCo
     outln!("picture: {}", report.picture.display());
     if !struck.is_empty() {
         outln!(
-            "strike them again: zklab serve --port {} --script {}",
-            args.port,
+            "strike them again: the same clients on zklab serve --script {}",
             report.schedule.display()
         );
     }
-    if report.claims == 0 && args.claims_port.is_some() {
+    if report.claims == 0 && claims_port {
         eprintln!("no client made a claim: the run judged nothing of what they believed");
     }
     if report.violations.is_empty() {

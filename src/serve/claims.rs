@@ -1,7 +1,7 @@
 //! The claims port of `zklab serve`: what only the application knows (it holds a lock, it
 //! leads, it lost them), told by the client in a line of text on a connection of its own, so
-//! that a claim still arrives when the client's ZooKeeper session is dead: a client that
-//! believes it holds a lock after its session expired is the bug to catch.
+//! that a claim still arrives when the client's ZooKeeper session is dead (what such a claim
+//! means the monitors decide: as in the simulator, a session the server ended holds nothing).
 //!
 //! One claim a line, answered `ok` once recorded (a client that waits for the answer before it
 //! goes on keeps its claims in order with its requests), or `error: <why>`:

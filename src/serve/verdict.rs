@@ -1,7 +1,8 @@
 //! The verdict of a `zklab serve` run, kept as the trace grows: every entry judged by the
 //! monitors as it comes (the run has no end known in advance, so the trace is never held
-//! whole), written to the trace file, and the last [`PICTURED`] kept for the picture. At the
-//! end: the violations, the picture, and the schedule that strikes the run's faults again.
+//! whole), written to the trace file, and the last [`PICTURED`] kept for the picture (once a
+//! violation is found, it and the [`AFTER_VIOLATION`] lines after it). At the end: the
+//! violations, the picture, and the schedule that strikes the run's faults again.
 
 use std::collections::VecDeque;
 use std::fs::{self, File};

@@ -151,3 +151,36 @@ fn a_zookeeper_client_program_sees_on_zklab_serve_what_it_sees_on_a_real_server(
     let on_real = walk(server.connect_string());
     contract::assert_same_as_real("zklab serve", &on_serve, &on_real);
 }
+
+/// Faults zklab serve cannot strike, a schedule it cannot read or a bad line of one are usage
+/// errors that say why, before anything listens.
+#[test]
+fn faults_it_cannot_strike_and_a_bad_schedule_are_refused_with_the_reason() {
+    let serve = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_zklab"))
+            .args(["serve", "--port", "0", "--for", "1"])
+            .args(args)
+            .output()
+            .expect("zklab runs");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.code(), stderr)
+    };
+    let (code, stderr) = serve(&["--faults", "all,pause"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("does not run"), "{stderr}");
+    let (code, stderr) = serve(&["--faults", "stale-read"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("needs followers"), "{stderr}");
+    let (code, stderr) = serve(&["--script", "/no/such/schedule.txt"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("cannot read /no/such/schedule.txt"),
+        "{stderr}"
+    );
+    let bad = served::out_dir("bad-schedule").with_extension("txt");
+    std::fs::create_dir_all(bad.parent().expect("a directory")).expect("the target's tmp");
+    std::fs::write(&bad, "lost-reply c0 create 1\nlost-reply c0\n").expect("written");
+    let (code, stderr) = serve(&["--script", bad.to_str().expect("UTF-8")]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("line 2"), "{stderr}");
+}

@@ -1,6 +1,8 @@
 //! `zklab serve`: the simulated ZooKeeper ([`WireService`], the pure server behind ZooKeeper's
 //! wire protocol, with its faults) on TCP, so that any client, in any language, connects to it
-//! as to a real server. One tokio task reads each connection and hands its frames to the core;
+//! as to a real server, or to a real ensemble: one listener per simulated server, so a client
+//! given every address moves between them. One tokio task reads each connection and hands its
+//! frames to the core;
 //! one writes what the core sends it; a clock task ticks the core (expiry, the reaper, held
 //! traffic, faults drawn per second). Beside the client port: the command port
 //! (`command_port`) and the claims port (`claims`). Everything the core traces is judged as it
@@ -19,7 +21,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -44,8 +46,11 @@ pub const MOST_UNWRITTEN: usize = 16 << 20;
 
 /// What to serve.
 pub struct ServeOptions {
-    /// The port on 127.0.0.1; 0 for any free one.
+    /// The first server's port on 127.0.0.1, the next server's the next port; 0 for any free
+    /// ones.
     pub port: u16,
+    /// How many servers: 1 is a standalone server, more an ensemble.
+    pub servers: usize,
     /// The seed the sessions' passwords and the random faults come from.
     pub seed: u64,
     /// The tick and the reaper's interval.
@@ -68,10 +73,10 @@ pub struct ServeOptions {
 }
 
 /// Where a running `zklab serve` listens.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Listening {
-    /// The client port.
-    pub clients: SocketAddr,
+    /// Each server's client port.
+    pub clients: Vec<SocketAddr>,
     /// The command port, if asked for.
     pub commands: Option<SocketAddr>,
     /// The claims port, if asked for.
@@ -97,6 +102,14 @@ struct Served {
     connections: Mutex<BTreeMap<ConnId, Connection>>,
     /// `None` once the run has ended.
     verdict: Mutex<Option<Verdict>>,
+}
+
+impl Listening {
+    /// The connect string of the servers, as clients take it: `host:port,host:port`.
+    pub fn connect_string(&self) -> String {
+        let addresses: Vec<String> = self.clients.iter().map(ToString::to_string).collect();
+        addresses.join(",")
+    }
 }
 
 impl Served {
@@ -205,7 +218,15 @@ pub fn serve(
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
+        let mut listeners = Vec::with_capacity(options.servers);
+        for server in 0..options.servers {
+            let port = match options.port {
+                0 => 0,
+                first => u16::try_from(usize::from(first) + server)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "ports past 65535"))?,
+            };
+            listeners.push(TcpListener::bind(("127.0.0.1", port)).await?);
+        }
         let bind = |port: Option<u16>| async move {
             match port {
                 Some(port) => TcpListener::bind(("127.0.0.1", port)).await.map(Some),
@@ -218,12 +239,14 @@ pub fn serve(
             listener.as_ref().map(TcpListener::local_addr).transpose()
         };
         let verdict = Verdict::start(&options.out)?;
+        let clients = listeners.iter().map(TcpListener::local_addr);
         let listening = Listening {
-            clients: listener.local_addr()?,
+            clients: clients.collect::<io::Result<_>>()?,
             commands: address(&commands)?,
             claims: address(&claims)?,
         };
-        let core = WireService::new(options.seed, options.ticks, options.faults, now());
+        let (seed, servers) = (options.seed, options.servers);
+        let core = WireService::new(seed, servers, options.ticks, options.faults, now());
         let served = Arc::new(Served {
             core: Mutex::new(core),
             connections: Mutex::new(BTreeMap::new()),
@@ -236,14 +259,26 @@ pub fn serve(
         if let Some(claims) = claims {
             tokio::spawn(claims::claims_port(claims, served.clone()));
         }
-        let accepting = accept(listener, served.clone(), options.max_connections);
+        let next_conn = Arc::new(AtomicU64::new(0));
+        for (server, listener) in listeners.into_iter().enumerate() {
+            let accepting = Accepting {
+                server,
+                served: served.clone(),
+                max_connections: options.max_connections,
+                next_conn: next_conn.clone(),
+            };
+            tokio::spawn(accept(listener, accepting));
+        }
         let clock = clock(served.clone(), options.idle, stop);
         let run_for = options.run_for.unwrap_or(Duration::MAX);
         tokio::select! {
-            _ = accepting => {}
             _ = clock => {}
             _ = tokio::time::sleep(run_for) => {}
         }
+        served.input(|core| {
+            core.end();
+            Vec::new()
+        });
         let core = served.core();
         let (schedule, counts) = (core.faults().schedule().to_vec(), core.faults().counts());
         let verdict = served.verdict().take().expect("the run ends once");
@@ -281,11 +316,25 @@ async fn clock(served: Arc<Served>, idle: Option<Duration>, stop: impl Fn() -> b
 /// How often the clock looks whether it was told to stop.
 const STOP_CHECK: Duration = Duration::from_millis(200);
 
-/// Accepts connections for as long as the server runs. A failed accept (a connection reset
-/// before it was taken, no file descriptor left) costs that connection alone: the listener
-/// goes on after a pause. A connection past `max_connections` is closed at once.
-async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usize) {
-    let mut next: ConnId = 0;
+/// What one server's listener shares with the others.
+struct Accepting {
+    server: usize,
+    served: Arc<Served>,
+    max_connections: usize,
+    /// The connections' numbers, counted over every server.
+    next_conn: Arc<AtomicU64>,
+}
+
+/// Accepts one server's connections for as long as the run goes on. A failed accept (a
+/// connection reset before it was taken, no file descriptor left) costs that connection alone:
+/// the listener goes on after a pause. A connection past `max_connections` is closed at once.
+async fn accept(listener: TcpListener, accepting: Accepting) {
+    let Accepting {
+        server,
+        served,
+        max_connections,
+        next_conn,
+    } = accepting;
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -299,13 +348,16 @@ async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usi
             eprintln!("zklab serve: a connection refused: {max_connections} are open already");
             continue;
         }
-        next += 1;
-        if !served.core().opened(next).is_empty() {
-            eprintln!("zklab serve: a connection refused, as the command port asked");
+        let conn: ConnId = next_conn.fetch_add(1, Ordering::SeqCst) + 1;
+        if !served.core().opened(conn, server, now()).is_empty() {
+            eprintln!(
+                "zklab serve: a connection to server {server} refused: the command port said \
+                 so, or the server is down"
+            );
             continue;
         }
         let _ = stream.set_nodelay(true);
-        open(stream, next, &served);
+        open(stream, conn, server, &served);
     }
 }
 
@@ -313,7 +365,7 @@ async fn accept(listener: TcpListener, served: Arc<Served>, max_connections: usi
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Starts the reader and the writer of a connection the core has taken.
-fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
+fn open(stream: TcpStream, conn: ConnId, server: usize, served: &Arc<Served>) {
     let (reader, mut writer) = stream.into_split();
     let (to_writer, mut frames) = mpsc::unbounded_channel();
     let unwritten = Arc::new(AtomicUsize::new(0));
@@ -334,7 +386,7 @@ fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
         }
         let _ = writer.shutdown().await;
     });
-    let reading = tokio::spawn(read(reader, conn, served.clone()));
+    let reading = tokio::spawn(read(reader, conn, server, served.clone()));
     if let Some(connection) = served.connections().get_mut(&conn) {
         connection.reader = Some(reading.abort_handle());
     }
@@ -342,7 +394,7 @@ fn open(stream: TcpStream, conn: ConnId, served: &Arc<Served>) {
 
 /// Reads a connection's frames into the core until it ends; a four-letter word instead of a
 /// handshake is answered and the connection closed.
-async fn read(mut reader: OwnedReadHalf, conn: ConnId, served: Arc<Served>) {
+async fn read(mut reader: OwnedReadHalf, conn: ConnId, server: usize, served: Arc<Served>) {
     let mut first = true;
     let why = loop {
         let mut prefix = [0; 4];
@@ -350,7 +402,7 @@ async fn read(mut reader: OwnedReadHalf, conn: ConnId, served: Arc<Served>) {
             break None;
         }
         if std::mem::take(&mut first) && prefix.iter().all(u8::is_ascii_lowercase) {
-            let answer = served.core().four_letter_word(&prefix);
+            let answer = served.core().four_letter_word(&prefix, server);
             let text = answer.unwrap_or_default().into_bytes();
             if let Some(connection) = served.connections().get(&conn) {
                 let _ = connection.writer.send(ToWriter::Frame(text));

@@ -123,6 +123,52 @@ fn kazoo_and_its_recipes_run_on_zklab_serve_as_on_a_real_server() {
     }
 }
 
+/// `--servers 3` listens once per server and prints the connect string of all three; one
+/// leads, two follow, as each server's `srvr` says; kazoo given every address runs its smoke
+/// test there as on one server (a client reads its own writes on a follower too); the command
+/// port's ELECTNEWLEADER drops every connection and the client carries on.
+#[test]
+fn an_ensemble_listens_once_per_server_and_kazoo_runs_on_it_as_on_one_server() {
+    let served = Served::start_with(&["--servers", "3"]);
+    let addresses: Vec<&str> = served.address.split(',').collect();
+    assert_eq!(addresses.len(), 3, "{}", served.address);
+    let modes: Vec<String> = (addresses.iter())
+        .map(|address| {
+            let mut stream = TcpStream::connect(address).expect("a connection");
+            stream.write_all(b"srvr").expect("sent");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            let mode = answer.lines().find_map(|line| line.strip_prefix("Mode: "));
+            mode.expect("a mode").to_owned()
+        })
+        .collect();
+    assert_eq!(modes, ["leader", "follower", "follower"]);
+    let elect = |served: &Served| {
+        let command = format!("127.0.0.1:{}", served.side_port);
+        let mut stream = TcpStream::connect(command).expect("the command port");
+        stream
+            .write_all(b"GET /command/ELECTNEWLEADER HTTP/1.0\r\n\r\n")
+            .expect("sent");
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    };
+    assert!(elect(&served).starts_with("HTTP/1.0 200"));
+    if !served::kazoo_or_skip("kazoo on an ensemble of zklab serve") {
+        return;
+    }
+    let scripts = served::scripts();
+    let expected = std::fs::read_to_string(scripts.join("kazoo_smoke.out")).expect("recorded");
+    let output = Command::new("python3")
+        .arg(scripts.join("kazoo_smoke.py"))
+        .arg(&served.address)
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+}
+
 /// zookeeper-client's contract, walked through the real crate.
 mod contract {
     include!("zookeeper_client_dropin/contract.rs");
@@ -169,6 +215,15 @@ fn faults_it_cannot_strike_and_a_bad_schedule_are_refused_with_the_reason() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("does not run"), "{stderr}");
     let (code, stderr) = serve(&["--faults", "stale-read"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("needs followers"), "{stderr}");
+    let (code, stderr) = serve(&["--servers", "4"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("1, 3 or 5"), "{stderr}");
+    let crash = served::out_dir("crash-schedule").with_extension("txt");
+    std::fs::create_dir_all(crash.parent().expect("a directory")).expect("the target's tmp");
+    std::fs::write(&crash, "server-crash c0 create 1 for 1s\n").expect("written");
+    let (code, stderr) = serve(&["--script", crash.to_str().expect("UTF-8")]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("needs followers"), "{stderr}");
     let (code, stderr) = serve(&["--script", "/no/such/schedule.txt"]);

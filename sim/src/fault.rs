@@ -10,6 +10,9 @@ use std::time::Duration;
 
 use crate::trace::ClientId;
 
+/// How long an election takes after the leader steps down: no server serves meanwhile.
+pub const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(2));
+
 /// A kind of fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FaultKind {

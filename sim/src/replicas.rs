@@ -41,6 +41,13 @@ enum Txn {
     },
 }
 
+/// Whether a session's server hands `op` to the leader rather than serving it from its own
+/// state: a write, a lone check, and an addAuth, which counts for the session's later requests
+/// whichever server serves them.
+pub fn goes_through_leader(op: &Op) -> bool {
+    op.is_write() || matches!(op, Op::Check { .. } | Op::AddAuth { .. })
+}
+
 /// What a follower's replay of one transaction did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replayed {

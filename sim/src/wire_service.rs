@@ -4,10 +4,17 @@
 //! comes with its time, and what it causes comes out as [`Outgoing`]s, in order.
 //!
 //! It keeps what a ZooKeeper server keeps per session (its password, its negotiated timeout,
-//! when it was last heard, the connection it is attached to) and per connection (whether it has
-//! shaken hands). A session lives across connections until the clock passes its timeout unheard:
-//! then it expires, its ephemerals go, and its connection is closed. A connection that sends
-//! what no client sends is closed, alone, with a note saying why.
+//! when it was last heard, the connection it is attached to) and per connection (the server it
+//! reached, whether it has shaken hands). A session lives across connections until the clock
+//! passes its timeout unheard: then it expires, its ephemerals go, and its connection is closed.
+//! A connection that sends what no client sends is closed, alone, with a note saying why.
+//!
+//! An ensemble ([`Ensemble`]) keeps the simulator's rules: each connection is to one server
+//! (the driver listens once per server); a session's writes go through the leader and their
+//! replies wait until its own server has applied them; its reads are served from its server's
+//! state, stale on a lagging follower; a `sync` waits until its server has what the leader had
+//! committed; a session's requests are answered in order; each server fires the watches left
+//! on it as it applies a change; a client that has seen more than a server has is refused.
 //!
 //! Faults ([`ServeFaults`]) strike as the server sees requests; everything the server sees and
 //! does, and what clients claim they were told, goes to a [`Trace`] the driver takes out as it
@@ -15,31 +22,35 @@
 
 mod anchor;
 mod control;
+mod ensemble;
 mod holding;
 mod serve_faults;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, Stat, ZkError};
+use zklab_recipes::client::{EventType, Op, OpReply, OpResult, SessionId, Stat, ZkError, Zxid};
 use zklab_recipes::outcome::Outcome;
 
-use crate::fault::FaultKind;
+use crate::acl::Identity;
+use crate::fault::{FaultKind, ELECTION};
 use crate::jute::archive::frame;
 use crate::jute::codes::{op_code, xid};
 use crate::jute::handshake::{ConnectRequest, ConnectResponse, PASSWORD_LEN, PROTOCOL_VERSION};
 use crate::jute::reply::{encode_notification, encode_reply_nulling, ReplyHeader};
 use crate::jute::request::{Request, RequestHeader};
 use crate::path::parent;
-use crate::server::{Ended, Notification, Server};
+use crate::replicas::goes_through_leader;
+use crate::server::{Applied, Ended, Notification};
 use crate::service::streams::key;
 use crate::trace::{ClientId, OpText, Trace, TraceEvent};
 
 use anchor::RequestAnchors;
 pub use anchor::{Anchor, AnchoredFault};
 pub use control::{parse_number, Control};
+use ensemble::{millis, Ensemble};
 use holding::Held;
 pub use serve_faults::ServeFaults;
 
@@ -97,9 +108,60 @@ struct SessionState {
     last: RequestAnchors,
 }
 
+/// An open connection: the server it reached, and the session it is attached to once it has
+/// shaken hands.
+#[derive(Clone, Copy, Debug)]
+struct ConnState {
+    server: usize,
+    session: Option<SessionId>,
+    /// Its session has ended: the server reads nothing more from it and closes it once its
+    /// answers ahead are sent.
+    ending: bool,
+}
+
+/// An answer a connection's server sends only once it has applied zxid `until`, behind the
+/// connection's earlier ones.
+struct Parked {
+    until: Zxid,
+    answer: Answer,
+}
+
+enum Answer {
+    /// A reply of a header alone (a ping's, setWatches').
+    Header { xid: i32 },
+    /// The session ended: the close's reply (to `xid`, at `zxid`) if it asked, then the
+    /// connection closed.
+    Ended { xid: Option<i32>, zxid: Zxid },
+    /// An op's reply.
+    Op(Box<Answering>),
+}
+
+/// An op to answer: the leader's answer, or a read its session's server serves when its turn
+/// comes, to the session as the leader knew it when it sent the read.
+struct Answering {
+    header: RequestHeader,
+    op: Op,
+    identity: Identity,
+    applied: Option<Applied>,
+    /// The message fault drawn for it (a lost or held-back reply).
+    fault: Option<AnchoredFault>,
+    anchors: Option<RequestAnchors>,
+}
+
+/// Where a change's records of whom it notified go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Into the trace at once (watches set again on reconnection).
+    Now,
+    /// Gathered with the followers' until every server has applied the change.
+    Committed,
+    /// A follower's, gathered with the others'.
+    Replayed,
+}
+
 /// The pure server and its sessions on the wire (see the module's documentation).
 pub struct WireService {
-    server: Server,
+    ensemble: Ensemble,
     seed: u64,
     ticks: Ticks,
     /// The wall time the service started at: the trace counts from it.
@@ -109,8 +171,9 @@ pub struct WireService {
     sessions: BTreeMap<SessionId, SessionState>,
     /// The client of every session ever opened, for claims that come after its end.
     clients: BTreeMap<SessionId, ClientId>,
-    /// Each open connection, and the session it is attached to once it has shaken hands.
-    conns: BTreeMap<ConnId, Option<SessionId>>,
+    conns: BTreeMap<ConnId, ConnState>,
+    /// Each connection's answers waiting for its server to apply what they wait for.
+    answers: BTreeMap<ConnId, VecDeque<Parked>>,
     /// The sessions whose traffic a fault holds back.
     held: BTreeMap<SessionId, Held>,
     /// The nodes whose data is null (created or set so; a client's op holds it as empty), by
@@ -131,11 +194,18 @@ pub struct WireService {
 }
 
 impl WireService {
-    /// A fresh server (only `/` and `/zookeeper`) started at wall time `started`, whose session
-    /// passwords come from `seed`, striking `faults`.
-    pub fn new(seed: u64, ticks: Ticks, faults: ServeFaults, started: Duration) -> Self {
+    /// `servers` fresh servers (only `/` and `/zookeeper`; one is a standalone server, more an
+    /// ensemble whose first leads) started at wall time `started`, whose session passwords and
+    /// followers' lags come from `seed`, striking `faults`.
+    pub fn new(
+        seed: u64,
+        servers: usize,
+        ticks: Ticks,
+        faults: ServeFaults,
+        started: Duration,
+    ) -> Self {
         WireService {
-            server: Server::new(),
+            ensemble: Ensemble::new(servers, seed),
             seed,
             ticks,
             started,
@@ -143,6 +213,7 @@ impl WireService {
             sessions: BTreeMap::new(),
             clients: BTreeMap::new(),
             conns: BTreeMap::new(),
+            answers: BTreeMap::new(),
             held: BTreeMap::new(),
             null_data: BTreeMap::new(),
             next_reap: started,
@@ -156,27 +227,39 @@ impl WireService {
         }
     }
 
-    /// The answer to a four-letter word (`srvr`, `ruok`), which a connection sends instead of a
-    /// handshake; `None` for a word the server does not know.
-    pub fn four_letter_word(&self, word: &[u8; 4]) -> Option<String> {
+    /// How many servers it runs.
+    pub fn servers(&self) -> usize {
+        self.ensemble.len()
+    }
+
+    /// The answer of server `server` to a four-letter word (`srvr`, `ruok`), which a
+    /// connection sends instead of a handshake; `None` for a word the server does not know.
+    pub fn four_letter_word(&self, word: &[u8; 4], server: usize) -> Option<String> {
+        let server = server.min(self.ensemble.len() - 1);
+        let mode = match (self.ensemble.len(), self.ensemble.leader()) {
+            (1, _) => "standalone",
+            (_, leader) if leader == server => "leader",
+            _ => "follower",
+        };
         match word {
             b"ruok" => Some("imok".to_owned()),
             b"srvr" => Some(format!(
-                "Zookeeper version: zklab {}\nZxid: {:#x}\nMode: standalone\nNode count: {}\n",
+                "Zookeeper version: zklab {}\nZxid: {:#x}\nMode: {mode}\nNode count: {}\n",
                 env!("CARGO_PKG_VERSION"),
-                self.server.last_zxid(),
-                self.node_count(),
+                self.ensemble.applied(server),
+                self.node_count(server),
             )),
             _ => None,
         }
     }
 
-    fn node_count(&self) -> usize {
+    fn node_count(&self, server: usize) -> usize {
+        let server = self.ensemble.server(server);
         let mut count = 0;
         let mut stack = vec!["/".to_owned()];
         while let Some(path) = stack.pop() {
             count += 1;
-            for child in self.server.children(&path).unwrap_or_default() {
+            for child in server.children(&path).unwrap_or_default() {
                 stack.push(match path.as_str() {
                     "/" => format!("/{child}"),
                     _ => format!("{path}/{child}"),
@@ -201,16 +284,31 @@ impl WireService {
         self.conns.len()
     }
 
-    /// A connection opened: its first frame must be a handshake. Refused at once while the
-    /// command port says so.
-    pub fn opened(&mut self, conn: ConnId) -> Vec<Outgoing> {
-        match self.rejecting {
+    /// A connection opened to server `server`: its first frame must be a handshake. Refused
+    /// at once while the command port says so, or while that server is down.
+    pub fn opened(&mut self, conn: ConnId, server: usize, now: Duration) -> Vec<Outgoing> {
+        self.now = now;
+        let server = server.min(self.ensemble.len() - 1);
+        match self.rejecting || !self.ensemble.is_up(server, now) {
             true => self.out.push(Outgoing::Close { conn, why: None }),
             false => {
-                self.conns.insert(conn, None);
+                let state = ConnState {
+                    server,
+                    session: None,
+                    ending: false,
+                };
+                self.conns.insert(conn, state);
             }
         }
         self.take()
+    }
+
+    /// The run is over: what the last changes notified, though some follower has yet to apply
+    /// them, goes to the trace.
+    pub fn end(&mut self) {
+        for record in self.ensemble.unfinished_records() {
+            self.record(record);
+        }
     }
 
     /// A connection is gone (the client closed it, or it broke): the server drops the watches
@@ -221,8 +319,9 @@ impl WireService {
         for held in self.held.values_mut() {
             held.forget(conn);
         }
-        if let Some(Some(session)) = self.conns.remove(&conn) {
-            self.detach(session, conn);
+        self.answers.remove(&conn);
+        if let Some(state) = self.conns.remove(&conn) {
+            self.detach(state, conn);
         }
         self.take()
     }
@@ -230,10 +329,13 @@ impl WireService {
     /// One frame's record from a connection, at `now` (the wall clock, since the epoch).
     pub fn received(&mut self, conn: ConnId, record: &[u8], now: Duration) -> Vec<Outgoing> {
         self.now = now;
-        match self.conns.get(&conn) {
-            Some(None) => self.handshake(conn, record),
-            Some(Some(session)) => {
-                let session = *session;
+        match self.conns.get(&conn).copied() {
+            Some(ConnState { session: None, .. }) => self.handshake(conn, record),
+            Some(ConnState { ending: true, .. }) | None => {}
+            Some(ConnState {
+                session: Some(session),
+                ..
+            }) => {
                 self.release(session);
                 let delay = self.delay;
                 let held = self.held.get_mut(&session);
@@ -246,7 +348,6 @@ impl WireService {
                     self.request(conn, session, record);
                 }
             }
-            None => {}
         }
         self.take()
     }
@@ -260,8 +361,15 @@ impl WireService {
         for session in held {
             self.release(session);
         }
+        for (server, replayed) in self.ensemble.replay_due(now) {
+            let (by, zxid) = (replayed.by, replayed.zxid);
+            self.notify(server, by, zxid, replayed.notifications, Told::Replayed);
+            self.answer_waiting(server);
+        }
+        // No leader during an election: nobody expires a session nor reaps a node.
+        let leading = self.ensemble.is_up(self.ensemble.leader(), now);
         let expired: Vec<SessionId> = (self.sessions.iter())
-            .filter(|(_, state)| now > state.last_heard + state.timeout)
+            .filter(|(_, state)| leading && now > state.last_heard + state.timeout)
             .map(|(session, _)| *session)
             .collect();
         for session in expired {
@@ -270,13 +378,24 @@ impl WireService {
         while let Some(kind) = self.faults.due(self.since_start()) {
             self.strike_drawn(kind);
         }
-        if now >= self.next_reap {
+        if leading && now >= self.next_reap {
             self.next_reap = now + self.ticks.container_check;
-            for path in self.server.reap_candidates(millis(now)) {
+            for path in self.ensemble.leading().reap_candidates(millis(now)) {
                 self.reap(&path);
             }
         }
         (self.take(), self.next_tick())
+    }
+
+    /// Sends the answers that waited for server `server` to apply what they wait for.
+    fn answer_waiting(&mut self, server: usize) {
+        let waiting: Vec<ConnId> = (self.answers.keys())
+            .filter(|conn| self.conns.get(conn).is_some_and(|c| c.server == server))
+            .copied()
+            .collect();
+        for conn in waiting {
+            self.answer_ready(conn);
+        }
     }
 
     /// How long until the next tick: at most half a tick, sooner when held traffic or a fault
@@ -284,7 +403,8 @@ impl WireService {
     fn next_tick(&self) -> Duration {
         let releases = (self.held.values()).filter_map(|held| held.next_release(self.now));
         let fault = self.faults.next_due().map(|at| self.started + at);
-        let soonest = releases.chain(fault).min();
+        let replay = self.ensemble.next_due();
+        let soonest = releases.chain(fault).chain(replay).min();
         let wait = soonest.map_or(Duration::MAX, |at| at.saturating_sub(self.now));
         wait.clamp(Duration::from_millis(1), self.ticks.tick / 2)
     }
@@ -314,6 +434,10 @@ impl WireService {
             Control::FailRequests(n) => self.failing = n.unwrap_or(u64::MAX),
             Control::AddDelay(ms) => self.delay = Duration::from_millis(ms),
             Control::RejectConnections => self.rejecting = true,
+            Control::ElectNewLeader => {
+                let (low, high) = ELECTION;
+                self.change_leader((low + high) / 2);
+            }
             Control::Reset => {
                 (self.holding, self.failing) = (0, 0);
                 self.delay = Duration::ZERO;
@@ -366,11 +490,13 @@ impl WireService {
             .get_mut(&session)
             .and_then(|h| h.release_incoming(now))
         {
-            match self.conns.get(&conn) {
-                Some(None) => self.handshake(conn, &record),
-                Some(Some(attached)) if *attached == session => {
-                    self.request(conn, session, &record)
-                }
+            match self.conns.get(&conn).copied() {
+                Some(ConnState { session: None, .. }) => self.handshake(conn, &record),
+                Some(ConnState {
+                    session: Some(attached),
+                    ending: false,
+                    ..
+                }) if attached == session => self.request(conn, session, &record),
                 _ => {}
             }
         }
@@ -385,7 +511,18 @@ impl WireService {
 
     /// The session a connection is attached to, if it has shaken hands.
     fn session_of(&self, conn: ConnId) -> Option<SessionId> {
-        self.conns.get(&conn).copied().flatten()
+        self.conns.get(&conn).and_then(|state| state.session)
+    }
+
+    /// The connection `session` is attached to on server `server`, if it is.
+    fn conn_on(&self, session: SessionId, server: usize) -> Option<ConnId> {
+        (self.conns.iter())
+            .find(|(_, state)| state.session == Some(session) && state.server == server)
+            .map(|(conn, _)| *conn)
+    }
+
+    fn client(&self, session: SessionId) -> ClientId {
+        self.clients.get(&session).copied().unwrap_or_default()
     }
 
     /// Hands `out`, for `session`'s connection, to the driver, unless a fault holds the
@@ -398,25 +535,41 @@ impl WireService {
         }
     }
 
-    /// The server expires a session: its ephemerals go, other sessions' watches fire, and its
-    /// connection is closed behind the events it fired for the session itself.
+    /// The leader expires a session: its ephemerals go, other sessions' watches fire, and its
+    /// connection is closed once its server has applied the expiry.
     fn expire(&mut self, session: SessionId) {
-        let ended = self.server.expire_session(session, millis(self.now));
+        let ended = self.ensemble.end_session(session, false, self.now);
+        let zxid = ended.as_ref().map(|ended| ended.zxid);
         if let Some(ended) = ended {
             self.ended(session, ended, true);
         }
-        if let Some(state) = self.sessions.remove(&session) {
-            if let Some(conn) = state.conn {
-                self.conns.remove(&conn);
-                self.emit(Some(session), Outgoing::Close { conn, why: None });
-            }
+        if let Some(conn) = self.sessions.remove(&session).and_then(|state| state.conn) {
+            let zxid = zxid.unwrap_or_default();
+            self.end_conn(conn, None, zxid);
+        }
+    }
+
+    /// `conn`'s session has ended at `zxid`: the server reads nothing more from it, answers
+    /// what is ahead (the close's request `xid`, if it asked) and closes it.
+    fn end_conn(&mut self, conn: ConnId, xid: Option<i32>, zxid: Zxid) {
+        if let Some(state) = self.conns.get_mut(&conn) {
+            state.ending = true;
+            let answer = Answer::Ended { xid, zxid };
+            self.park(conn, zxid, answer);
         }
     }
 
     /// A session's end, in the trace, and the watches it fired.
     fn ended(&mut self, session: SessionId, ended: Ended, expired: bool) {
-        let client = self.clients.get(&session).copied().unwrap_or_default();
-        self.notify(session, ended.zxid, ended.notifications);
+        let client = self.client(session);
+        let leader = self.ensemble.leader();
+        self.notify(
+            leader,
+            session,
+            ended.zxid,
+            ended.notifications,
+            Told::Committed,
+        );
         self.record(TraceEvent::SessionEnded {
             client,
             session,
@@ -453,25 +606,65 @@ impl WireService {
     fn close(&mut self, conn: ConnId, why: Option<String>) {
         let session = self.session_of(conn);
         if let (Some(session), Some(why)) = (session, &why) {
-            let client = self.clients.get(&session).copied().unwrap_or_default();
+            let client = self.client(session);
             let text = format!("the server closed s{session}'s connection: {why}");
             self.record(TraceEvent::Note { client, text });
         }
-        if let Some(session) = session {
-            self.conns.remove(&conn);
-            self.detach(session, conn);
-        } else {
-            self.conns.remove(&conn);
+        self.answers.remove(&conn);
+        if let Some(state) = self.conns.remove(&conn) {
+            self.detach(state, conn);
         }
         self.emit(session, Outgoing::Close { conn, why });
     }
 
-    /// The session's connection is gone: its watches go with it.
-    fn detach(&mut self, session: SessionId, conn: ConnId) {
+    /// A connection is gone: its session's watches go with it, off the server it reached.
+    fn detach(&mut self, conn_state: ConnState, conn: ConnId) {
+        let Some(session) = conn_state.session else {
+            return;
+        };
         if let Some(state) = self.sessions.get_mut(&session) {
             if state.conn == Some(conn) {
                 state.conn = None;
-                self.server.take_watches(session);
+                (self.ensemble.server_mut(conn_state.server)).take_watches(session);
+            }
+        }
+    }
+
+    /// Queues an answer behind the connection's earlier ones, and sends what is ready.
+    fn park(&mut self, conn: ConnId, until: Zxid, answer: Answer) {
+        let parked = Parked { until, answer };
+        self.answers.entry(conn).or_default().push_back(parked);
+        self.answer_ready(conn);
+    }
+
+    /// Sends a connection's parked answers, in order, as far as its server has applied.
+    fn answer_ready(&mut self, conn: ConnId) {
+        loop {
+            let Some(state) = self.conns.get(&conn).copied() else {
+                return;
+            };
+            let applied = self.ensemble.applied(state.server);
+            let Some(queue) = self.answers.get_mut(&conn) else {
+                return;
+            };
+            if queue.front().is_none_or(|parked| parked.until > applied) {
+                return;
+            }
+            let parked = queue.pop_front().expect("just looked");
+            if queue.is_empty() {
+                self.answers.remove(&conn);
+            }
+            match parked.answer {
+                Answer::Header { xid } => self.reply_header(conn, xid, applied, 0),
+                Answer::Ended { xid, zxid } => {
+                    if let Some(xid) = xid {
+                        self.reply_header(conn, xid, zxid, 0);
+                    }
+                    self.answers.remove(&conn);
+                    self.conns.remove(&conn);
+                    return self.emit(state.session, Outgoing::Close { conn, why: None });
+                }
+                Answer::Op(answering) => self.answer(conn, state, *answering),
             }
         }
     }
@@ -516,11 +709,12 @@ impl WireService {
                 return held.hold_incoming(conn, record.to_vec());
             }
         }
-        if request.last_zxid_seen > self.server.last_zxid() {
+        let server = self.conns.get(&conn).map_or(0, |state| state.server);
+        let applied = self.ensemble.applied(server);
+        if request.last_zxid_seen > applied {
             let why = format!(
-                "the client has seen zxid {:#x}, beyond this server's {:#x}",
+                "the client has seen zxid {:#x}, beyond server {server}'s {applied:#x}",
                 request.last_zxid_seen,
-                self.server.last_zxid()
             );
             return self.close(conn, Some(why));
         }
@@ -563,8 +757,10 @@ impl WireService {
         };
         if let Some(previous) = previous {
             // The session moved to this connection: the old one goes, with its watches.
-            self.conns.remove(&previous);
-            self.server.take_watches(session);
+            self.answers.remove(&previous);
+            if let Some(old) = self.conns.remove(&previous) {
+                (self.ensemble.server_mut(old.server)).take_watches(session);
+            }
             self.emit(
                 Some(session),
                 Outgoing::Close {
@@ -573,7 +769,12 @@ impl WireService {
                 },
             );
         }
-        self.conns.insert(conn, Some(session));
+        let attached = ConnState {
+            server,
+            session: Some(session),
+            ending: false,
+        };
+        self.conns.insert(conn, attached);
         self.send(conn, response.encode());
         if let Some(anchors) = self.count(session, "connect", None) {
             self.strike_after(session, &anchors, &[]);
@@ -582,7 +783,7 @@ impl WireService {
 
     /// A new session, a client of its own in the trace.
     fn open_session(&mut self, timeout: Duration) -> SessionId {
-        let session = self.server.open_session();
+        let session = self.ensemble.open_session(self.now);
         let client = ClientId::try_from(self.clients.len()).unwrap_or(ClientId::MAX);
         self.clients.insert(session, client);
         let state = SessionState {
@@ -624,7 +825,7 @@ impl WireService {
         if let Some(state) = self.sessions.get_mut(&session) {
             state.last_heard = now;
         }
-        let zxid = self.server.last_zxid();
+        let server = self.conns.get(&conn).map_or(0, |state| state.server);
         if self.failing > 0 {
             // The command port fails it unread, as ZooKeeper's controller: APIERROR, zxid 0.
             self.failing -= u64::from(self.failing != u64::MAX);
@@ -636,37 +837,46 @@ impl WireService {
             return self.send(conn, header.encode());
         }
         match request {
-            Request::Ping => self.reply_header(conn, xid::PING, zxid, 0),
+            Request::Ping => self.park(conn, 0, Answer::Header { xid: xid::PING }),
             Request::SetWatches(set) => {
-                let fired = (self.server).set_watches(session, set.relative_zxid, &set.watches);
-                self.notify(session, zxid, fired);
-                self.reply_header(conn, xid::SET_WATCHES, zxid, 0);
+                let zxid = self.ensemble.applied(server);
+                let fired = (self.ensemble.server_mut(server)).set_watches(
+                    session,
+                    set.relative_zxid,
+                    &set.watches,
+                );
+                self.notify(server, session, zxid, fired, Told::Now);
+                let answer = Answer::Header {
+                    xid: xid::SET_WATCHES,
+                };
+                self.park(conn, 0, answer);
             }
             Request::CloseSession => {
-                let ended = self.server.close_session(session, millis(now));
-                let zxid = ended.as_ref().map_or(zxid, |ended| ended.zxid);
+                let ended = self.ensemble.end_session(session, true, now);
+                let zxid = ended.as_ref().map_or(0, |ended| ended.zxid);
                 // The closing session hears its own ephemerals go, before the close's reply.
                 if let Some(ended) = ended {
                     self.ended(session, ended, false);
                 }
                 self.sessions.remove(&session);
-                self.reply_header(conn, header.xid, zxid, 0);
-                self.conns.remove(&conn);
-                self.emit(Some(session), Outgoing::Close { conn, why: None });
+                self.end_conn(conn, Some(header.xid), zxid);
             }
-            Request::Op(op) => self.apply(conn, session, header, op, &nulls),
+            Request::Op(op) => self.apply(conn, server, session, header, op, &nulls),
         }
     }
 
+    /// An op of `session`, come on `conn` to server `server`: struck by a fault, applied by
+    /// the leader, or left for the server to serve in its turn.
     fn apply(
         &mut self,
         conn: ConnId,
+        server: usize,
         session: SessionId,
         header: RequestHeader,
         op: Op,
         nulls: &[String],
     ) {
-        let client = self.clients.get(&session).copied().unwrap_or_default();
+        let client = self.client(session);
         let text = OpText(&op).to_string();
         let verb = text.split(' ').next().unwrap_or_default();
         let anchors = self.count(session, verb, Some(parent(op.path())));
@@ -683,17 +893,74 @@ impl WireService {
             self.strike(fault.clone(), format!("connection lost before {text}"));
             return self.close(conn, None);
         }
-        let applied = self.server.apply(session, &op, millis(self.now));
-        self.nulled(&op, &applied.reply, nulls);
+        let leader = self.ensemble.leader();
+        let identity = self.ensemble.leading().identity(session);
+        let (until, applied) = if server == leader || goes_through_leader(&op) {
+            let before = self.ensemble.applied(leader);
+            let applied = self.ensemble.apply(session, &op, self.now);
+            self.nulled(&op, &applied.reply, nulls);
+            self.trace_applied(session, &op, &applied);
+            // A watch event goes out before any reply that reflects its change.
+            let told = match self.ensemble.applied(leader) > before {
+                true => Told::Committed,
+                false => Told::Now,
+            };
+            let notifications = applied.notifications.clone();
+            self.notify(leader, session, applied.zxid, notifications, told);
+            // A client reads its own writes: its server answers once it has applied them.
+            let until = if server == leader { 0 } else { applied.zxid };
+            (until, Some(applied))
+        } else {
+            // A sync waits for what the leader had committed when it came.
+            let until = match op {
+                Op::Sync { .. } => self.ensemble.applied(leader),
+                _ => 0,
+            };
+            (until, None)
+        };
+        let answering = Answering {
+            header,
+            op,
+            identity,
+            applied,
+            fault,
+            anchors,
+        };
+        self.park(conn, until, Answer::Op(Box::new(answering)));
+    }
+
+    fn trace_applied(&mut self, session: SessionId, op: &Op, applied: &Applied) {
         self.record(TraceEvent::Applied {
-            client,
+            client: self.client(session),
             session,
             zxid: applied.zxid,
             op: op.clone(),
             reply: applied.reply.clone(),
         });
-        // A watch event goes out before any reply that reflects its change.
-        self.notify(session, applied.zxid, applied.notifications);
+    }
+
+    /// Answers an op on `conn` (its state `state`), in its turn: a read left to the session's
+    /// server is served now; a lost reply closes the connection instead.
+    fn answer(&mut self, conn: ConnId, state: ConnState, answering: Answering) {
+        let Answering {
+            header,
+            op,
+            identity,
+            applied,
+            fault,
+            anchors,
+        } = answering;
+        let Some(session) = state.session else {
+            return;
+        };
+        let client = self.client(session);
+        let text = OpText(&op).to_string();
+        let applied = applied.unwrap_or_else(|| {
+            let server = self.ensemble.server_mut(state.server);
+            let served = server.serve_read(session, &identity, &op);
+            self.trace_applied(session, &op, &served);
+            served
+        });
         if let Some(fault) = fault.as_ref().filter(|f| f.kind != FaultKind::Reorder) {
             self.strike(fault.clone(), format!("reply lost after apply: {text}"));
             self.close(conn, None);
@@ -752,7 +1019,7 @@ impl WireService {
                 }
                 _ => continue,
             };
-            if let Some((_, stat)) = self.server.node(path) {
+            if let Some((_, stat)) = self.ensemble.leading().node(path) {
                 self.null_data.insert(stat.czxid, stat.version);
             }
         }
@@ -766,7 +1033,8 @@ impl WireService {
         }
         let now = millis(self.now);
         for container in emptied {
-            if self.server.reapable(container, now) && self.faults.draw_reaped() {
+            let reapable = self.ensemble.leading().reapable(container, now);
+            if reapable && self.faults.draw_reaped() {
                 let fault = AnchoredFault {
                     kind: FaultKind::ContainerReaped,
                     anchor: anchors.written(),
@@ -792,8 +1060,9 @@ impl WireService {
                 self.held.entry(session).or_default().cut_off(until);
             }
             FaultKind::ContainerReaped => {
+                let leader = self.ensemble.leading();
                 let reapable: Vec<&String> = (emptied.iter())
-                    .filter(|path| self.server.reapable(path, millis(now)))
+                    .filter(|path| leader.reapable(path, millis(now)))
                     .collect();
                 let detail = match reapable.is_empty() {
                     true => "no container to reap".to_owned(),
@@ -805,8 +1074,73 @@ impl WireService {
                     self.reap(&path);
                 }
             }
+            FaultKind::StaleRead | FaultKind::ServerCrash => {
+                let conn = self.sessions.get(&session).and_then(|state| state.conn);
+                let server = conn
+                    .and_then(|conn| self.conns.get(&conn))
+                    .map(|c| c.server);
+                let until = now + fault.lasts;
+                let Some(server) = server.filter(|&server| {
+                    server != self.ensemble.leader() && self.ensemble.is_up(server, now)
+                }) else {
+                    return;
+                };
+                if fault.kind == FaultKind::ServerCrash {
+                    let detail = format!("server {server} down for {:?}", fault.lasts);
+                    self.strike(fault, detail);
+                    self.crash(server, until);
+                } else {
+                    let detail = format!("server {server} applies nothing for {:?}", fault.lasts);
+                    self.strike(fault, detail);
+                    self.ensemble.stand_still(server, until);
+                }
+            }
+            FaultKind::LeaderChange => {
+                let old = self.ensemble.leader();
+                if let Some(leader) = self.change_leader(fault.lasts) {
+                    let detail = format!(
+                        "server {old} steps down; server {leader} leads after {:?}",
+                        fault.lasts
+                    );
+                    self.strike(fault, detail);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// A follower dies until `until`: its connections close (its clients move to other
+    /// servers, or wait), it takes none meanwhile, and it catches up when it is back.
+    fn crash(&mut self, server: usize, until: Duration) {
+        let attached: Vec<ConnId> = (self.conns.iter())
+            .filter(|(_, state)| state.server == server)
+            .map(|(conn, _)| *conn)
+            .collect();
+        for conn in attached {
+            self.close(conn, None);
+        }
+        for record in self.ensemble.crash(server, until) {
+            self.record(record);
+        }
+    }
+
+    /// The leader steps down for an election of `election`: every connection closes, no
+    /// server takes one until it is over, and every session has a whole timeout from then.
+    /// The new leader, or `None` if no follower is up.
+    fn change_leader(&mut self, election: Duration) -> Option<usize> {
+        let until = self.now + election;
+        let (leader, told) = self.ensemble.elect(self.now, until)?;
+        for record in told {
+            self.record(record);
+        }
+        let conns: Vec<ConnId> = self.conns.keys().copied().collect();
+        for conn in conns {
+            self.close(conn, None);
+        }
+        for state in self.sessions.values_mut() {
+            state.last_heard = state.last_heard.max(until);
+        }
+        Some(leader)
     }
 
     /// A fault drawn per second strikes a random live session, anchored after its last request.
@@ -844,12 +1178,19 @@ impl WireService {
 
     /// The reaper deletes a container or an idle TTL node.
     fn reap(&mut self, path: &str) {
-        if let Some(applied) = self.server.reap(path, millis(self.now)) {
+        if let Some(applied) = self.ensemble.reap(path, self.now) {
             self.record(TraceEvent::Reaped {
                 zxid: applied.zxid,
                 path: path.to_owned(),
             });
-            self.notify(0, applied.zxid, applied.notifications);
+            let leader = self.ensemble.leader();
+            self.notify(
+                leader,
+                0,
+                applied.zxid,
+                applied.notifications,
+                Told::Committed,
+            );
         }
     }
 
@@ -858,22 +1199,33 @@ impl WireService {
         let _ = self.reply(conn, header.encode(), false);
     }
 
-    /// Sends each watch that one change (by session `by`, at `zxid`) fired to its session's
-    /// connection; a session between connections has no watches to fire.
-    fn notify(&mut self, by: SessionId, zxid: i64, notifications: Vec<Notification>) {
-        if notifications.is_empty() {
-            return;
-        }
-        for change in TraceEvent::notified(&self.server, by, zxid, &notifications) {
-            self.record(change);
+    /// Sends each watch that one change (by session `by`, at `zxid`) fired on server `server`
+    /// to its session's connection there, and traces whom it notified as `told` says; a session
+    /// between connections has no watches to fire.
+    fn notify(
+        &mut self,
+        server: usize,
+        by: SessionId,
+        zxid: Zxid,
+        notifications: Vec<Notification>,
+        told: Told,
+    ) {
+        let state = self.ensemble.server(server);
+        let records = TraceEvent::notified(state, by, zxid, &notifications);
+        let records = match told {
+            Told::Now => records,
+            Told::Committed => self.ensemble.committed_records(zxid, records, self.now),
+            Told::Replayed => self.ensemble.replayed_records(server, zxid, records),
+        };
+        for record in records {
+            self.record(record);
         }
         for notification in notifications {
-            let state = self.sessions.get(&notification.session);
-            let Some((conn, client)) = state.and_then(|s| Some((s.conn?, s.client))) else {
+            let Some(conn) = self.conn_on(notification.session, server) else {
                 continue;
             };
             self.record(TraceEvent::Watch {
-                client,
+                client: self.client(notification.session),
                 session: notification.session,
                 deletion: notification.event.event_type == EventType::NodeDeleted,
                 event: notification.event.clone(),
@@ -905,8 +1257,4 @@ fn emptied(op: &Op, reply: &OpReply) -> Vec<String> {
 
 fn refused_auth(op: &Op, reply: &OpReply) -> bool {
     matches!(op, Op::AddAuth { .. }) && *reply == Err(ZkError::AuthFailed)
-}
-
-fn millis(now: Duration) -> i64 {
-    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }

@@ -13,17 +13,23 @@ use crate::sim::wire_service::{AnchoredFault, ServeFaults, Ticks};
 /// `zklab serve`'s arguments.
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
-    /// The port on 127.0.0.1 (0: any free one); the connect string is printed once it listens.
+    /// The port on 127.0.0.1 (0: any free one); with `--servers N`, the servers listen on it
+    /// and the N-1 ports after it. The connect string is printed once they listen.
     #[arg(long, default_value_t = 2181)]
     port: u16,
+    /// How many servers: 1 is a standalone server; 3 or 5 an ensemble, whose followers serve
+    /// reads that may be stale, and where a client moves between servers as on a real one.
+    #[arg(long, default_value_t = 1, value_parser = parse_servers)]
+    servers: usize,
     /// The seed the sessions' passwords and the random faults come from.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Faults the server strikes: `none`, or a comma-separated list of `all` and kinds
     /// (connection-loss, lost-reply, lost-create-reply and reorder per request, session-expiry
-    /// and partition per second, container-reaped per emptied container), each at its default
-    /// rate or as `kind=rate`, as `zklab run --faults` takes them. `all` is every kind a
-    /// standalone server can strike at clients it does not run.
+    /// and partition per second, container-reaped per emptied container; on an ensemble also
+    /// stale-read, server-crash and leader-change per second), each at its default rate or as
+    /// `kind=rate`, as `zklab run --faults` takes them. `all` is every kind the servers can
+    /// strike at clients they do not run.
     #[arg(long, default_value = "none", value_parser = parse_serve_faults)]
     faults: String,
     /// A schedule of faults anchored to what the server saw (a fault a line, as
@@ -60,17 +66,29 @@ pub struct ServeArgs {
 
 /// Faults as `--faults` takes them, refusing a kind `zklab serve` cannot strike by name.
 fn parse_serve_faults(spec: &str) -> Result<String, String> {
+    for kind in named_kinds(spec)? {
+        AnchoredFault::moment(kind)?;
+    }
+    Ok(spec.to_owned())
+}
+
+/// The kinds `--faults` names, at a rate above zero.
+fn named_kinds(spec: &str) -> Result<Vec<FaultKind>, String> {
     let rates = FaultRates::parse(spec)?;
-    let named = |kind: FaultKind| {
+    let named = |kind: &FaultKind| {
         let mut names = spec.split(',').filter_map(|item| item.split('=').next());
         names.any(|name| name.trim() == kind.name())
     };
-    for kind in FaultKind::ALL {
-        if named(kind) && rates.rate(kind) > 0.0 {
-            AnchoredFault::moment(kind)?;
-        }
+    let kinds = FaultKind::ALL.into_iter().filter(named);
+    Ok(kinds.filter(|&kind| rates.rate(kind) > 0.0).collect())
+}
+
+/// A count of servers: 1, 3 or 5.
+fn parse_servers(text: &str) -> Result<usize, String> {
+    match text.parse() {
+        Ok(servers @ (1 | 3 | 5)) => Ok(servers),
+        _ => Err(format!("{text} servers: serve 1, 3 or 5")),
     }
-    Ok(spec.to_owned())
 }
 
 /// Serves, then prints the verdict: exit 0 when every claim held, 1 when one broke a property,
@@ -94,10 +112,20 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             }
         }
     };
+    let named = named_kinds(&args.faults).expect("validated by clap");
+    let kinds = named
+        .into_iter()
+        .chain(schedule.iter().map(|fault| fault.kind));
+    for kind in kinds {
+        if let Err(why) = AnchoredFault::strikes_on(kind, args.servers) {
+            return crate::cli::usage_error(&why);
+        }
+    }
     let rates = FaultRates::parse(&args.faults).expect("validated by clap");
     let asked_faults = !args.faults.eq("none") || !schedule.is_empty();
     let options = ServeOptions {
         port: args.port,
+        servers: args.servers,
         seed: args.seed,
         ticks: Ticks {
             container_check: Duration::from_secs(args.container_check),
@@ -107,12 +135,12 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         idle: args.idle.map(Duration::from_secs),
         command_port: args.command_port,
         claims_port: args.claims_port,
-        faults: ServeFaults::new(rates, schedule, args.seed),
+        faults: ServeFaults::new(rates, schedule, args.seed, args.servers),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         out: args.out.clone(),
     };
     let ready = |listening: Listening| {
-        outln!("{}", listening.clients);
+        outln!("{}", listening.connect_string());
         if let Some(commands) = listening.commands {
             outln!("command port: {commands}");
         }

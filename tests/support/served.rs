@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 pub struct Served {
     child: Child,
     stdout: BufReader<ChildStdout>,
-    /// Where it listens: `127.0.0.1:PORT`.
+    /// Where it listens: `127.0.0.1:PORT`, or each server's address, joined by commas.
     pub address: String,
     /// Its command port, or its claims port for a judged run.
     pub side_port: u16,
@@ -19,10 +19,16 @@ impl Served {
     /// Starts one with a command port, and returns once it listens; its record goes to a
     /// directory of its own under the target's.
     pub fn start() -> Self {
+        Served::start_with(&[])
+    }
+
+    /// Starts one as [`Served::start`] does, given `args` too (`--servers 3`).
+    pub fn start_with(args: &[&str]) -> Self {
         let out = out_dir("served");
         let out = out.to_str().expect("a path in UTF-8");
-        let args = ["--command-port", "0", "--for", "300", "--out", out];
-        Served::with(&args, "command port: ")
+        let mut all = vec!["--command-port", "0", "--for", "300", "--out", out];
+        all.extend_from_slice(args);
+        Served::with(&all, "command port: ")
     }
 
     /// Starts one with a claims port and `args` (faults, a schedule) that ends a second after

@@ -12,11 +12,8 @@ use zklab_recipes::client::{Op, SessionId};
 use super::streams::draw_interval;
 use super::wire::{Delivery, Response};
 use super::{Output, Service};
-use crate::fault::{FaultKind, ScriptedFault};
+use crate::fault::{FaultKind, ScriptedFault, ELECTION};
 use crate::trace::{ClientId, OpText, TraceEvent};
-
-/// How long an election takes: no server serves meanwhile.
-const ELECTION: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(2));
 
 /// How much further behind than usual a follower falls under a stale-read fault.
 const STALE_READ_LAG: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(1));

@@ -15,6 +15,7 @@ use super::Service;
 use crate::acl::Identity;
 use crate::fault::FaultKind;
 use crate::packet;
+use crate::replicas::goes_through_leader;
 use crate::server::DeletionOrder;
 use crate::trace::{OpText, TraceEvent};
 
@@ -77,11 +78,7 @@ impl Service {
                     return;
                 }
                 let (server, leader) = (self.conn(session).server, self.servers.leader());
-                // An addAuth counts for the session's later requests, whichever server serves
-                // them.
-                let linearized =
-                    op.is_write() || matches!(op, Op::Check { .. } | Op::AddAuth { .. });
-                if server != leader && !linearized {
+                if server != leader && !goes_through_leader(&op) {
                     let until = match op {
                         Op::Sync { .. } => self.servers.applied(leader),
                         _ => 0,

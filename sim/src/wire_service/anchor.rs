@@ -20,7 +20,10 @@
 //! `lost-reply` and `lost-create-reply` apply it and close the connection instead of replying,
 //! `reorder` holds its reply back for the time given. The others strike once it is answered:
 //! `session-expiry` expires the session, `partition` cuts its traffic off for the time given,
-//! `container-reaped` reaps every container the request emptied at once.
+//! `container-reaped` reaps every container the request emptied at once; on an ensemble,
+//! `stale-read` stops the session's follower applying anything for the time given,
+//! `server-crash` takes it down for that long, and `leader-change` has the leader step down
+//! for an election of that long.
 
 use std::fmt;
 use std::time::Duration;
@@ -83,28 +86,52 @@ pub enum Moment {
 
 impl AnchoredFault {
     /// When the fault strikes, or why `zklab serve` cannot strike it: a pause or a crash stops
-    /// a process zklab does not run, and a standalone server has no follower to lag or crash.
+    /// a process zklab does not run.
     pub fn moment(kind: FaultKind) -> Result<Moment, String> {
         match kind {
             FaultKind::ConnectionLoss
             | FaultKind::LostReply
             | FaultKind::LostCreateReply
             | FaultKind::Reorder => Ok(Moment::At),
-            FaultKind::SessionExpiry | FaultKind::Partition | FaultKind::ContainerReaped => {
-                Ok(Moment::After)
-            }
+            FaultKind::SessionExpiry
+            | FaultKind::Partition
+            | FaultKind::ContainerReaped
+            | FaultKind::StaleRead
+            | FaultKind::ServerCrash
+            | FaultKind::LeaderChange => Ok(Moment::After),
             FaultKind::Pause | FaultKind::Crash => Err(format!(
                 "{kind} strikes a client's process, which zklab serve does not run"
             )),
-            FaultKind::StaleRead | FaultKind::ServerCrash | FaultKind::LeaderChange => Err(
-                format!("{kind} needs followers, which this zklab serve does not have"),
-            ),
         }
     }
 
-    /// Whether the kind lasts a while (`for <time>` in a schedule).
+    /// Whether `zklab serve` on `servers` servers can strike the kind: as [`Self::moment`]
+    /// says, and only on an ensemble for a kind that strikes a follower or the leader.
+    pub fn strikes_on(kind: FaultKind, servers: usize) -> Result<(), String> {
+        AnchoredFault::moment(kind)?;
+        let ensemble = matches!(
+            kind,
+            FaultKind::StaleRead | FaultKind::ServerCrash | FaultKind::LeaderChange
+        );
+        match ensemble && servers < 2 {
+            true => Err(format!(
+                "{kind} needs followers: serve an ensemble with --servers 3"
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether the kind lasts a while (`for <time>` in a schedule): a partition, a held-back
+    /// reply, a follower standing still or down, an election.
     fn lasts_a_while(kind: FaultKind) -> bool {
-        matches!(kind, FaultKind::Partition | FaultKind::Reorder)
+        matches!(
+            kind,
+            FaultKind::Partition
+                | FaultKind::Reorder
+                | FaultKind::StaleRead
+                | FaultKind::ServerCrash
+                | FaultKind::LeaderChange
+        )
     }
 
     /// Parses a schedule, one fault a line; an error names the line.
@@ -217,7 +244,7 @@ mod tests {
             ("lost-reply 1 create 1", "no session"),
             ("lost-reply c1 create 0", "no count"),
             ("pause c1 create 1", "process"),
-            ("stale-read c1 getData 1", "followers"),
+            ("stale-read c1 getData 1", "needs `for"),
             ("partition c1 create 1", "needs `for"),
             ("partition c1 create 1 for soon", "no time"),
             ("lost-reply c1 connect 1", "handshake"),

@@ -25,6 +25,9 @@ pub enum Control {
     AddDelay(u64),
     /// Refuse new connections. (ZooKeeper 3.8's controller takes the command and does nothing.)
     RejectConnections,
+    /// Have the leader step down: every connection drops and no server takes one until an
+    /// election is over. (A standalone server has no follower to lead: it does nothing.)
+    ElectNewLeader,
     /// Behave again: no delay, no reply swallowed, no request failed, connections taken.
     Reset,
 }
@@ -66,11 +69,7 @@ impl Control {
             ),
             "REJECTCONNECTIONS" => Control::RejectConnections,
             "RESET" => Control::Reset,
-            "ELECTNEWLEADER" => {
-                return Err(
-                    "ELECTNEWLEADER needs an ensemble; zklab serve is one server".to_owned(),
-                )
-            }
+            "ELECTNEWLEADER" => Control::ElectNewLeader,
             "SHUTDOWN" => {
                 return Err(
                     "SHUTDOWN is not taken: stop zklab serve with a signal, --for or --idle"

@@ -9,7 +9,7 @@ use madsim::rand::Rng;
 use zklab_recipes::client::Op;
 
 use super::anchor::{AnchoredFault, Moment, RequestAnchors};
-use crate::fault::{FaultCounts, FaultKind, FaultRates};
+use crate::fault::{FaultCounts, FaultKind, FaultRates, ELECTION};
 use crate::service::streams::{draw_interval, Stream};
 
 /// The faults of a `zklab serve` run: what is still to strike, and what struck.
@@ -28,15 +28,15 @@ pub struct ServeFaults {
 impl ServeFaults {
     /// No fault at all.
     pub fn none() -> Self {
-        ServeFaults::new(FaultRates::none(), Vec::new(), 0)
+        ServeFaults::new(FaultRates::none(), Vec::new(), 0, 1)
     }
 
-    /// Random faults at `rates` (kinds `zklab serve` cannot strike left out) drawn from `seed`,
-    /// and the `schedule`'s.
-    pub fn new(rates: FaultRates, schedule: Vec<AnchoredFault>, seed: u64) -> Self {
+    /// Random faults at `rates` (kinds `zklab serve` cannot strike on `servers` servers left
+    /// out) drawn from `seed`, and the `schedule`'s.
+    pub fn new(rates: FaultRates, schedule: Vec<AnchoredFault>, seed: u64, servers: usize) -> Self {
         let mut rates = rates;
         for kind in FaultKind::ALL {
-            if AnchoredFault::moment(kind).is_err() {
+            if AnchoredFault::strikes_on(kind, servers).is_err() {
                 rates.set(kind, 0.0);
             }
         }
@@ -135,11 +135,18 @@ impl ServeFaults {
         self.stream(kind).gen_range(0..n)
     }
 
-    /// How long a random fault of `kind` lasts against a session `timeout`: a partition from a
-    /// third of it to twice it, as the simulator's.
+    /// How long a random fault of `kind` lasts against a session `timeout`, as the
+    /// simulator's: a partition, a follower standing still or down from a third of it to twice
+    /// it; an election as long as one takes.
     pub(super) fn length(&mut self, kind: FaultKind, timeout: Duration) -> Duration {
         match kind {
-            FaultKind::Partition => self.stream(kind).gen_range(timeout / 3..=timeout * 2),
+            FaultKind::Partition | FaultKind::StaleRead | FaultKind::ServerCrash => {
+                self.stream(kind).gen_range(timeout / 3..=timeout * 2)
+            }
+            FaultKind::LeaderChange => {
+                let (low, high) = ELECTION;
+                self.stream(kind).gen_range(low..=high)
+            }
             _ => Duration::ZERO,
         }
     }

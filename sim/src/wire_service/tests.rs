@@ -6,12 +6,14 @@ use super::*;
 use crate::fault::FaultRates;
 use crate::jute::archive::frame_len;
 use crate::jute::reply::{decode_notification, decode_reply};
-use crate::test_ops::{create, persistent};
+use crate::test_ops::{create, persistent, set};
+
+mod ensemble;
 
 const SECOND: Duration = Duration::from_secs(1);
 
 fn service() -> WireService {
-    WireService::new(7, Ticks::default(), ServeFaults::none(), Duration::ZERO)
+    WireService::new(7, 1, Ticks::default(), ServeFaults::none(), Duration::ZERO)
 }
 
 /// The records of the frames sent to `conn`, and whether it was closed.
@@ -39,10 +41,22 @@ fn connect(
     password: Vec<u8>,
     now: Duration,
 ) -> (ConnectResponse, bool) {
-    service.opened(conn);
+    connect_to(service, conn, 0, (session, password, 0), now)
+}
+
+/// Connects `conn` to server `server` as a client that names its session and password and has
+/// seen zxid `seen`.
+fn connect_to(
+    service: &mut WireService,
+    conn: ConnId,
+    server: usize,
+    (session, password, seen): (SessionId, Vec<u8>, i64),
+    now: Duration,
+) -> (ConnectResponse, bool) {
+    service.opened(conn, server, now);
     let request = ConnectRequest {
         protocol_version: 0,
-        last_zxid_seen: 0,
+        last_zxid_seen: seen,
         timeout_ms: 10_000,
         session_id: session,
         password,
@@ -153,7 +167,7 @@ fn an_unheard_session_expires_its_ephemerals_go_and_its_watchers_hear_it() {
 fn a_bad_handshake_or_request_or_a_client_from_the_future_closes_that_connection_alone() {
     let mut service = service();
     connect(&mut service, 1, 0, vec![0; 16], SECOND);
-    service.opened(2);
+    service.opened(2, 0, Duration::ZERO);
     let outgoing = service.received(2, b"nonsense", SECOND);
     assert!(matches!(
         &outgoing[..],
@@ -170,7 +184,7 @@ fn a_bad_handshake_or_request_or_a_client_from_the_future_closes_that_connection
             why: Some(_)
         }]
     ));
-    service.opened(3);
+    service.opened(3, 0, Duration::ZERO);
     let ahead = ConnectRequest {
         protocol_version: 0,
         last_zxid_seen: 1_000,
@@ -228,28 +242,35 @@ fn the_command_port_swallows_replies_but_found_data_closes_connections_and_expir
     assert!(sent_to(&service.control(expire, SECOND), 2).1);
     let (expired, _) = connect(&mut service, 3, session, opened.password, SECOND);
     assert_eq!(expired.timeout_ms, 0);
-    assert!(Control::parse("ELECTNEWLEADER", None).is_err());
+    assert_eq!(
+        Control::parse("ELECTNEWLEADER", None),
+        Ok(Control::ElectNewLeader)
+    );
+    assert!(Control::parse("SHUTDOWN", None).is_err());
     assert!(Control::parse("EXPIRESESSION", Some("nine")).is_err());
 }
 
 #[test]
 fn srvr_says_the_mode_as_launch_scripts_look_for_it() {
     let service = service();
-    let srvr = service.four_letter_word(b"srvr").expect("an answer");
+    let srvr = service.four_letter_word(b"srvr", 0).expect("an answer");
     assert!(
         srvr.lines().any(|line| line == "Mode: standalone"),
         "{srvr}"
     );
-    assert_eq!(service.four_letter_word(b"ruok").as_deref(), Some("imok"));
-    assert_eq!(service.four_letter_word(b"abcd"), None);
+    assert_eq!(
+        service.four_letter_word(b"ruok", 0).as_deref(),
+        Some("imok")
+    );
+    assert_eq!(service.four_letter_word(b"abcd", 0), None);
 }
 
 /// A service striking `schedule` and random faults at `rates`.
 fn faulty(schedule: &str, rates: &str, seed: u64) -> WireService {
     let schedule = AnchoredFault::parse_schedule(schedule).expect("a schedule");
     let rates = FaultRates::parse(rates).expect("rates");
-    let faults = ServeFaults::new(rates, schedule, seed);
-    WireService::new(seed, Ticks::default(), faults, Duration::ZERO)
+    let faults = ServeFaults::new(rates, schedule, seed, 1);
+    WireService::new(seed, 1, Ticks::default(), faults, Duration::ZERO)
 }
 
 fn exists(path: &str) -> Op {
@@ -513,11 +534,11 @@ fn the_command_port_fails_requests_delays_them_and_refuses_connections_until_res
     assert_eq!(sent_to(&outgoing, 1).0.len(), 1, "the second a delay later");
     service.control(Control::RejectConnections, at(600));
     assert!(matches!(
-        &service.opened(9)[..],
+        &service.opened(9, 0, Duration::ZERO)[..],
         [Outgoing::Close { conn: 9, .. }]
     ));
     service.control(Control::Reset, at(600));
-    assert!(service.opened(9).is_empty());
+    assert!(service.opened(9, 0, Duration::ZERO).is_empty());
     let (records, _) = sent_to(&call(&mut service, 1, 4, exists("/b"), at(600)), 1);
     assert_eq!(records.len(), 1, "no delay after a reset");
 }

@@ -62,18 +62,21 @@ fn generated_cases_with_faults_struck_through_its_command_port_agree_with_the_si
     }
 }
 
+/// What `address` answers `bytes` with, until it closes the connection.
+fn exchange(address: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(address).expect("a connection");
+    stream.write_all(bytes).expect("sent");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    answer
+}
+
 /// A launch script's readiness probe finds it as it finds a ZooKeeper; a connection that sends
 /// nonsense is closed, and the server goes on serving others.
 #[test]
 fn srvr_tells_its_mode_and_a_nonsense_connection_is_closed_alone() {
     let served = Served::start();
-    let ask = |bytes: &[u8]| {
-        let mut stream = TcpStream::connect(&served.address).expect("a connection");
-        stream.write_all(bytes).expect("sent");
-        let mut answer = Vec::new();
-        let _ = stream.read_to_end(&mut answer);
-        answer
-    };
+    let ask = |bytes: &[u8]| exchange(&served.address, bytes);
     let srvr = String::from_utf8(ask(b"srvr")).expect("text");
     assert!(
         srvr.lines().any(|line| line == "Mode: standalone"),
@@ -134,26 +137,15 @@ fn an_ensemble_listens_once_per_server_and_kazoo_runs_on_it_as_on_one_server() {
     assert_eq!(addresses.len(), 3, "{}", served.address);
     let modes: Vec<String> = (addresses.iter())
         .map(|address| {
-            let mut stream = TcpStream::connect(address).expect("a connection");
-            stream.write_all(b"srvr").expect("sent");
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
+            let answer = String::from_utf8(exchange(address, b"srvr")).expect("text");
             let mode = answer.lines().find_map(|line| line.strip_prefix("Mode: "));
             mode.expect("a mode").to_owned()
         })
         .collect();
     assert_eq!(modes, ["leader", "follower", "follower"]);
-    let elect = |served: &Served| {
-        let command = format!("127.0.0.1:{}", served.side_port);
-        let mut stream = TcpStream::connect(command).expect("the command port");
-        stream
-            .write_all(b"GET /command/ELECTNEWLEADER HTTP/1.0\r\n\r\n")
-            .expect("sent");
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        answer
-    };
-    assert!(elect(&served).starts_with("HTTP/1.0 200"));
+    let command = format!("127.0.0.1:{}", served.side_port);
+    let elected = exchange(&command, b"GET /command/ELECTNEWLEADER HTTP/1.0\r\n\r\n");
+    assert!(elected.starts_with(b"HTTP/1.0 200"));
     if !served::kazoo_or_skip("kazoo on an ensemble of zklab serve") {
         return;
     }

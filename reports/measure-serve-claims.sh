@@ -29,7 +29,7 @@ judge() {
   claims=$(grep "^claims port" "$out/$name.txt" | cut -d' ' -f3)
   # shellcheck disable=SC2086
   python3 tests/serve/lock_clients.py "$hosts" "$claims" $clients --clients 3 --rounds 6 \
-    --deadline 6 > /dev/null 2>&1
+    --idle 5 > /dev/null 2>&1
   wait "$pid" || true
   cp "$work/$name/schedule.txt" "$out/$name.schedule.txt"
 }

@@ -21,7 +21,7 @@ fn judged_run(serve: &[&str], clients: &[&str], out: &Path) -> (i32, String) {
     let status = Command::new("python3")
         .arg(served::scripts().join("lock_clients.py"))
         .args([&served.address, &claims])
-        .args(["--clients", "3", "--rounds", "6", "--deadline", "6"])
+        .args(["--clients", "3", "--rounds", "6", "--idle", "5"])
         .args(clients)
         .status()
         .expect("python3 runs");

@@ -1,6 +1,7 @@
 # Clients taking turns at one lock on a ZooKeeper, each telling zklab serve's claims port what it
 # believes: `python3 lock_clients.py HOSTS CLAIMS_HOST:PORT [--recipe kazoo|own] [--planted]
-# [--clients N] [--rounds K]`. `kazoo` is kazoo's own Lock, used as its documentation says (a
+# [--clients N] [--rounds K] [--idle S]`; the clients stop after K rounds each, or once no client
+# has finished a round for S seconds (so a slow machine slows a run without cutting it short). `kazoo` is kazoo's own Lock, used as its documentation says (a
 # state listener: on SUSPENDED the lock may be gone, on LOST it is); `own` is a lock written here
 # on kazoo's plain operations, which finds its node after a lost create reply by the unique
 # prefix of its name. `--planted` plants a mistake in `own`: a create whose reply was lost is
@@ -29,7 +30,17 @@ class Claims:
 def session_of(zk):
     return zk.client_id[0] if zk.client_id else 0
 
-def own_acquire(zk, prefix, planted, deadline):
+class Progress:
+    """When any client last finished a round: a run stops once none has for `idle` seconds."""
+    def __init__(self, idle):
+        self.idle = idle
+        self.at = time.monotonic()
+    def made(self):
+        self.at = time.monotonic()
+    def left(self):
+        return self.at + self.idle - time.monotonic()
+
+def own_acquire(zk, prefix, planted, progress):
     """The lock recipe of ZooKeeper's recipes document, on kazoo's plain operations."""
     retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5)
     try:
@@ -58,10 +69,10 @@ def own_acquire(zk, prefix, planted, deadline):
         gone = threading.Event()
         if retry(zk.exists, LOCK + "/" + children[at - 1], watch=lambda event: gone.set()):
             gone.wait(1.0)
-        if time.monotonic() > deadline:
+        if progress.left() <= 0:
             raise TimeoutError()
 
-def client(args, number, stats):
+def client(args, number, progress, stats):
     zk = KazooClient(hosts=args.hosts, timeout=4.0,
                      connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5))
     claims = Claims(args.claims)
@@ -71,19 +82,18 @@ def client(args, number, stats):
             threading.Thread(target=claims.tell, args=(session_of(zk), state.lower())).start()
     zk.add_listener(on_state)
     zk.start()
-    deadline = time.monotonic() + args.deadline
     rounds = 0
     lock = zk.Lock(LOCK, f"client-{number}")
-    while rounds < args.rounds and time.monotonic() < deadline:
+    while rounds < args.rounds and progress.left() > 0:
         prefix = uuid.uuid4().hex + "-lock-"
         try:
             session = session_of(zk)
             if args.recipe == "kazoo":
-                if not lock.acquire(timeout=max(0.1, deadline - time.monotonic())):
-                    break
+                if not lock.acquire(timeout=max(0.1, progress.left())):
+                    continue
                 node = lock.node
             else:
-                node = own_acquire(zk, prefix, args.planted, deadline)
+                node = own_acquire(zk, prefix, args.planted, progress)
             holding.set()
             claims.tell(session, f"granted {LOCK}")
             time.sleep(0.02)
@@ -94,6 +104,7 @@ def client(args, number, stats):
             elif node is not None:
                 KazooRetry(max_tries=-1, delay=0.05)(zk.delete, node)
             rounds += 1
+            progress.made()
         except TimeoutError:
             break
         except (KazooException, RuntimeError) as error:
@@ -113,10 +124,12 @@ def main():
     parser.add_argument("--planted", action="store_true")
     parser.add_argument("--clients", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--deadline", type=float, default=20.0)
+    parser.add_argument("--idle", type=float, default=20.0)
     args = parser.parse_args()
     stats = []
-    threads = [threading.Thread(target=client, args=(args, n, stats)) for n in range(args.clients)]
+    progress = Progress(args.idle)
+    threads = [threading.Thread(target=client, args=(args, n, progress, stats))
+               for n in range(args.clients)]
     for t in threads: t.start()
     for t in threads: t.join()
     print("\n".join(s for s in stats if s.startswith("client")))

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -102,6 +102,9 @@ struct Served {
     connections: Mutex<BTreeMap<ConnId, Connection>>,
     /// `None` once the run has ended.
     verdict: Mutex<Option<Verdict>>,
+    /// A client came since the clock last looked, taken or refused: a client refused while
+    /// its servers are down or electing is still there, so `--idle` waits for it.
+    knocked: AtomicBool,
 }
 
 impl Listening {
@@ -251,6 +254,7 @@ pub fn serve(
             core: Mutex::new(core),
             connections: Mutex::new(BTreeMap::new()),
             verdict: Mutex::new(Some(verdict)),
+            knocked: AtomicBool::new(false),
         });
         ready(listening);
         if let Some(commands) = commands {
@@ -287,8 +291,8 @@ pub fn serve(
     })
 }
 
-/// Ticks the core as often as it asks, until `stop` says so or no connection has been open
-/// for `idle`.
+/// Ticks the core as often as it asks, until `stop` says so or no connection has been open,
+/// nor a client come, for `idle`.
 async fn clock(served: Arc<Served>, idle: Option<Duration>, stop: impl Fn() -> bool) {
     let mut idle_since = Some(Instant::now());
     loop {
@@ -296,7 +300,7 @@ async fn clock(served: Arc<Served>, idle: Option<Duration>, stop: impl Fn() -> b
         served.input(|core| {
             let (outgoing, wait) = core.tick(now());
             next = wait;
-            if core.connections() > 0 {
+            if core.connections() > 0 || served.knocked.swap(false, Ordering::SeqCst) {
                 idle_since = None;
             } else if idle_since.is_none() {
                 idle_since = Some(Instant::now());
@@ -344,6 +348,7 @@ async fn accept(listener: TcpListener, accepting: Accepting) {
                 continue;
             }
         };
+        served.knocked.store(true, Ordering::SeqCst);
         if served.core().connections() >= max_connections {
             eprintln!("zklab serve: a connection refused: {max_connections} are open already");
             continue;

@@ -775,6 +775,16 @@ impl WireService {
             ending: false,
         };
         self.conns.insert(conn, attached);
+        if self.ensemble.len() > 1 {
+            let client = self.clients[&session];
+            let leader = server == self.ensemble.leader();
+            self.record(TraceEvent::Attached {
+                client,
+                session,
+                server,
+                leader,
+            });
+        }
         self.send(conn, response.encode());
         if let Some(anchors) = self.count(session, "connect", None) {
             self.strike_after(session, &anchors, &[]);

@@ -43,12 +43,13 @@ pub struct ServeArgs {
     /// Stop after this many seconds; without it, serve until Ctrl-C, SIGTERM or `--idle`.
     #[arg(long = "for", value_parser = clap::value_parser!(u64).range(1..))]
     run_for: Option<u64>,
-    /// Stop once no client has been connected for this many seconds.
+    /// Stop once no client has been connected, nor tried to connect, for this many seconds.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     idle: Option<u64>,
     /// Also listen on this port of 127.0.0.1 (0: any free one) for the commands of ZooKeeper's
     /// `ControllerService` (`GET /command/EXPIRESESSION/<session>`, `CLOSECONNECTION`,
-    /// `NORESPONSE`, `FAILREQUESTS`, `ADDDELAY`, `REJECTCONNECTIONS`, `RESET`, `PING`).
+    /// `NORESPONSE`, `FAILREQUESTS`, `ADDDELAY`, `REJECTCONNECTIONS`, `ELECTNEWLEADER` on an
+    /// ensemble, `RESET`, `PING`).
     #[arg(long)]
     command_port: Option<u16>,
     /// Also listen on this port of 127.0.0.1 (0: any free one) for clients' claims, a line

@@ -65,7 +65,7 @@ done
   echo
   echo "Written by \`bash reports/measure-serve-claims.sh $runs\` on $(date -u +%Y-%m-%d)."
   echo "Each run: \`zklab serve --claims-port\` with the faults below, 3 Python clients of"
-  echo "\`tests/serve/lock_clients.py\` taking the lock 6 times each (or giving up after 6 s),"
+  echo "\`tests/serve/lock_clients.py\` taking the lock 6 times each (or stopping once none has for 5 s),"
   echo "each claim answered before the client goes on; the mutual-exclusion monitor judges the"
   echo "claims. Faults for the first two rows: \`$faults\`; for the planted lock:"
   echo "\`lost-create-reply=0.15\`; a replay strikes the schedule its caught run wrote, and"

@@ -73,6 +73,74 @@ fn kazoos_lock_holds_under_lost_replies_lost_connections_and_reordering() {
 }
 
 #[test]
+fn both_locks_hold_and_finish_on_an_ensemble_whose_followers_lag_crash_and_change_leader() {
+    if !served::kazoo_or_skip("locks judged on a zklab serve ensemble") {
+        return;
+    }
+    let faults = "lost-create-reply=0.15,stale-read=0.3,server-crash=0.2,leader-change=0.1";
+    for recipe in ["kazoo", "own"] {
+        let out = out_dir(&format!("ensemble-{recipe}"));
+        // Seed 2 strikes every ensemble kind within the first seconds.
+        let serve = ["--servers", "3", "--faults", faults, "--seed", "2"];
+        // A follower may stand still for up to twice the session timeout (8 s): the clients
+        // wait longer than that for a round.
+        let clients = ["--recipe", recipe, "--idle", "12"];
+        let (code, printed) = judged_run(&serve, &clients, &out);
+        assert_eq!(code, 0, "{recipe}: {printed}");
+        assert_eq!(figure(&printed, "violations"), 0, "{recipe}: {printed}");
+        assert!(
+            figure(&printed, "claims") >= 36,
+            "{recipe}: every round claimed: {printed}"
+        );
+        let trace = std::fs::read_to_string(out.join("trace.txt")).expect("the trace");
+        assert!(
+            trace.contains("(follower)"),
+            "sessions on followers: {trace}"
+        );
+        let struck = printed
+            .lines()
+            .find(|line| line.starts_with("faults struck:"));
+        let ensemble = ["stale-read", "server-crash", "leader-change"];
+        assert!(
+            struck.is_some_and(|line| ensemble.iter().any(|kind| line.contains(kind))),
+            "{recipe}: an ensemble fault struck: {printed}"
+        );
+    }
+}
+
+#[test]
+fn an_election_longer_than_idle_does_not_end_the_run_under_clients_trying_to_reconnect() {
+    if !served::kazoo_or_skip("an election on a judged zklab serve") {
+        return;
+    }
+    let out = out_dir("election");
+    std::fs::create_dir_all(&out).expect("the run's directory");
+    // Every server refuses connections for 1.9 s, more than the run's `--idle 1`.
+    let schedule = out.join("election.txt");
+    std::fs::write(
+        &schedule,
+        "leader-change c0 create 1 under /locks/the-lock for 1.9s\n",
+    )
+    .expect("a schedule");
+    let serve = [
+        "--servers",
+        "3",
+        "--script",
+        schedule.to_str().expect("UTF-8"),
+    ];
+    let (code, printed) = judged_run(&serve, &["--recipe", "kazoo"], &out.join("run"));
+    assert_eq!(code, 0, "{printed}");
+    assert!(
+        printed.contains("faults struck: leader-change 1"),
+        "{printed}"
+    );
+    assert!(
+        figure(&printed, "claims") >= 36,
+        "every round claimed: {printed}"
+    );
+}
+
+#[test]
 fn a_lock_taken_on_a_lost_create_reply_is_caught_and_its_schedule_strikes_it_again() {
     if !served::kazoo_or_skip("a planted lock bug judged on zklab serve") {
         return;

@@ -4,7 +4,7 @@
 # has finished a round for S seconds (so a slow machine slows a run without cutting it short). `kazoo` is kazoo's own Lock, used as its documentation says (a
 # state listener: on SUSPENDED the lock may be gone, on LOST it is); `own` is a lock written here
 # on kazoo's plain operations, which finds its node after a lost create reply by the unique
-# prefix of its name. `--planted` plants a mistake in `own`: a create whose reply was lost is
+# prefix of its name, after a sync. `--planted` plants a mistake in `own`: a create whose reply was lost is
 # taken as the lock, without looking for the node.
 import argparse, logging, socket, threading, time, uuid
 from kazoo.client import KazooClient, KazooState
@@ -50,6 +50,9 @@ def own_acquire(zk, prefix, planted, progress):
             return None  # PLANTED: the create may have landed; taken as the lock unlooked
         node = None
         while node is None:
+            # The server this session is on now may be a follower yet to apply the create:
+            # without the sync it can miss the node, and the node left behind blocks the lock.
+            retry(zk.sync, LOCK)
             mine = [c for c in retry(zk.get_children, LOCK) if c.startswith(prefix)]
             if mine:
                 node = LOCK + "/" + mine[0]
@@ -72,37 +75,47 @@ def own_acquire(zk, prefix, planted, progress):
         if progress.left() <= 0:
             raise TimeoutError()
 
+def let_go(zk, lock, recipe, node):
+    """Releases the lock: kazoo's, or the node `own` took (none: nothing to delete)."""
+    if recipe == "kazoo":
+        lock.release()
+    elif node is not None:
+        KazooRetry(max_tries=-1, delay=0.05)(zk.delete, node)
+
 def client(args, number, progress, stats):
     zk = KazooClient(hosts=args.hosts, timeout=4.0,
                      connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5))
     claims = Claims(args.claims)
     holding = threading.Event()
+    held = {"session": 0}  # the session the claim was made in: a lost one's id reads as 0
     def on_state(state):
         if holding.is_set() and state in (KazooState.SUSPENDED, KazooState.LOST):
-            threading.Thread(target=claims.tell, args=(session_of(zk), state.lower())).start()
+            args = (held["session"], state.lower())
+            threading.Thread(target=claims.tell, args=args).start()
     zk.add_listener(on_state)
     zk.start()
     rounds = 0
     lock = zk.Lock(LOCK, f"client-{number}")
     while rounds < args.rounds and progress.left() > 0:
         prefix = uuid.uuid4().hex + "-lock-"
+        node, started = None, session_of(zk)
         try:
-            session = session_of(zk)
             if args.recipe == "kazoo":
                 if not lock.acquire(timeout=max(0.1, progress.left())):
                     continue
                 node = lock.node
             else:
                 node = own_acquire(zk, prefix, args.planted, progress)
+            # Read while the client reconnects (after the planted lock's lost reply), it is 0;
+            # read at the start of a round the client began reconnecting, too.
+            session = session_of(zk) or started
+            held["session"] = session
             holding.set()
             claims.tell(session, f"granted {LOCK}")
             time.sleep(0.02)
             claims.tell(session, f"released {LOCK}")
             holding.clear()
-            if args.recipe == "kazoo":
-                lock.release()
-            elif node is not None:
-                KazooRetry(max_tries=-1, delay=0.05)(zk.delete, node)
+            let_go(zk, lock, args.recipe, node)
             rounds += 1
             progress.made()
         except TimeoutError:
@@ -110,6 +123,10 @@ def client(args, number, progress, stats):
         except (KazooException, RuntimeError) as error:
             holding.clear()
             stats.append(type(error).__name__)
+            try:
+                let_go(zk, lock, args.recipe, node)  # a node left behind would block the lock
+            except KazooException:
+                pass
             time.sleep(0.1)
     stats.append(f"client {number}: {rounds} rounds")
     zk.stop()

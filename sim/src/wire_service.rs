@@ -339,13 +339,17 @@ impl WireService {
                 self.release(session);
                 let delay = self.delay;
                 let held = self.held.get_mut(&session);
-                if delay > Duration::ZERO {
+                let flooded = if delay > Duration::ZERO {
                     let held = self.held.entry(session).or_default();
-                    held.delay_incoming(conn, record.to_vec(), now, delay);
+                    held.delay_incoming(conn, record.to_vec(), now, delay)
                 } else if let Some(held) = held.filter(|held| held.reading_held(now)) {
-                    held.hold_incoming(conn, record.to_vec());
+                    held.hold_incoming(conn, record.to_vec())
                 } else {
                     self.request(conn, session, record);
+                    false
+                };
+                if flooded {
+                    self.cut_flood(conn, session);
                 }
             }
         }
@@ -605,6 +609,14 @@ impl WireService {
 
     fn close(&mut self, conn: ConnId, why: Option<String>) {
         let session = self.session_of(conn);
+        let close = self.closing(conn, why);
+        self.emit(session, close);
+    }
+
+    /// Forgets `conn` (with a trace line for `why`): the close to send, now or once a fault
+    /// lets its session's traffic go.
+    fn closing(&mut self, conn: ConnId, why: Option<String>) -> Outgoing {
+        let session = self.session_of(conn);
         if let (Some(session), Some(why)) = (session, &why) {
             let client = self.client(session);
             let text = format!("the server closed s{session}'s connection: {why}");
@@ -614,7 +626,7 @@ impl WireService {
         if let Some(state) = self.conns.remove(&conn) {
             self.detach(state, conn);
         }
-        self.emit(session, Outgoing::Close { conn, why });
+        Outgoing::Close { conn, why }
     }
 
     /// A connection is gone: its session's watches go with it, off the server it reached.
@@ -697,6 +709,18 @@ impl WireService {
         Some(anchors)
     }
 
+    /// A client sent more than [`holding::MOST_HELD`] while a fault held its traffic: its
+    /// connection goes at once, with what it sent.
+    fn cut_flood(&mut self, conn: ConnId, session: SessionId) {
+        if let Some(held) = self.held.get_mut(&session) {
+            held.forget(conn);
+        }
+        let most = holding::MOST_HELD >> 20;
+        let why = format!("it sent more than {most} MiB while a fault held its traffic");
+        let close = self.closing(conn, Some(why));
+        self.out.push(close);
+    }
+
     /// A connection's first frame: a new session, or a known one resumed with its password.
     fn handshake(&mut self, conn: ConnId, record: &[u8]) {
         let request = match ConnectRequest::decode(record) {
@@ -706,7 +730,10 @@ impl WireService {
         let now = self.now;
         if let Some(held) = self.held.get_mut(&request.session_id) {
             if held.reading_held(now) {
-                return held.hold_incoming(conn, record.to_vec());
+                if held.hold_incoming(conn, record.to_vec()) {
+                    self.cut_flood(conn, request.session_id);
+                }
+                return;
             }
         }
         let server = self.conns.get(&conn).map_or(0, |state| state.server);

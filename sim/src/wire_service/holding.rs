@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use super::{ConnId, Outgoing};
 
+/// The most a session's client may send while a fault holds its traffic (as a real network's
+/// buffers fill): past it, its connection is closed, so a client that floods harms only itself.
+pub(super) const MOST_HELD: usize = 16 << 20;
+
 /// What one session's connection has not yet carried (see the module's documentation).
 #[derive(Debug, Default)]
 pub(super) struct Held {
@@ -18,6 +22,8 @@ pub(super) struct Held {
     outgoing: VecDeque<Outgoing>,
     /// What the client sent, each with the time it may be read at.
     incoming: VecDeque<(ConnId, Vec<u8>, Duration)>,
+    /// The bytes of `incoming`.
+    incoming_bytes: usize,
 }
 
 impl Held {
@@ -46,24 +52,32 @@ impl Held {
         self.outgoing.push_back(out);
     }
 
-    /// Holds a record the client sent until the reading may go on.
-    pub(super) fn hold_incoming(&mut self, conn: ConnId, record: Vec<u8>) {
-        self.incoming.push_back((conn, record, Duration::ZERO));
+    /// Holds a record the client sent until the reading may go on; whether what is held now
+    /// passes [`MOST_HELD`].
+    pub(super) fn hold_incoming(&mut self, conn: ConnId, record: Vec<u8>) -> bool {
+        self.push_incoming(conn, record, Duration::ZERO)
     }
 
-    /// Holds a record `delay` longer than the one before it, received at `now`.
+    /// Holds a record `delay` longer than the one before it, received at `now`; whether what
+    /// is held now passes [`MOST_HELD`].
     pub(super) fn delay_incoming(
         &mut self,
         conn: ConnId,
         record: Vec<u8>,
         now: Duration,
         delay: Duration,
-    ) {
+    ) -> bool {
         let after = self
             .incoming
             .back()
             .map_or(now, |(_, _, due)| (*due).max(now));
-        self.incoming.push_back((conn, record, after + delay));
+        self.push_incoming(conn, record, after + delay)
+    }
+
+    fn push_incoming(&mut self, conn: ConnId, record: Vec<u8>, due: Duration) -> bool {
+        self.incoming_bytes += record.len();
+        self.incoming.push_back((conn, record, due));
+        self.incoming_bytes > MOST_HELD
     }
 
     /// What the server sent that may go by `now`, in order.
@@ -77,10 +91,11 @@ impl Held {
     /// The next record the client sent, if it may be read by `now`.
     pub(super) fn release_incoming(&mut self, now: Duration) -> Option<(ConnId, Vec<u8>)> {
         match self.incoming.front() {
-            Some((_, _, due)) if self.reading_until <= now && *due <= now => self
-                .incoming
-                .pop_front()
-                .map(|(conn, record, _)| (conn, record)),
+            Some((_, _, due)) if self.reading_until <= now && *due <= now => {
+                let (conn, record, _) = self.incoming.pop_front()?;
+                self.incoming_bytes -= record.len();
+                Some((conn, record))
+            }
             _ => None,
         }
     }
@@ -88,6 +103,11 @@ impl Held {
     /// A connection is gone: what it sent and was never read goes with it.
     pub(super) fn forget(&mut self, conn: ConnId) {
         self.incoming.retain(|(from, _, _)| *from != conn);
+        self.incoming_bytes = self
+            .incoming
+            .iter()
+            .map(|(_, record, _)| record.len())
+            .sum();
     }
 
     /// When something held may go next, if anything is held.

@@ -377,6 +377,35 @@ fn a_partitioned_session_is_neither_read_nor_written_and_expires_past_its_timeou
 }
 
 #[test]
+fn a_client_that_floods_while_partitioned_loses_its_connection_and_no_other() {
+    let mut service = faulty("partition c0 create 1 for 20s", "none", 1);
+    connect(&mut service, 1, 0, vec![0; 16], SECOND);
+    connect(&mut service, 2, 0, vec![0; 16], SECOND);
+    call(&mut service, 1, 1, persistent("/a"), SECOND);
+    let data = vec![7; 1 << 20];
+    let held = holding::MOST_HELD >> 20;
+    // Each record is a little over 1 MiB: the held-th passes the bound.
+    for xid in 2..=i32::try_from(held).expect("a count") {
+        let outgoing = call(&mut service, 1, xid, set("/a", &data, -1), SECOND * 2);
+        assert!(!sent_to(&outgoing, 1).1, "{xid}: held, not yet too much");
+    }
+    let outgoing = call(&mut service, 1, 99, set("/a", &data, -1), SECOND * 2);
+    assert!(sent_to(&outgoing, 1).1, "closed past {held} MiB held");
+    let events = service.trace.entries().iter();
+    let lines: Vec<String> = events.map(|entry| entry.event.to_string()).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("while a fault held its traffic")),
+        "{lines:?}"
+    );
+    assert!(
+        found(&mut service, 2, "/a", SECOND * 3),
+        "another client goes on"
+    );
+}
+
+#[test]
 fn scheduled_expiry_and_reaping_strike_once_their_request_is_answered() {
     let schedule = "session-expiry c1 exists 1\ncontainer-reaped c0 delete 1";
     let mut service = faulty(schedule, "none", 1);

@@ -212,9 +212,7 @@ fn faults_it_cannot_strike_and_a_bad_schedule_are_refused_with_the_reason() {
     let (code, stderr) = serve(&["--servers", "4"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("1, 3 or 5"), "{stderr}");
-    let crash = served::out_dir("crash-schedule").with_extension("txt");
-    std::fs::create_dir_all(crash.parent().expect("a directory")).expect("the target's tmp");
-    std::fs::write(&crash, "server-crash c0 create 1 for 1s\n").expect("written");
+    let crash = served::schedule_file("crash-schedule", "server-crash c0 create 1 for 1s\n");
     let (code, stderr) = serve(&["--script", crash.to_str().expect("UTF-8")]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("needs followers"), "{stderr}");
@@ -224,9 +222,7 @@ fn faults_it_cannot_strike_and_a_bad_schedule_are_refused_with_the_reason() {
         stderr.contains("cannot read /no/such/schedule.txt"),
         "{stderr}"
     );
-    let bad = served::out_dir("bad-schedule").with_extension("txt");
-    std::fs::create_dir_all(bad.parent().expect("a directory")).expect("the target's tmp");
-    std::fs::write(&bad, "lost-reply c0 create 1\nlost-reply c0\n").expect("written");
+    let bad = served::schedule_file("bad-schedule", "lost-reply c0 create 1\nlost-reply c0\n");
     let (code, stderr) = serve(&["--script", bad.to_str().expect("UTF-8")]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("line 2"), "{stderr}");

@@ -112,22 +112,12 @@ fn an_election_longer_than_idle_does_not_end_the_run_under_clients_trying_to_rec
     if !served::kazoo_or_skip("an election on a judged zklab serve") {
         return;
     }
-    let out = out_dir("election");
-    std::fs::create_dir_all(&out).expect("the run's directory");
     // Every server refuses connections for 1.9 s, more than the run's `--idle 1`.
-    let schedule = out.join("election.txt");
-    std::fs::write(
-        &schedule,
-        "leader-change c0 create 1 under /locks/the-lock for 1.9s\n",
-    )
-    .expect("a schedule");
-    let serve = [
-        "--servers",
-        "3",
-        "--script",
-        schedule.to_str().expect("UTF-8"),
-    ];
-    let (code, printed) = judged_run(&serve, &["--recipe", "kazoo"], &out.join("run"));
+    let text = "leader-change c0 create 1 under /locks/the-lock for 1.9s\n";
+    let schedule = served::schedule_file("election", text);
+    let script = schedule.to_str().expect("UTF-8");
+    let serve = ["--servers", "3", "--script", script];
+    let (code, printed) = judged_run(&serve, &["--recipe", "kazoo"], &out_dir("election"));
     assert_eq!(code, 0, "{printed}");
     assert_eq!(
         struck(&printed),

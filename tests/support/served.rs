@@ -93,6 +93,14 @@ pub fn out_dir(name: &str) -> PathBuf {
         .join(format!("serve-{name}-{}-{run}", std::process::id()))
 }
 
+/// A schedule of faults `text`, written to a file of its own under the target's: its path.
+pub fn schedule_file(name: &str, text: &str) -> PathBuf {
+    let path = out_dir(name).with_extension("txt");
+    std::fs::create_dir_all(path.parent().expect("a directory")).expect("the target's tmp");
+    std::fs::write(&path, text).expect("the schedule written");
+    path
+}
+
 /// The Python scripts of `tests/serve`.
 pub fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve")

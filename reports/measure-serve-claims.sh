@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How `zklab serve` judges lock clients it does not run: tests/serve/lock_clients.py (3 Python
+# How `zklab serve` judges lock clients it does not run: src/wild/kazoo_clients.py (3 Python
 # clients on kazoo, 6 rounds each) against its claims port, under seeded server-side faults.
 # Rows: kazoo's Lock and a lock of the recipes document on kazoo's plain calls, under lost
 # replies, lost connections, reordering and expiries (both must hold); the same lock with a
@@ -32,7 +32,7 @@ judge() {
   hosts=$(head -1 "$out/$name.txt")
   claims=$(grep "^claims port" "$out/$name.txt" | cut -d' ' -f3)
   # shellcheck disable=SC2086
-  python3 tests/serve/lock_clients.py "$hosts" "$claims" $clients --clients 3 --rounds 6 \
+  python3 src/wild/kazoo_clients.py "$hosts" "$claims" $clients --clients 3 --rounds 6 \
     --idle "$idle" > /dev/null 2>&1
   wait "$pid" || true
   cp "$work/$name/schedule.txt" "$out/$name.schedule.txt"
@@ -75,7 +75,7 @@ done
   echo
   echo "Written by \`bash reports/measure-serve-claims.sh $runs\` on $(date -u +%Y-%m-%d)."
   echo "Each run: \`zklab serve --claims-port\` with the faults below, 3 Python clients of"
-  echo "\`tests/serve/lock_clients.py\` taking the lock 6 times each (or stopping once none has for 5 s),"
+  echo "\`src/wild/kazoo_clients.py\` taking the lock 6 times each (or stopping once none has for 5 s),"
   echo "each claim answered before the client goes on; the mutual-exclusion monitor judges the"
   echo "claims. Faults for the first two rows: \`$faults\`; for the planted lock:"
   echo "\`lost-create-reply=0.15\`; a replay strikes the schedule its caught run wrote, and"

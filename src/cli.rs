@@ -43,6 +43,7 @@ mod serve_command;
 mod shell_command;
 mod shrink_command;
 mod sweep_summary;
+mod wild_command;
 
 use std::process::ExitCode;
 
@@ -125,6 +126,15 @@ enum Command {
                             or the port cannot be had."
     )]
     Serve(serve_command::ServeArgs),
+    /// Run a library's recipe (kazoo's Lock, Semaphore, Election, ...) by its driver against
+    /// `zklab serve`, seed after seed under a fault profile, judged by what its clients claim.
+    #[command(
+        after_help = "Needs python3 with kazoo. Prints a line per run and the sum; for the \
+                            first violation, its files and the command that strikes its faults \
+                            again. Exit status: 0 no run broke a property, 1 one did, 2 bad \
+                            usage or a driver that cannot run."
+    )]
+    Wild(wild_command::WildArgs),
     /// An interactive shell that speaks zkCli's commands, on the simulated ZooKeeper or a real
     /// one; on a terminal it prompts and edits lines, and `help` lists what it supports.
     #[command(
@@ -268,6 +278,7 @@ pub fn main(scenarios: impl IntoIterator<Item = &'static Scenario>) -> ExitCode 
         Command::Conform(args) => conform_command::run(&args),
         Command::Real(args) => real_command::run(&args, &catalogue),
         Command::Serve(args) => serve_command::run(&args),
+        Command::Wild(args) => wild_command::run(&args),
         Command::Shell { zk } => shell_command::run_stdio(zk.as_deref()),
         Command::Replay(args) => replay_command::run(&args, &catalogue),
         Command::Shrink(args) => shrink_command::run(&args, &catalogue),

@@ -26,6 +26,8 @@ pub mod serve;
 #[cfg(feature = "cli")]
 pub mod shell;
 #[cfg(feature = "real")]
+pub mod wild;
+#[cfg(feature = "real")]
 pub mod wire_zk;
 
 pub use zklab_models as models;

@@ -68,6 +68,9 @@ pub struct ServeOptions {
     pub faults: ServeFaults,
     /// The most connections open at once; more are closed as they come.
     pub max_connections: usize,
+    /// How many may hold a role claimed `shared` at once (a semaphore's leases); `None` for
+    /// any number (read locks).
+    pub shared_by: Option<usize>,
     /// Where the trace, the picture and the schedule go.
     pub out: PathBuf,
 }
@@ -241,7 +244,7 @@ pub fn serve(
         let address = |listener: &Option<TcpListener>| {
             listener.as_ref().map(TcpListener::local_addr).transpose()
         };
-        let verdict = Verdict::start(&options.out)?;
+        let verdict = Verdict::start(&options.out, options.shared_by)?;
         let clients = listeners.iter().map(TcpListener::local_addr);
         let listening = Listening {
             clients: clients.collect::<io::Result<_>>()?,

@@ -13,13 +13,13 @@ use std::process::Command;
 
 use served::{out_dir, Served};
 
-/// One judged run of `tests/serve/lock_clients.py` with `clients` arguments on a `zklab serve`
+/// One judged run of `src/wild/kazoo_clients.py` with `clients` arguments on a `zklab serve`
 /// given `serve` arguments: its exit code and what it printed.
 fn judged_run(serve: &[&str], clients: &[&str], out: &Path) -> (i32, String) {
     let served = Served::judged(serve, out);
     let claims = format!("127.0.0.1:{}", served.side_port);
     let status = Command::new("python3")
-        .arg(served::scripts().join("lock_clients.py"))
+        .arg(served::wild_driver())
         .args([&served.address, &claims])
         .args(["--clients", "3", "--rounds", "6", "--idle", "5"])
         .args(clients)

@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// `<session> suspended|resumed|lost`, each answered `ok` or `error: ...`.
     #[arg(long)]
     claims_port: Option<u16>,
+    /// How many clients may hold a role claimed `shared` at once, as a semaphore's leases
+    /// allow (without it, any number: read locks).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    shared_by: Option<u64>,
     /// The most client connections open at once; more are closed as they come.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: u64,
@@ -138,6 +142,9 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         claims_port: args.claims_port,
         faults: ServeFaults::new(rates, schedule, args.seed, args.servers),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        shared_by: args
+            .shared_by
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         out: args.out.clone(),
     };
     let ready = |listening: Listening| {

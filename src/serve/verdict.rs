@@ -63,12 +63,15 @@ pub struct ServeReport {
 
 impl Verdict {
     /// Starts the run's record in `dir` (made if need be), which will hold `trace.txt`,
-    /// `picture.html` and `schedule.txt`.
-    pub fn start(dir: &Path) -> io::Result<Verdict> {
+    /// `picture.html` and `schedule.txt`; at most `shared_by` may hold a role shared, if set.
+    pub fn start(dir: &Path, shared_by: Option<usize>) -> io::Result<Verdict> {
         fs::create_dir_all(dir)?;
         let trace_file = BufWriter::new(File::create(dir.join("trace.txt"))?);
+        let exclusion = shared_by.map_or_else(MutualExclusion::default, |limit| {
+            MutualExclusion::shared_by_at_most(limit)
+        });
         Ok(Verdict {
-            judging: Judging::new(MutualExclusion::default()),
+            judging: Judging::new(exclusion),
             trace_file,
             dir: dir.to_owned(),
             tail: VecDeque::new(),

@@ -106,6 +106,11 @@ pub fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve")
 }
 
+/// The program of `zklab wild`'s kazoo drivers.
+pub fn wild_driver() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/wild/kazoo_clients.py")
+}
+
 /// Whether python3 has kazoo. Without it the test says it was skipped; with
 /// `ZKLAB_REQUIRE_KAZOO=1` (as in CI) it fails instead.
 pub fn kazoo_or_skip(what: &str) -> bool {

@@ -1,17 +1,24 @@
-# Clients taking turns at one lock on a ZooKeeper, each telling zklab serve's claims port what it
-# believes: `python3 lock_clients.py HOSTS CLAIMS_HOST:PORT [--recipe kazoo|own] [--planted]
-# [--clients N] [--rounds K] [--idle S]`; the clients stop after K rounds each, or once no client
-# has finished a round for S seconds (so a slow machine slows a run without cutting it short). `kazoo` is kazoo's own Lock, used as its documentation says (a
-# state listener: on SUSPENDED the lock may be gone, on LOST it is); `own` is a lock written here
-# on kazoo's plain operations, which finds its node after a lost create reply by the unique
-# prefix of its name, after a sync. `--planted` plants a mistake in `own`: a create whose reply was lost is
-# taken as the lock, without looking for the node.
+# Clients taking turns at one of kazoo's exclusive recipes on a ZooKeeper, each telling zklab
+# serve's claims port what it believes: `python3 kazoo_clients.py HOSTS CLAIMS_HOST:PORT
+# [--recipe kazoo|semaphore|election|own] [--planted] [--clients N] [--rounds K] [--idle S]
+# [--timeout T]`; the clients stop after K rounds each, or once no client has finished a round
+# for S seconds (so a slow machine slows a run without cutting it short). Each recipe is used as
+# kazoo's documentation says, with a state listener (on SUSPENDED what is held may be gone, on
+# LOST it is): `kazoo` is its Lock, `semaphore` its Semaphore of 2 leases (`shared` claims, judged
+# with `zklab serve --shared-by 2`), `election` its Election (a round: leading once, in the
+# function `run` calls). `own` is a lock written here on kazoo's plain operations, which finds
+# its node after a lost create reply by the unique prefix of its name, after a sync.
+# `--planted` plants a mistake in `own`: a create whose reply was lost is taken as the lock,
+# without looking for the node.
 import argparse, logging, socket, threading, time, uuid
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError, KazooException
+from kazoo.exceptions import (ConnectionLoss, KazooException, LockTimeout, NoNodeError,
+                              SessionExpiredError)
 from kazoo.retry import KazooRetry
 
 LOCK = "/locks/the-lock"
+SEMAPHORE, LEASES = "/semaphores/the-semaphore", 2
+ELECTION = "/elections/the-election"
 
 class Claims:
     """One client's line to the claims port: a claim goes once the port has recorded it."""
@@ -76,14 +83,14 @@ def own_acquire(zk, prefix, planted, progress):
             raise TimeoutError()
 
 def let_go(zk, lock, recipe, node):
-    """Releases the lock: kazoo's, or the node `own` took (none: nothing to delete)."""
-    if recipe == "kazoo":
+    """Lets go: of kazoo's recipe, or of the node `own` took (none: nothing to delete)."""
+    if recipe in ("kazoo", "semaphore"):
         lock.release()
     elif node is not None:
         KazooRetry(max_tries=-1, delay=0.05)(zk.delete, node)
 
 def client(args, number, progress, stats):
-    zk = KazooClient(hosts=args.hosts, timeout=4.0,
+    zk = KazooClient(hosts=args.hosts, timeout=args.timeout,
                      connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5))
     claims = Claims(args.claims)
     holding = threading.Event()
@@ -95,30 +102,53 @@ def client(args, number, progress, stats):
     zk.add_listener(on_state)
     zk.start()
     rounds = 0
-    lock = zk.Lock(LOCK, f"client-{number}")
+    identifier = f"client-{number}"
+    lock = {"semaphore": lambda: zk.Semaphore(SEMAPHORE, identifier, max_leases=LEASES),
+            "election": lambda: zk.Election(ELECTION, identifier)}.get(
+        args.recipe, lambda: zk.Lock(LOCK, identifier))()
+    role, grant = {"semaphore": (SEMAPHORE, "shared"), "election": (ELECTION, "granted")}.get(
+        args.recipe, (LOCK, "granted"))
+
+    def hold(session):
+        """What the application does while it holds: tells the claims port, briefly."""
+        held["session"] = session
+        holding.set()
+        claims.tell(session, f"{grant} {role}")
+        time.sleep(0.02)
+        claims.tell(session, f"released {role}")
+        holding.clear()
+
+    done = threading.Event()
+    if args.recipe == "election":
+        # `run` waits for leadership with no bound: a stalled run cancels the candidacy.
+        def cancel_when_stalled():
+            while not done.wait(0.2):
+                if progress.left() <= 0:
+                    lock.cancel()
+                    return
+        threading.Thread(target=cancel_when_stalled, daemon=True).start()
     while rounds < args.rounds and progress.left() > 0:
         prefix = uuid.uuid4().hex + "-lock-"
         node, started = None, session_of(zk)
         try:
-            if args.recipe == "kazoo":
-                if not lock.acquire(timeout=max(0.1, progress.left())):
-                    continue
-                node = lock.node
+            if args.recipe == "election":
+                # Leading is the function's call; it ends when the function returns.
+                led = []
+                lock.run(lambda: led.append(hold(session_of(zk) or started)))
+                if not led:
+                    break  # cancelled
             else:
-                node = own_acquire(zk, prefix, args.planted, progress)
-            # Read while the client reconnects (after the planted lock's lost reply), it is 0;
-            # read at the start of a round the client began reconnecting, too.
-            session = session_of(zk) or started
-            held["session"] = session
-            holding.set()
-            claims.tell(session, f"granted {LOCK}")
-            time.sleep(0.02)
-            claims.tell(session, f"released {LOCK}")
-            holding.clear()
-            let_go(zk, lock, args.recipe, node)
+                if args.recipe == "own":
+                    node = own_acquire(zk, prefix, args.planted, progress)
+                elif not lock.acquire(timeout=max(0.1, progress.left())):
+                    continue
+                # Read while the client reconnects (after the planted lock's lost reply), it is
+                # 0; read at the start of a round the client began reconnecting, too.
+                hold(session_of(zk) or started)
+                let_go(zk, lock, args.recipe, node)
             rounds += 1
             progress.made()
-        except TimeoutError:
+        except (TimeoutError, LockTimeout):
             break
         except (KazooException, RuntimeError) as error:
             holding.clear()
@@ -128,6 +158,7 @@ def client(args, number, progress, stats):
             except KazooException:
                 pass
             time.sleep(0.1)
+    done.set()
     stats.append(f"client {number}: {rounds} rounds")
     zk.stop()
     zk.close()
@@ -137,11 +168,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("hosts")
     parser.add_argument("claims")
-    parser.add_argument("--recipe", choices=["kazoo", "own"], default="kazoo")
+    parser.add_argument("--recipe", choices=["kazoo", "semaphore", "election", "own"],
+                        default="kazoo")
     parser.add_argument("--planted", action="store_true")
     parser.add_argument("--clients", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--timeout", type=float, default=4.0)
     args = parser.parse_args()
     stats = []
     progress = Progress(args.idle)
